@@ -1,0 +1,131 @@
+import {
+  ALGORITHMS,
+  type CheckRequest,
+  type Decision,
+  type LimiterStore,
+  type NormalizedRule,
+  type Rule,
+  type UndoRequest,
+} from './types.js';
+
+export interface LimiterOptions {
+  /** Where counters live: `new MemoryStore()` or `new RedisStore({ client })`. */
+  store: LimiterStore;
+}
+
+/** Longest window or ban accepted: 400 days, so every time stays an exact integer in a double. */
+const MAX_DURATION_MS = 400 * 24 * 3_600_000;
+
+function isPositiveInt(value: unknown, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= max;
+}
+
+/** Validates one rule and fills its defaults; throws RangeError naming the bad field. */
+export function normalizeRule(rule: Rule, index = 0): NormalizedRule {
+  if (rule === null || typeof rule !== 'object') throw new RangeError(`rules[${index}] must be an object`);
+  if (!isPositiveInt(rule.windowMs, MAX_DURATION_MS)) {
+    throw new RangeError(`rules[${index}].windowMs must be an integer in [1, ${MAX_DURATION_MS}]`);
+  }
+  if (!isPositiveInt(rule.limit, 1_000_000_000)) throw new RangeError(`rules[${index}].limit must be an integer in [1, 1e9]`);
+  const banMs = rule.banMs ?? 0;
+  if (banMs !== 0 && !isPositiveInt(banMs, MAX_DURATION_MS)) {
+    throw new RangeError(`rules[${index}].banMs must be 0 or an integer in [1, ${MAX_DURATION_MS}]`);
+  }
+  const algorithm = rule.algorithm ?? 'sliding-log';
+  if (!ALGORITHMS.includes(algorithm)) throw new RangeError(`rules[${index}].algorithm must be one of ${ALGORITHMS.join(', ')}`);
+  return { windowMs: rule.windowMs, limit: rule.limit, banMs, algorithm };
+}
+
+/**
+ * The frequency limiter: validates requests and asks its store for atomic decisions.
+ *
+ * ```ts
+ * const limiter = new Limiter({ store: new MemoryStore() });
+ * const d = await limiter.check({ subject: 'acme:sms:+8613800000000', rules: [{ windowMs: 60_000, limit: 3, banMs: 600_000 }] });
+ * if (!d.allowed) console.log(d.code, d.retryAfterMs);
+ * ```
+ * A denial is a resolved {@link Decision}; a rejection means invalid arguments or a failed store.
+ */
+export class Limiter {
+  readonly store: LimiterStore;
+  /** Rule arrays are usually long-lived config objects: normalise each once (so treat a rule array as immutable once passed). */
+  private readonly normalized = new WeakMap<readonly Rule[], readonly NormalizedRule[]>();
+
+  constructor(options: LimiterOptions) {
+    if (!options?.store) throw new TypeError('Limiter needs a store');
+    this.store = options.store;
+  }
+
+  /** Decide one attempt and record it when allowed (semantics: src/limiter/types.ts). */
+  check(request: CheckRequest): Promise<Decision> {
+    try {
+      const rules = this.rulesOf(request.rules);
+      checkSubject(request.subject);
+      checkNow(request.now);
+      if (request.requestId !== undefined && (typeof request.requestId !== 'string' || request.requestId.length === 0)) {
+        throw new TypeError('requestId must be a non-empty string');
+      }
+      return this.store.check(request.subject, rules, request.requestId, request.now);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The decision a check would make now, without recording or banning. */
+  async peek(request: Omit<CheckRequest, 'requestId'>): Promise<Decision> {
+    const rules = this.rulesOf(request.rules);
+    checkSubject(request.subject);
+    checkNow(request.now);
+    return this.store.peek(request.subject, rules, request.now);
+  }
+
+  /** Take back an admitted attempt, e.g. because a later admission step rejected the request. */
+  async undo(request: UndoRequest): Promise<void> {
+    const rules = this.rulesOf(request.rules);
+    checkSubject(request.subject);
+    checkNow(request.at);
+    return this.store.undo(request.subject, rules, request.requestId, request.at);
+  }
+
+  /** Forget a subject's history and ban. */
+  async reset(subject: string): Promise<void> {
+    checkSubject(subject);
+    return this.store.reset(subject);
+  }
+
+  /** Ban a subject for `ms` milliseconds from `now` (default: the store's clock). */
+  async ban(subject: string, ms: number, now?: number): Promise<void> {
+    checkSubject(subject);
+    if (!isPositiveInt(ms, MAX_DURATION_MS)) throw new RangeError(`ban ms must be an integer in [1, ${MAX_DURATION_MS}]`);
+    checkNow(now);
+    return this.store.ban(subject, ms, now);
+  }
+
+  /** Lift a subject's ban; resolves whether one was in force. */
+  async unban(subject: string): Promise<boolean> {
+    checkSubject(subject);
+    return this.store.unban(subject);
+  }
+
+  private rulesOf(rules: readonly Rule[]): readonly NormalizedRule[] {
+    const cached = this.normalized.get(rules);
+    if (cached) return cached;
+    if (!Array.isArray(rules) || rules.length === 0) throw new RangeError('rules must be a non-empty array');
+    if (rules.length > 16) throw new RangeError('at most 16 rules per check');
+    const result = Object.freeze(rules.map((rule, index) => normalizeRule(rule, index)));
+    this.normalized.set(rules, result);
+    return result;
+  }
+}
+
+function checkSubject(subject: unknown): asserts subject is string {
+  if (typeof subject !== 'string' || subject.length === 0 || subject.length > 512) {
+    throw new TypeError('subject must be a string of 1 to 512 characters');
+  }
+}
+
+function checkNow(now: unknown): void {
+  if (now !== undefined && !(typeof now === 'number' && Number.isInteger(now) && now >= 0)) {
+    throw new TypeError('now must be a non-negative integer (epoch ms)');
+  }
+}

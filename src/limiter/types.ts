@@ -1,0 +1,127 @@
+/**
+ * The limiter's public contract: rules, requests, decisions and the store interface.
+ *
+ * Semantics (DESIGN.md §2), for a check of subject `s` at time `t` with request id `q`:
+ * 1. If `q` is given and is already in the subject's log (recorded and not yet trimmed): the same
+ *    send retried → `OK`, nothing recorded again, nothing else looked at. (Checked before the ban:
+ *    answering BANNED to the retry of a send that was admitted would tell the caller it was not.)
+ * 2. If a ban on `s` is in force at `t` (its stored end time is `> t`): `BANNED`,
+ *    `retryAfterMs` = ban end − t. Nothing is recorded.
+ * 3. Every rule `i` is counted at `t` (`counts[i]`). If some rule is hit (its count has reached its
+ *    limit) → `RATE_LIMITED`, `rule` = the first hit rule's index, nothing recorded; when a hit rule
+ *    has `banMs > 0` the subject is banned until `t + max(banMs of hit rules)`. `retryAfterMs` = the
+ *    later of the ban's end and the earliest time at which every hit rule would admit again.
+ * 4. Otherwise `OK`: the attempt is recorded under every rule, atomically with the check.
+ *
+ * Counting per algorithm (identical in every store; both use IEEE doubles in this order):
+ * - `sliding-log`: count = log entries with time in `(t − w, t]`. Hit when count ≥ limit; then
+ *   retryAfter = time of the (count − limit + 1)-th oldest entry in the window + w − t.
+ *   The log is one sorted list per subject shared by all rules; it is kept when the set has a
+ *   sliding-log rule or a request id is given, and trimmed to entries with time > t − (longest
+ *   window of the set).
+ * - `fixed-window`: window index k = floor(t / w); count = admitted in window k. Hit when
+ *   count ≥ limit; retryAfter = (k + 1)·w − t.
+ * - `sliding-counter`: bucket b = ceil(w / 10) ms, k = floor(t / b), m = t − k·b,
+ *   S = sum of buckets k−9..k, c = bucket k−10. Hit when S·b + c·(b − m) ≥ limit·b;
+ *   count = floor((S·b + c·(b − m)) / b). retryAfter = b − m (a lower bound: the approximation
+ *   does not know when within a bucket its sends happened). |count − exact| ≤ c.
+ * - `token-bucket` (GCRA): T = w / limit, tat = stored theoretical arrival time (absent: t),
+ *   x = max(tat, t). Hit when x + T − t > w; then retryAfter = ceil(x + T − w − t).
+ *   Admit: tat = x + T. count = ceil((x − t) / T − 1e-9) (tokens in use).
+ * Undo of an attempt admitted at `a` with id `q`: log entry `q` removed; fixed-window count of
+ * window floor(a / w) decremented if that window is still stored; sliding-counter bucket
+ * floor(a / b) decremented if present and > 0; token-bucket tat −= T (not below a).
+ *
+ * A denial is a value; a thrown error means the store failed (or the arguments were invalid).
+ */
+
+/** How one rule counts. See docs/limiter.md for the trade-offs. */
+export type Algorithm = 'sliding-log' | 'sliding-counter' | 'fixed-window' | 'token-bucket';
+
+export const ALGORITHMS: readonly Algorithm[] = ['sliding-log', 'sliding-counter', 'fixed-window', 'token-bucket'];
+
+/** "Within `windowMs` at most `limit` admitted sends; on breach ban for `banMs` (0: no ban)." */
+export interface Rule {
+  /** Window length in milliseconds, a positive integer. */
+  windowMs: number;
+  /** Admitted sends allowed within one window, a positive integer. */
+  limit: number;
+  /** Ban length in milliseconds applied when this rule is hit; 0 or absent: no ban. */
+  banMs?: number;
+  /** Counting algorithm; default `sliding-log` (exact). */
+  algorithm?: Algorithm;
+}
+
+/** A rule after validation: every field present. */
+export interface NormalizedRule {
+  windowMs: number;
+  limit: number;
+  banMs: number;
+  algorithm: Algorithm;
+}
+
+export interface CheckRequest {
+  /** What is counted, e.g. `acme:sms:+8613800000000`. Stores never put it in clear in a key. */
+  subject: string;
+  /** The rule set; every rule must pass. At least one rule. */
+  rules: readonly Rule[];
+  /** Unique id of this attempt; the same id is recorded once (see semantics step 2). */
+  requestId?: string;
+  /** Decision time in epoch ms; default: the store's clock (Redis `TIME` for RedisStore). */
+  now?: number;
+}
+
+export type DecisionCode = 'OK' | 'BANNED' | 'RATE_LIMITED';
+
+export interface Decision {
+  allowed: boolean;
+  code: DecisionCode;
+  /** Index in `rules` of the first rule hit (`RATE_LIMITED` only). */
+  rule?: number;
+  /** Milliseconds until a retry can succeed; 0 when allowed. */
+  retryAfterMs: number;
+  /**
+   * Per rule, the admitted count in its window at the decision time, before this attempt was
+   * recorded (for `token-bucket`: the tokens in use, rounded up).
+   */
+  counts: number[];
+  /** The decision time in epoch ms (the store's clock unless `now` was passed). */
+  at: number;
+}
+
+/** Arguments of {@link LimiterStore.undo}: the attempt to take back. */
+export interface UndoRequest {
+  subject: string;
+  rules: readonly Rule[];
+  /** The request id the admitted attempt was checked with. */
+  requestId: string;
+  /** `Decision.at` of the admitted attempt. */
+  at: number;
+}
+
+/**
+ * A place where subjects' counters live. Implementations: MemoryStore (in process), RedisStore
+ * (Redis standalone or Cluster). Every method is atomic per subject.
+ */
+export interface LimiterStore {
+  /** Decide and, when allowed, record (semantics above). */
+  check(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, now: number | undefined): Promise<Decision>;
+  /**
+   * The decision a check would make now, recording nothing and banning nothing
+   * (`allowed` false when banned or a rule is at its limit).
+   */
+  peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision>;
+  /**
+   * Take back an admitted attempt (a later admission step rejected it): it no longer counts under
+   * any rule. Taking back an attempt that is not recorded is a no-op.
+   */
+  undo(subject: string, rules: readonly NormalizedRule[], requestId: string, at: number): Promise<void>;
+  /** Forget the subject's history and ban. */
+  reset(subject: string): Promise<void>;
+  /** Ban the subject for `ms` from `now` (default: the store's clock). Replaces a shorter ban. */
+  ban(subject: string, ms: number, now: number | undefined): Promise<void>;
+  /** Lift the subject's ban. Returns whether a ban was in force. */
+  unban(subject: string): Promise<boolean>;
+  /** Release resources the store owns (never a client it was given). */
+  close?(): Promise<void>;
+}

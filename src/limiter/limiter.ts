@@ -62,9 +62,7 @@ export class Limiter {
       const rules = this.rulesOf(request.rules);
       checkSubject(request.subject);
       checkNow(request.now);
-      if (request.requestId !== undefined && (typeof request.requestId !== 'string' || request.requestId.length === 0)) {
-        throw new TypeError('requestId must be a non-empty string');
-      }
+      if (request.requestId !== undefined) checkRequestId(request.requestId);
       return this.store.check(request.subject, rules, request.requestId, request.now);
     } catch (error) {
       return Promise.reject(error);
@@ -83,6 +81,8 @@ export class Limiter {
   async undo(request: UndoRequest): Promise<void> {
     const rules = this.rulesOf(request.rules);
     checkSubject(request.subject);
+    checkRequestId(request.requestId);
+    if (request.at === undefined) throw new TypeError('at must be the Decision.at of the admitted attempt');
     checkNow(request.at);
     return this.store.undo(request.subject, rules, request.requestId, request.at);
   }
@@ -124,8 +124,17 @@ function checkSubject(subject: unknown): asserts subject is string {
   }
 }
 
+/** The largest Date; with 400-day windows and bans every sum stays below 2^53, so stays exact. */
+const MAX_TIME_MS = 8_640_000_000_000_000;
+
 function checkNow(now: unknown): void {
-  if (now !== undefined && !(typeof now === 'number' && Number.isInteger(now) && now >= 0)) {
+  if (now !== undefined && !(typeof now === 'number' && Number.isInteger(now) && now >= 0 && now <= MAX_TIME_MS)) {
     throw new TypeError('now must be a non-negative integer (epoch ms)');
+  }
+}
+
+function checkRequestId(requestId: unknown): void {
+  if (typeof requestId !== 'string' || requestId.length === 0 || requestId.length > 512) {
+    throw new TypeError('requestId must be a string of 1 to 512 characters');
   }
 }

@@ -2,6 +2,8 @@
  * The limiter's public contract: rules, requests, decisions and the store interface.
  *
  * Semantics (DESIGN.md §2), for a check of subject `s` at time `t` with request id `q`:
+ * 0. The subject's log is first trimmed to entries with time > t − L (L = longest window of the
+ *    rule set passed). `check` and `peek` trim; `undo`, `reset`, `ban` and `unban` do not.
  * 1. If `q` is given and is already in the subject's log (recorded and not yet trimmed): the same
  *    send retried → `OK`, nothing recorded again, nothing else looked at. (Checked before the ban:
  *    answering BANNED to the retry of a send that was admitted would tell the caller it was not.)
@@ -12,6 +14,9 @@
  *    has `banMs > 0` the subject is banned until `t + max(banMs of hit rules)`. `retryAfterMs` = the
  *    later of the ban's end and the earliest time at which every hit rule would admit again.
  * 4. Otherwise `OK`: the attempt is recorded under every rule, atomically with the check.
+ * In every decision (steps 1 and 2 included) `counts[i]` is rule `i` counted at `t` as in step 3,
+ * before anything this call records; `retryAfterMs` is 0 when allowed. `peek` is steps 0, 2, 3
+ * without recording or banning: its `retryAfterMs` includes the ban a check would impose.
  *
  * Counting per algorithm (identical in every store; both use IEEE doubles in this order):
  * - `sliding-log`: count = log entries with time in `(t − w, t]`. Hit when count ≥ limit; then
@@ -24,13 +29,17 @@
  * - `sliding-counter`: bucket b = ceil(w / 10) ms, k = floor(t / b), m = t − k·b,
  *   S = sum of buckets k−9..k, c = bucket k−10. Hit when S·b + c·(b − m) ≥ limit·b;
  *   count = floor((S·b + c·(b − m)) / b). retryAfter = b − m (a lower bound: the approximation
- *   does not know when within a bucket its sends happened). |count − exact| ≤ c.
+ *   does not know when within a bucket its sends happened). |count − exact| ≤ c, where exact is
+ *   the admitted count in (t − 10·b, t] (= (t − w, t] when w is a multiple of 10).
  * - `token-bucket` (GCRA): T = w / limit, tat = stored theoretical arrival time (absent: t),
  *   x = max(tat, t). Hit when x + T − t > w; then retryAfter = ceil(x + T − w − t).
- *   Admit: tat = x + T. count = ceil((x − t) / T − 1e-9) (tokens in use).
- * Undo of an attempt admitted at `a` with id `q`: log entry `q` removed; fixed-window count of
- * window floor(a / w) decremented if that window is still stored; sliding-counter bucket
- * floor(a / b) decremented if present and > 0; token-bucket tat −= T (not below a).
+ *   Admit: tat = x + T. count = ceil((x − t) / T − 1e-9) (tokens in use; −0 is reported as 0).
+ *   Expressions are evaluated left to right: x + T − t is (x + T) − t.
+ * Undo of an attempt admitted at `a` with id `q`: only when `q` is in the log (else a no-op: never
+ * recorded with that id, already undone, or trimmed), and then once: log entry `q` removed;
+ * fixed-window count of window floor(a / w) decremented if that window is still stored and > 0;
+ * sliding-counter bucket floor(a / b) decremented if present and > 0; token-bucket tat −= T (not
+ * below a) if a tat is stored. An admission updates state shared by several rules once.
  *
  * A denial is a value; a thrown error means the store failed (or the arguments were invalid).
  */
@@ -120,7 +129,10 @@ export interface LimiterStore {
   reset(subject: string): Promise<void>;
   /** Ban the subject for `ms` from `now` (default: the store's clock). Replaces a shorter ban. */
   ban(subject: string, ms: number, now: number | undefined): Promise<void>;
-  /** Lift the subject's ban. Returns whether a ban was in force. */
+  /**
+   * Lift the subject's ban. Returns whether a ban was stored (with explicit `now` values a ban
+   * whose end has passed may still be stored until its cleanup: its TTL, or eviction).
+   */
   unban(subject: string): Promise<boolean>;
   /** Release resources the store owns (never a client it was given). */
   close?(): Promise<void>;

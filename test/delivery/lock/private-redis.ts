@@ -1,0 +1,64 @@
+/**
+ * A redis-server of the test's own (SLUICE_TEST_REDIS_BIN) on a free loopback port, for tests that
+ * FLUSHALL or otherwise must not touch the shared servers. Stop it with `stop()` in afterAll.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+
+export interface PrivateRedis {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export const privateRedisBin = process.env.SLUICE_TEST_REDIS_BIN || undefined;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+export async function startPrivateRedis(bin = privateRedisBin): Promise<PrivateRedis> {
+  if (bin === undefined) throw new Error('SLUICE_TEST_REDIS_BIN is not set');
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = await freePort();
+    const child: ChildProcess = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const ready = await new Promise<boolean>((resolve) => {
+      let output = '';
+      const timer = setTimeout(() => resolve(false), 10_000);
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve(true);
+        }
+      });
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve(false);
+      });
+    });
+    if (ready) {
+      return {
+        url: `redis://127.0.0.1:${port}`,
+        port,
+        stop: async () => {
+          if (child.exitCode !== null) return;
+          const exited = once(child, 'exit');
+          child.kill('SIGKILL');
+          await exited;
+        },
+      };
+    }
+    child.kill('SIGKILL'); // port taken between probe and bind: try another
+  }
+  throw new Error('could not start a private redis-server');
+}

@@ -1,0 +1,12 @@
+/** sluice's Prometheus metrics: one registry per process (docs/metrics.md). */
+export { recordDegradationEvent } from './degradation-metrics.js';
+export {
+  BREAKER_STATE_VALUE,
+  DECISION_BUCKETS,
+  HTTP_BUCKETS,
+  type MessageCount,
+  type MessageCountsProvider,
+  Metrics,
+  type MetricsOptions,
+  PROVIDER_BUCKETS,
+} from './metrics.js';

@@ -1,0 +1,229 @@
+/**
+ * Every metric sluice exports, in one place (docs/metrics.md is the table; a test keeps the two
+ * equal). Create one {@link Metrics} per process and pass it to whatever records: it owns its
+ * Registry, so tests and embedded uses never collide on prom-client's global one.
+ *
+ * Label values are always bounded: store and outcome names, channels, rule indexes, interceptor
+ * names, error codes, configured providers and partitions, route patterns. Never a recipient, a
+ * message id, a tenant-supplied string or a raw URL.
+ * Durations are in seconds (Prometheus convention); `observeMs` converts.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Fine below 1 ms (in-process and fast Redis decisions), up to 1 s. */
+export const DECISION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+/** Vendor HTTP/SMTP calls: tens of ms to tens of seconds. */
+export const PROVIDER_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** API requests: sub-millisecond to a few seconds. */
+export const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** `sluice_breaker_state` values. */
+export const BREAKER_STATE_VALUE = { closed: 0, 'half-open': 1, open: 2 } as const;
+
+/** One row of the messages-by-status gauge. */
+export interface MessageCount {
+  channel: string;
+  status: string;
+  count: number;
+}
+
+/** Returns the current message counts; called on every scrape, so keep it cheap (one GROUP BY). */
+export type MessageCountsProvider = () => Promise<Iterable<MessageCount>> | Iterable<MessageCount>;
+
+export interface MetricsOptions {
+  /** Also export prom-client's default `process_*` and `nodejs_*` metrics. Default true. */
+  defaultMetrics?: boolean;
+  /** Labels put on every series, e.g. `{ instance_role: 'api' }`. */
+  defaultLabels?: Record<string, string>;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  // Limiter decisions
+  readonly decisionDuration: Histogram<'store' | 'outcome'>;
+  readonly decisions: Counter<'outcome' | 'channel' | 'rule'>;
+  readonly admissionRejections: Counter<'interceptor' | 'code'>;
+
+  // Redis and degradation
+  readonly redisCommandDuration: Histogram<'operation'>;
+  readonly redisErrors: Counter<'operation' | 'kind'>;
+  readonly redisSlowCalls: Counter<string>;
+  readonly breakerState: Gauge<string>;
+  readonly breakerTransitions: Counter<'to'>;
+  readonly degradedDecisions: Counter<'mode' | 'reason'>;
+
+  // Configuration
+  readonly configCacheLookups: Counter<'level' | 'result'>;
+
+  // Delivery
+  readonly messages: Gauge<'channel' | 'status'>;
+  readonly dueIndexBacklog: Gauge<'partition'>;
+  readonly lockHeld: Gauge<'partition'>;
+  readonly sends: Counter<'provider' | 'outcome'>;
+  readonly providerDuration: Histogram<'provider'>;
+  readonly retries: Counter<'channel'>;
+
+  // HTTP and the exporter itself
+  readonly httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
+  readonly collectErrors: Counter<'collector'>;
+
+  private messageCounts: MessageCountsProvider | undefined;
+
+  constructor(options: MetricsOptions = {}) {
+    const registers = [this.registry];
+    if (options.defaultLabels) this.registry.setDefaultLabels(options.defaultLabels);
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+
+    this.decisionDuration = new Histogram({
+      name: 'sluice_decision_duration_seconds',
+      help: 'Time of one limiter decision, by store (redis|memory) and outcome (OK|BANNED|RATE_LIMITED|error|timeout).',
+      labelNames: ['store', 'outcome'],
+      buckets: DECISION_BUCKETS,
+      registers,
+    });
+    this.decisions = new Counter({
+      name: 'sluice_decisions_total',
+      help: 'Limiter decisions by outcome (OK|BANNED|RATE_LIMITED), channel and index of the rule hit (none if no rule hit).',
+      labelNames: ['outcome', 'channel', 'rule'],
+      registers,
+    });
+    this.admissionRejections = new Counter({
+      name: 'sluice_admission_rejections_total',
+      help: 'Requests rejected by the admission chain, by interceptor and error code.',
+      labelNames: ['interceptor', 'code'],
+      registers,
+    });
+
+    this.redisCommandDuration = new Histogram({
+      name: 'sluice_redis_command_duration_seconds',
+      help: 'Time of one Redis call (script or command), by operation; failed and timed-out calls included.',
+      labelNames: ['operation'],
+      buckets: DECISION_BUCKETS,
+      registers,
+    });
+    this.redisErrors = new Counter({
+      name: 'sluice_redis_errors_total',
+      help: 'Redis calls that failed, by operation and kind (error|timeout).',
+      labelNames: ['operation', 'kind'],
+      registers,
+    });
+    this.redisSlowCalls = new Counter({
+      name: 'sluice_redis_slow_calls_total',
+      help: 'Limiter Redis calls slower than the alert threshold (SLUICE_DEGRADE_ALERT_MS).',
+      registers,
+    });
+    this.breakerState = new Gauge({
+      name: 'sluice_breaker_state',
+      help: 'State of the limiter circuit breaker: 0 closed (Redis decides), 1 half-open (probing), 2 open (fallback decides).',
+      registers,
+    });
+    this.breakerTransitions = new Counter({
+      name: 'sluice_breaker_transitions_total',
+      help: 'Circuit breaker state changes, by the state entered (closed|half-open|open); catches openings shorter than a scrape interval.',
+      labelNames: ['to'],
+      registers,
+    });
+    this.degradedDecisions = new Counter({
+      name: 'sluice_degraded_decisions_total',
+      help: 'Decisions made by the fallback instead of Redis, by mode used (local|static|allow|deny) and reason (open|error|timeout).',
+      labelNames: ['mode', 'reason'],
+      registers,
+    });
+
+    this.configCacheLookups = new Counter({
+      name: 'sluice_config_cache_lookups_total',
+      help: 'Configuration reads by cache level (local|redis|sql) and result (hit|miss).',
+      labelNames: ['level', 'result'],
+      registers,
+    });
+
+    const self = this;
+    this.messages = new Gauge({
+      name: 'sluice_messages',
+      help: 'Messages stored, by channel and status (queued|scheduled|sending|sent|failed|canceled); counted on each scrape.',
+      labelNames: ['channel', 'status'],
+      registers,
+      async collect() {
+        await self.collectMessageCounts(this);
+      },
+    });
+    this.dueIndexBacklog = new Gauge({
+      name: 'sluice_due_index_backlog',
+      help: 'Entries in the due index that are due now and not yet claimed, by partition.',
+      labelNames: ['partition'],
+      registers,
+    });
+    this.lockHeld = new Gauge({
+      name: 'sluice_lock_held',
+      help: 'Whether this instance holds the dispatcher lock of a partition (1 held, 0 not).',
+      labelNames: ['partition'],
+      registers,
+    });
+    this.sends = new Counter({
+      name: 'sluice_sends_total',
+      help: 'Send attempts to providers, by provider and outcome (sent|failed).',
+      labelNames: ['provider', 'outcome'],
+      registers,
+    });
+    this.providerDuration = new Histogram({
+      name: 'sluice_provider_request_duration_seconds',
+      help: 'Time of one send attempt to a provider, by provider.',
+      labelNames: ['provider'],
+      buckets: PROVIDER_BUCKETS,
+      registers,
+    });
+    this.retries = new Counter({
+      name: 'sluice_retries_total',
+      help: 'Send attempts scheduled for retry after a failure, by channel.',
+      labelNames: ['channel'],
+      registers,
+    });
+
+    this.httpRequestDuration = new Histogram({
+      name: 'sluice_http_request_duration_seconds',
+      help: 'HTTP request time, by method, route pattern (never the raw URL) and status code.',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: HTTP_BUCKETS,
+      registers,
+    });
+    this.collectErrors = new Counter({
+      name: 'sluice_metrics_collect_errors_total',
+      help: 'Scrape-time collectors that failed (their gauge keeps its last values), by collector.',
+      labelNames: ['collector'],
+      registers,
+    });
+  }
+
+  /** Observe a duration given in milliseconds on a seconds histogram. */
+  static observeMs<T extends string>(histogram: Histogram<T>, labels: Partial<Record<T, string | number>>, ms: number): void {
+    histogram.observe(labels, ms / 1000);
+  }
+
+  /** Set the callback that counts messages by channel and status at each scrape. */
+  setMessageCounts(provider: MessageCountsProvider | undefined): void {
+    this.messageCounts = provider;
+  }
+
+  /** The text exposition for `GET /metrics`. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The Content-Type of {@link text}. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private async collectMessageCounts(gauge: Gauge<'channel' | 'status'>): Promise<void> {
+    if (!this.messageCounts) return;
+    try {
+      const rows = await this.messageCounts();
+      // Reset only once the new counts are in: a failed query keeps the last known values.
+      gauge.reset();
+      for (const row of rows) gauge.set({ channel: row.channel, status: row.status }, row.count);
+    } catch {
+      this.collectErrors.inc({ collector: 'messages' });
+    }
+  }
+}

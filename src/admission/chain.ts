@@ -1,0 +1,79 @@
+/**
+ * The admission chain (DESIGN.md §4): an ordered list of interceptors that each may reject a send
+ * with a stable error code. A step that consumes something (quota, a frequency slot) returns an
+ * undo; when a later step rejects or persisting fails, the undos run in reverse order, so a rejected
+ * or failed request consumes nothing. The chain knows nothing of HTTP: the route, the CLI and the
+ * tests drive the same chain.
+ */
+import { SluiceError } from '../errors.js';
+import type { AdmissionContext } from './context.js';
+
+/** Takes back what a step consumed. Must not throw for "already gone". */
+export type Undo = () => Promise<void>;
+
+export interface Interceptor {
+  /** Stable name, used in metrics (`sluice_admission_rejections_total{interceptor}`) and logs. */
+  readonly name: string;
+  /**
+   * Check (and maybe consume). Reject by throwing a SluiceError; return an Undo when something was
+   * consumed; set `context.outcome` to end the chain early with an answer (an idempotent replay).
+   */
+  run(context: AdmissionContext): Promise<Undo | undefined> | Undo | undefined;
+}
+
+export interface ChainObserver {
+  /** A step rejected the request (with a SluiceError code, or INTERNAL/UNAVAILABLE for a failure). */
+  rejected?(interceptor: string, code: string): void;
+  /** An undo failed: the request consumed something it should not have. Logged, never thrown. */
+  undoFailed?(interceptor: string, error: unknown): void;
+}
+
+export class AdmissionChain {
+  constructor(
+    readonly interceptors: readonly Interceptor[],
+    private readonly observer: ChainObserver = {},
+  ) {
+    const names = new Set<string>();
+    for (const interceptor of interceptors) {
+      if (names.has(interceptor.name)) throw new Error(`duplicate interceptor ${interceptor.name}`);
+      names.add(interceptor.name);
+    }
+  }
+
+  /** A new chain with `interceptor` inserted before the step named `before`: adding a check never edits the others. */
+  with(interceptor: Interceptor, before: string): AdmissionChain {
+    const index = this.interceptors.findIndex((step) => step.name === before);
+    if (index < 0) throw new Error(`no interceptor named ${before}`);
+    return new AdmissionChain([...this.interceptors.slice(0, index), interceptor, ...this.interceptors.slice(index)], this.observer);
+  }
+
+  /** Runs every step; resolves when the request is admitted (or answered early), rejects with the reason. */
+  async admit(context: AdmissionContext): Promise<void> {
+    const undos: { name: string; undo: Undo }[] = [];
+    let current = '';
+    try {
+      for (const interceptor of this.interceptors) {
+        current = interceptor.name;
+        const undo = await interceptor.run(context);
+        if (undo) undos.push({ name: interceptor.name, undo });
+        if (context.outcome) break;
+      }
+    } catch (error) {
+      this.observer.rejected?.(current, error instanceof SluiceError ? error.code : 'INTERNAL');
+      await this.undoAll(undos);
+      throw error;
+    }
+    // A replay answers with the message accepted earlier: whatever this attempt consumed goes back.
+    if (context.outcome?.replayed) await this.undoAll(undos);
+  }
+
+  private async undoAll(undos: { name: string; undo: Undo }[]): Promise<void> {
+    for (const { name, undo } of undos.reverse()) {
+      try {
+        await undo();
+      } catch (undoError) {
+        this.observer.undoFailed?.(name, undoError);
+      }
+    }
+  }
+}

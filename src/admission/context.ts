@@ -1,0 +1,58 @@
+import type { Channel } from '../channels.js';
+
+/** A send request as the caller gave it (HTTP body, CLI flags or a test), before validation. */
+export interface SendRequest {
+  channel: string;
+  to: string;
+  template?: string;
+  params?: Record<string, string>;
+  subject?: string;
+  body?: string;
+  html?: string;
+  /** ISO 8601 time or epoch ms at which to send; absent: now. */
+  sendAt?: string | number;
+}
+
+/** The tenant as the chain sees it (from the config cache). */
+export interface TenantView {
+  id: string;
+  name: string;
+  status: 'active' | 'suspended';
+  qpsLimit: number | null;
+}
+
+/** What validation produces: the message to store. */
+export interface ValidatedMessage {
+  channel: Channel;
+  /** Normalised recipient: E.164 phone, lower-cased email, or webhook target. */
+  recipient: string;
+  payload: { template?: string; params?: Record<string, string>; subject?: string; body?: string; html?: string };
+  /** When to send (epoch ms); `now` for immediate sends. */
+  dueAt: number;
+  scheduled: boolean;
+}
+
+/** The answer when a request is accepted (or an idempotent replay of an accepted one). */
+export interface AdmissionOutcome {
+  id: string;
+  status: string;
+  /** True when this is the message accepted earlier under the same Idempotency-Key: 200, not 202. */
+  replayed: boolean;
+}
+
+/** State carried through one pass of the chain. Interceptors fill it in order. */
+export interface AdmissionContext {
+  /** The message id, made before the chain runs: also the limiter's request id. */
+  readonly id: string;
+  /** Decision time (epoch ms), from the injected clock. */
+  readonly now: number;
+  /** The clear API key from `Authorization: Bearer …` (never logged). */
+  readonly apiKey: string | undefined;
+  readonly idempotencyKey: string | undefined;
+  /** SHA-256 of the canonical request: the same key with a different body is a CONFLICT. */
+  readonly requestHash: string;
+  readonly request: SendRequest;
+  tenant?: TenantView;
+  message?: ValidatedMessage;
+  outcome?: AdmissionOutcome;
+}

@@ -1,0 +1,42 @@
+import type { Limiter } from '../limiter/index.js';
+import { AdmissionChain, type ChainObserver } from './chain.js';
+import { authInterceptor } from './interceptors/auth.js';
+import { blacklistInterceptor } from './interceptors/blacklist.js';
+import { frequencyInterceptor } from './interceptors/frequency.js';
+import { idempotencyInterceptor } from './interceptors/idempotency.js';
+import { persistInterceptor } from './interceptors/persist.js';
+import { quotaInterceptor } from './interceptors/quota.js';
+import { tenantStatusInterceptor } from './interceptors/tenant-status.js';
+import { type ValidationOptions, validationInterceptor } from './interceptors/validation.js';
+import type { BlacklistLookup, FrequencyGate, MessageWriter, TenantDirectory } from './ports.js';
+
+export interface DefaultChainDeps {
+  directory: TenantDirectory;
+  blacklist: BlacklistLookup;
+  messages: MessageWriter;
+  /** Counts tenant quotas (QPS, daily). */
+  quotaLimiter: Limiter;
+  frequency: FrequencyGate;
+  validation: ValidationOptions;
+  observer?: ChainObserver;
+}
+
+/**
+ * auth → tenant status → idempotency → quota → validation → blacklist → frequency → persist.
+ * Idempotency sits before the consuming steps so a replay consumes nothing.
+ */
+export function defaultChain(deps: DefaultChainDeps): AdmissionChain {
+  return new AdmissionChain(
+    [
+      authInterceptor(deps.directory),
+      tenantStatusInterceptor(),
+      idempotencyInterceptor(deps.messages),
+      quotaInterceptor(deps.directory, deps.quotaLimiter),
+      validationInterceptor(deps.validation),
+      blacklistInterceptor(deps.blacklist),
+      frequencyInterceptor(deps.directory, deps.frequency),
+      persistInterceptor(deps.messages),
+    ],
+    deps.observer,
+  );
+}

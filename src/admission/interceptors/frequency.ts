@@ -1,0 +1,39 @@
+import { SluiceError } from '../../errors.js';
+import type { Interceptor } from '../chain.js';
+import type { FrequencyGate, TenantDirectory } from '../ports.js';
+
+/** The subject one rule set counts: (tenant, channel, recipient). Stores hash it into their keys. */
+export const frequencySubject = (tenantId: string, channel: string, recipient: string) => `${tenantId}:${channel}:${recipient}`;
+
+/**
+ * Recipient protection: the tenant's rules for the channel, ban and all rules in one atomic
+ * decision. The message id is the request id, so a retried admission is recorded once.
+ */
+export function frequencyInterceptor(directory: TenantDirectory, gate: FrequencyGate): Interceptor {
+  return {
+    name: 'frequency',
+    async run(context) {
+      const tenant = context.tenant!;
+      const message = context.message!;
+      const policy = await directory.channelPolicy(tenant.id, message.channel);
+      if (policy.rules.length === 0) return undefined;
+      const subject = frequencySubject(tenant.id, message.channel, message.recipient);
+      const decision = await gate.check(subject, policy.rules, context.id, policy.fallback);
+      if (decision.code === 'BANNED') {
+        throw new SluiceError('BANNED', `the recipient is banned on ${message.channel}`, { retryAfterMs: decision.retryAfterMs });
+      }
+      if (!decision.allowed) {
+        const rule = policy.rules[decision.rule ?? 0];
+        throw new SluiceError(
+          'RATE_LIMITED',
+          `at most ${rule?.limit} ${message.channel} messages per ${(rule?.windowMs ?? 0) / 1000} s to this recipient`,
+          {
+            retryAfterMs: decision.retryAfterMs,
+            details: { rule: decision.rule, windowSeconds: (rule?.windowMs ?? 0) / 1000, limit: rule?.limit },
+          },
+        );
+      }
+      return () => gate.undo(subject, policy.rules, context.id, decision.at);
+    },
+  };
+}

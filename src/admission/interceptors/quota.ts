@@ -1,0 +1,66 @@
+import { isChannel } from '../../channels.js';
+import { SluiceError } from '../../errors.js';
+import type { Limiter, Rule } from '../../limiter/index.js';
+import type { Interceptor, Undo } from '../chain.js';
+import type { TenantDirectory } from '../ports.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Tenant quotas: requests per second (token bucket, any channel) and admitted messages per UTC day
+ * per channel (fixed window aligned to midnight UTC, as a daily quota is read by people).
+ * Runs before validation (DESIGN.md §4); a later rejection gives the quota back through the undo.
+ */
+export function quotaInterceptor(directory: TenantDirectory, limiter: Limiter): Interceptor {
+  // One rule array per limit value, so the limiter's normalisation cache hits.
+  const qpsRules = new Map<number, Rule[]>();
+  const dailyRules = new Map<number, Rule[]>();
+  const rulesFor = (cache: Map<number, Rule[]>, limit: number, make: (limit: number) => Rule) => {
+    let rules = cache.get(limit);
+    if (!rules) {
+      rules = [make(limit)];
+      cache.set(limit, rules);
+    }
+    return rules;
+  };
+
+  return {
+    name: 'quota',
+    async run(context) {
+      const tenant = context.tenant!;
+      const undos: Undo[] = [];
+      const take = async (subject: string, rules: Rule[], what: string) => {
+        const decision = await limiter.check({ subject, rules, now: context.now });
+        if (!decision.allowed) {
+          throw new SluiceError('QUOTA_EXCEEDED', `the tenant's ${what} is used up`, {
+            retryAfterMs: decision.retryAfterMs,
+            details: { quota: what },
+          });
+        }
+        undos.push(() => limiter.undo({ subject, rules, requestId: context.id, at: decision.at }));
+      };
+      const undoAll: Undo = async () => {
+        for (const undo of undos.reverse()) await undo();
+      };
+      try {
+        if (tenant.qpsLimit) {
+          const rules = rulesFor(qpsRules, tenant.qpsLimit, (limit) => ({ windowMs: 1000, limit, algorithm: 'token-bucket' }));
+          await take(`quota:${tenant.id}:qps`, rules, 'requests per second');
+        }
+        // Unknown channels are rejected by validation, after this step.
+        const channel = context.request.channel;
+        if (isChannel(channel)) {
+          const { dailyLimit } = await directory.channelPolicy(tenant.id, channel);
+          if (dailyLimit !== null) {
+            const rules = rulesFor(dailyRules, dailyLimit, (limit) => ({ windowMs: DAY_MS, limit, algorithm: 'fixed-window' }));
+            await take(`quota:${tenant.id}:${channel}:day`, rules, `daily ${channel} quota`);
+          }
+        }
+      } catch (error) {
+        await undoAll();
+        throw error;
+      }
+      return undos.length ? undoAll : undefined;
+    },
+  };
+}

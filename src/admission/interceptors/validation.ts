@@ -1,0 +1,72 @@
+import { isChannel } from '../../channels.js';
+import { SluiceError } from '../../errors.js';
+import type { Interceptor } from '../chain.js';
+import { normalizeRecipient } from '../recipients.js';
+
+export interface ValidationOptions {
+  defaultRegion: string;
+  /** How far ahead `sendAt` may be, in ms. */
+  scheduleHorizonMs: number;
+  /** A `sendAt` this close to now (or slightly past it, clock skew) is an immediate send. */
+  immediateSlackMs?: number;
+}
+
+const invalid = (message: string, field: string) => new SluiceError('INVALID_REQUEST', message, { details: { field } });
+
+/**
+ * What makes a message sendable on its channel: a normalised recipient, the content the channel
+ * needs, and a due time within the horizon. Shapes and sizes are checked earlier (HTTP schema);
+ * this step checks meaning, for every entry point.
+ */
+export function validationInterceptor(options: ValidationOptions): Interceptor {
+  const slack = options.immediateSlackMs ?? 1000;
+  return {
+    name: 'validation',
+    run(context) {
+      const request = context.request;
+      if (!isChannel(request.channel))
+        throw invalid(`unknown channel "${String(request.channel).slice(0, 20)}": use sms, email or webhook`, 'channel');
+      const channel = request.channel;
+      if (typeof request.to !== 'string' || !request.to.trim()) throw invalid('`to` is required', 'to');
+      const normalized = normalizeRecipient(channel, request.to, options.defaultRegion);
+      if (!normalized.ok) throw invalid(normalized.reason, 'to');
+
+      const has = (text: string | undefined) => typeof text === 'string' && text.length > 0;
+      if (channel === 'sms' && !has(request.template) && !has(request.body))
+        throw invalid('sms needs `template` (with `params`) or `body`', 'template');
+      if (channel === 'email' && (!has(request.subject) || (!has(request.body) && !has(request.html)))) {
+        throw invalid('email needs `subject` and `body` or `html`', has(request.subject) ? 'body' : 'subject');
+      }
+      if (channel === 'webhook' && !has(request.body)) throw invalid('webhook needs `body`', 'body');
+      if (request.params !== undefined && channel !== 'sms' && !has(request.template)) {
+        throw invalid('`params` go with a `template`', 'params');
+      }
+
+      let dueAt = context.now;
+      let scheduled = false;
+      if (request.sendAt !== undefined) {
+        const at = typeof request.sendAt === 'number' ? request.sendAt : Date.parse(request.sendAt);
+        if (!Number.isFinite(at) || (typeof request.sendAt === 'string' && !/^\d{4}-\d{2}-\d{2}T/.test(request.sendAt))) {
+          throw invalid('`sendAt` must be an ISO 8601 date-time with a time zone, or epoch milliseconds', 'sendAt');
+        }
+        if (at < context.now - slack) throw invalid('`sendAt` is in the past', 'sendAt');
+        if (at > context.now + options.scheduleHorizonMs) {
+          throw invalid(`\`sendAt\` is more than ${Math.round(options.scheduleHorizonMs / 86_400_000)} days ahead`, 'sendAt');
+        }
+        if (at > context.now + slack) {
+          dueAt = at;
+          scheduled = true;
+        }
+      }
+      const { template, params, subject, body, html } = request;
+      context.message = {
+        channel,
+        recipient: normalized.recipient,
+        payload: { template, params, subject, body, html },
+        dueAt,
+        scheduled,
+      };
+      return undefined;
+    },
+  };
+}

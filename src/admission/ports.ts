@@ -1,0 +1,67 @@
+/**
+ * What the interceptors need from the rest of sluice, described by the shape they use, so the
+ * chain is tested with real stores and wired to whatever backs them (SQL + caches).
+ */
+import type { Channel } from '../channels.js';
+import type { Decision, Rule } from '../limiter/index.js';
+import type { AdmissionOutcome, TenantView, ValidatedMessage } from './context.js';
+
+/** The degradation policy of a tenant channel while Redis is slow or down (DESIGN.md §7). */
+export interface FallbackPolicy {
+  mode: 'local' | 'static' | 'allow' | 'deny';
+  staticRules?: Rule[];
+}
+
+/** Everything about a tenant channel that admission needs. */
+export interface ChannelPolicy {
+  /** The frequency rules per recipient; empty: no frequency control on this channel. */
+  rules: Rule[];
+  /** Admitted messages per UTC day on this channel; null: unlimited. */
+  dailyLimit: number | null;
+  fallback?: FallbackPolicy;
+}
+
+export interface TenantDirectory {
+  /** The tenant owning this API key, or undefined for an unknown or revoked key. */
+  tenantByApiKey(apiKey: string): Promise<TenantView | undefined>;
+  channelPolicy(tenantId: string, channel: Channel): Promise<ChannelPolicy>;
+}
+
+export interface BlacklistLookup {
+  /** True when the recipient is blacklisted by the tenant or globally, on this channel or all. */
+  isBlacklisted(tenantId: string, channel: Channel, recipient: string): Promise<boolean>;
+}
+
+/** A message accepted earlier under an Idempotency-Key. */
+export interface StoredIdempotentMessage {
+  id: string;
+  status: string;
+  requestHash: string | null;
+}
+
+export interface NewMessage extends ValidatedMessage {
+  id: string;
+  tenantId: string;
+  createdAt: number;
+  idempotencyKey: string | undefined;
+  requestHash: string;
+}
+
+export interface MessageWriter {
+  findByIdempotencyKey(tenantId: string, key: string): Promise<StoredIdempotentMessage | undefined>;
+  /** Durably stores the message; rejects with DuplicateIdempotencyKey when the key is taken. */
+  insert(message: NewMessage): Promise<void>;
+  /** Told after commit: wakes the dispatcher for immediate messages, adds to the due index. */
+  accepted?(message: NewMessage, outcome: AdmissionOutcome): void;
+}
+
+/** Thrown by MessageWriter.insert when (tenant, Idempotency-Key) already exists. */
+export class DuplicateIdempotencyKey extends Error {
+  override name = 'DuplicateIdempotencyKey';
+}
+
+/** The frequency decision for one recipient (the limiter, possibly behind the degradation breaker). */
+export interface FrequencyGate {
+  check(subject: string, rules: readonly Rule[], requestId: string, fallback: FallbackPolicy | undefined): Promise<Decision>;
+  undo(subject: string, rules: readonly Rule[], requestId: string, at: number): Promise<void>;
+}

@@ -1,0 +1,111 @@
+/**
+ * What the entry points (HTTP, CLI) use of a running sluice. The HTTP layer depends on these
+ * shapes only; src/app/runtime.ts builds them from storage, Redis and the limiter.
+ */
+import type { AdmissionChain } from '../admission/chain.js';
+import type { SendRequest, TenantView } from '../admission/context.js';
+import type { FallbackPolicy } from '../admission/ports.js';
+import type { Channel } from '../channels.js';
+import type { Decision, Rule } from '../limiter/index.js';
+
+export interface MessageView {
+  id: string;
+  channel: Channel;
+  to: string;
+  status: string;
+  dueAt: string;
+  attempts: number;
+  lastError: string | null;
+  providerMessageId: string | null;
+  createdAt: string;
+  sentAt: string | null;
+  deliveryAttempts: {
+    attempt: number;
+    provider: string | null;
+    startedAt: string;
+    finishedAt: string;
+    outcome: string;
+    error: string | null;
+  }[];
+}
+
+export interface TenantDetails extends TenantView {
+  dailyQuotas: Partial<Record<Channel, number | null>>;
+  createdAt: string;
+}
+
+export interface RuleSetView {
+  channel: Channel;
+  rules: { windowSeconds: number; limit: number; banSeconds: number; algorithm?: string }[];
+  fallback: FallbackPolicy | null;
+  version: number;
+}
+
+/** Sending, reading and cancelling messages: what a tenant may do. */
+export interface MessageService {
+  readonly chain: AdmissionChain;
+  /** Runs the chain; resolves `{id, status, replayed}` or rejects with a SluiceError. */
+  send(
+    apiKey: string | undefined,
+    request: SendRequest,
+    idempotencyKey?: string,
+  ): Promise<{ id: string; status: string; replayed: boolean }>;
+  get(tenantId: string, id: string): Promise<MessageView | undefined>;
+  /** 'too-late' when already sending or done. */
+  cancel(tenantId: string, id: string): Promise<'canceled' | 'not-found' | 'too-late'>;
+}
+
+/** The risk-control frequency API: decisions on any tenant-scoped subject and action. */
+export interface RiskService {
+  check(
+    tenantId: string,
+    input: { subject: string; action: string; rules: Rule[]; requestId?: string; record: boolean },
+  ): Promise<Decision>;
+}
+
+/** Operator actions, shared by the admin HTTP API and the CLI. Every change is live at once on every instance. */
+export interface AdminService {
+  createTenant(name: string, qpsLimit?: number | null): Promise<{ id: string; name: string; apiKey: string }>;
+  listTenants(): Promise<TenantDetails[]>;
+  getTenant(id: string): Promise<TenantDetails | undefined>;
+  updateTenant(
+    id: string,
+    patch: { status?: 'active' | 'suspended'; qpsLimit?: number | null; dailyQuotas?: Partial<Record<Channel, number | null>> },
+  ): Promise<TenantDetails | undefined>;
+  setRules(tenantId: string, channel: Channel, rules: RuleSetView['rules'], fallback?: FallbackPolicy): Promise<RuleSetView>;
+  getRules(tenantId: string, channel: Channel): Promise<RuleSetView>;
+  addToBlacklist(
+    tenantId: string,
+    channel: Channel | '*',
+    recipients: string[],
+    reason?: string,
+  ): Promise<{ added: string[]; invalid: string[] }>;
+  removeFromBlacklist(tenantId: string, channel: Channel | '*', recipients: string[]): Promise<{ removed: number; invalid: string[] }>;
+  /** Lift a recipient's ban on a channel; resolves whether one was in force. */
+  liftBan(tenantId: string, channel: Channel, to: string): Promise<boolean>;
+}
+
+export interface HealthService {
+  /** Readiness: database, Redis, migrations, breaker. */
+  ready(): Promise<{ ready: boolean; checks: Record<string, { ok: boolean; detail?: string }> }>;
+}
+
+export interface MetricsEndpoint {
+  readonly contentType: string;
+  render(): Promise<string>;
+  observeHttp?(route: string, method: string, status: number, seconds: number): void;
+}
+
+export interface HttpDeps {
+  messages: MessageService;
+  risk: RiskService;
+  admin: AdminService;
+  health: HealthService;
+  /** Authenticates a tenant API key (shared with the chain's auth step). */
+  authenticate(apiKey: string | undefined): Promise<TenantView | undefined>;
+  metrics?: MetricsEndpoint;
+  /** Empty: admin API off. */
+  adminToken: string;
+  bodyLimitBytes: number;
+  logLevel?: string;
+}

@@ -1,0 +1,4 @@
+/** The channels sluice sends on. SMS and email never share a budget: rules are per channel. */
+export const CHANNELS = ['sms', 'email', 'webhook'] as const;
+export type Channel = (typeof CHANNELS)[number];
+export const isChannel = (value: unknown): value is Channel => typeof value === 'string' && (CHANNELS as readonly string[]).includes(value);

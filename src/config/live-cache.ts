@@ -1,0 +1,208 @@
+/**
+ * Live configuration (DESIGN.md §5): reads go local cache (seconds) → Redis cache → SQL. A change
+ * is published on a bus and every instance drops its copy, so an admin change is enforced
+ * everywhere within a second without a restart. Without Redis the bus is in process.
+ */
+import { EventEmitter } from 'node:events';
+import type { Redis } from 'ioredis';
+import type { Clock } from '../limiter/index.js';
+
+/** Tells every instance that a cached key changed. */
+export interface ChangeBus {
+  publish(key: string): Promise<void>;
+  subscribe(listener: (key: string) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** The embedded default: one process, so an EventEmitter is the whole bus. */
+export class InProcessChangeBus implements ChangeBus {
+  private readonly emitter = new EventEmitter().setMaxListeners(0);
+  async publish(key: string): Promise<void> {
+    this.emitter.emit('change', key);
+  }
+  subscribe(listener: (key: string) => void): () => void {
+    this.emitter.on('change', listener);
+    return () => this.emitter.off('change', listener);
+  }
+  async close(): Promise<void> {
+    this.emitter.removeAllListeners();
+  }
+}
+
+/**
+ * Redis pub/sub. Subscribing needs a connection of its own (a subscribed connection can run
+ * nothing else), made with `duplicate()`. A reconnect may have missed messages, so listeners are
+ * told `'*'` (drop everything) whenever the subscriber (re)connects.
+ */
+export class RedisChangeBus implements ChangeBus {
+  private readonly listeners = new Set<(key: string) => void>();
+  private readonly subscriber: Redis;
+  private readonly ready: Promise<unknown>;
+
+  constructor(
+    private readonly publisher: Pick<Redis, 'publish' | 'duplicate'>,
+    private readonly channel = 'sluice:config',
+  ) {
+    this.subscriber = publisher.duplicate();
+    this.subscriber.on('message', (_channel: string, key: string) => this.emit(key));
+    this.subscriber.on('ready', () => this.emit('*'));
+    this.ready = this.subscriber.subscribe(channel);
+  }
+
+  private emit(key: string): void {
+    for (const listener of this.listeners) listener(key);
+  }
+
+  async publish(key: string): Promise<void> {
+    await this.publisher.publish(this.channel, key);
+  }
+
+  subscribe(listener: (key: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves once the subscription is active (tests wait for it before publishing). */
+  whenReady(): Promise<unknown> {
+    return this.ready;
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    this.subscriber.disconnect();
+  }
+}
+
+export interface CacheStats {
+  hit(level: 'local' | 'redis' | 'sql'): void;
+}
+
+export interface LiveCacheOptions<T> {
+  /** Namespace of the keys: `tenant`, `apikey`... */
+  name: string;
+  /** The source of truth (SQL); `undefined` = does not exist (cached too, so unknown keys cost no SQL). */
+  load: (key: string) => Promise<T | undefined>;
+  localTtlMs: number;
+  clock: Clock;
+  bus: ChangeBus;
+  /** Second level, shared by instances; absent in the embedded default. */
+  redis?: Pick<Redis, 'mget' | 'set' | 'incr' | 'pexpire'>;
+  redisTtlMs?: number;
+  stats?: CacheStats;
+  /** Bounds memory: the oldest entries go first. */
+  maxEntries?: number;
+}
+
+const MISSING = '\u0000missing';
+
+/**
+ * A read-through cache over SQL with a Redis level and bus invalidation. Concurrent misses of one
+ * key share one load. `invalidate` drops the key here and in Redis and tells every instance.
+ */
+export class LiveCache<T> {
+  private readonly local = new Map<string, { value: T | undefined; expiresAt: number; generation: number }>();
+  private readonly inflight = new Map<string, Promise<T | undefined>>();
+  /** Bumped on every invalidation, so a load that started before it is not cached after it. */
+  private generation = 0;
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly options: LiveCacheOptions<T>) {
+    const prefix = `${options.name}:`;
+    this.unsubscribe = options.bus.subscribe((key) => {
+      if (key === '*') this.dropAll();
+      else if (key.startsWith(prefix)) this.dropLocal(key.slice(prefix.length));
+    });
+  }
+
+  async get(key: string): Promise<T | undefined> {
+    const now = this.options.clock.now();
+    const cached = this.local.get(key);
+    if (cached && cached.expiresAt > now) {
+      this.options.stats?.hit('local');
+      return cached.value;
+    }
+    const pending = this.inflight.get(key);
+    if (pending) return pending;
+    const load = this.loadThrough(key).finally(() => this.inflight.delete(key));
+    this.inflight.set(key, load);
+    return load;
+  }
+
+  private redisKeys(key: string): [value: string, version: string] {
+    // One hash tag for both keys, so MGET works on Redis Cluster.
+    const base = `sluice:cfg:{${this.options.name}:${key}}`;
+    return [base, `${base}:v`];
+  }
+
+  /**
+   * The Redis level stores `version|json`; a value counts only while its version equals the key's
+   * version counter, which every invalidation increments. So a slow reader that loaded from SQL
+   * before a change can never plant a stale value after it.
+   */
+  private async loadThrough(key: string): Promise<T | undefined> {
+    const generation = this.generation;
+    const { redis } = this.options;
+    const [valueKey, versionKey] = this.redisKeys(key);
+    let value: T | undefined;
+    let found = false;
+    let version = '0';
+    if (redis) {
+      try {
+        const [text, currentVersion] = await redis.mget(valueKey, versionKey);
+        version = currentVersion ?? '0';
+        const separator = text?.indexOf('|') ?? -1;
+        if (text && separator > 0 && text.slice(0, separator) === version) {
+          const json = text.slice(separator + 1);
+          value = json === MISSING ? undefined : (JSON.parse(json) as T);
+          found = true;
+          this.options.stats?.hit('redis');
+        }
+      } catch {
+        // Redis is a cache here: when it is down, SQL answers.
+      }
+    }
+    if (!found) {
+      value = await this.options.load(key);
+      this.options.stats?.hit('sql');
+      if (redis) {
+        const json = value === undefined ? MISSING : JSON.stringify(value);
+        redis.set(valueKey, `${version}|${json}`, 'PX', this.options.redisTtlMs ?? 60_000).catch(() => undefined);
+      }
+    }
+    if (generation === this.generation) {
+      if (this.options.maxEntries && this.local.size >= this.options.maxEntries) {
+        const oldest = this.local.keys().next();
+        if (!oldest.done) this.local.delete(oldest.value);
+      }
+      this.local.set(key, { value, expiresAt: this.options.clock.now() + this.options.localTtlMs, generation });
+    }
+    return value;
+  }
+
+  /** After a change in SQL: drop the key everywhere. Resolves once Redis and the bus have it. */
+  async invalidate(key: string): Promise<void> {
+    this.dropLocal(key);
+    const { redis } = this.options;
+    if (redis) {
+      const versionKey = this.redisKeys(key)[1];
+      await redis.incr(versionKey);
+      await redis.pexpire(versionKey, 7 * 86_400_000);
+    }
+    await this.options.bus.publish(`${this.options.name}:${key}`);
+  }
+
+  private dropLocal(key: string): void {
+    this.generation++;
+    this.local.delete(key);
+  }
+
+  private dropAll(): void {
+    this.generation++;
+    this.local.clear();
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.local.clear();
+  }
+}

@@ -1,0 +1,315 @@
+/**
+ * The one settings schema: every variable, its default and what it does. Read from the environment,
+ * optionally over a JSON file (`SLUICE_CONFIG` or `--config`) whose keys are the variable names.
+ * docs/configuration.md lists the same settings; test/config/settings.test.ts keeps them in sync.
+ */
+import { readFileSync } from 'node:fs';
+
+type Kind = 'string' | 'int' | 'number' | 'bool' | 'list';
+
+interface SettingSpec<K extends Kind = Kind> {
+  env: string;
+  kind: K;
+  default: K extends 'int' | 'number' ? number : K extends 'bool' ? boolean : K extends 'list' ? string[] : string;
+  description: string;
+  /** Shown masked by `config check`, never logged. */
+  secret?: boolean;
+  /** Allowed values for strings, or [min, max] for numbers. */
+  oneOf?: readonly string[];
+  range?: readonly [number, number];
+}
+
+const spec = <K extends Kind>(s: SettingSpec<K>): SettingSpec<K> => s;
+
+export const SETTINGS = {
+  dbUrl: spec({
+    env: 'SLUICE_DB_URL',
+    kind: 'string',
+    default: 'sqlite:./data/sluice.db',
+    secret: true,
+    description: 'Database: `sqlite:PATH` (embedded default), `postgres://…` or `mysql://…`.',
+  }),
+  redisUrl: spec({
+    env: 'SLUICE_REDIS_URL',
+    kind: 'string',
+    default: '',
+    secret: true,
+    description: 'Redis URL (`redis://…`). Empty: the embedded default (limiter, locks and due index in process).',
+  }),
+  redisClusterNodes: spec({
+    env: 'SLUICE_REDIS_CLUSTER_NODES',
+    kind: 'list',
+    default: [],
+    description: 'Comma-separated `host:port` seeds of a Redis Cluster; when set, used instead of SLUICE_REDIS_URL.',
+  }),
+  host: spec({
+    env: 'SLUICE_HOST',
+    kind: 'string',
+    default: '127.0.0.1',
+    description: 'Address the HTTP server binds to (`0.0.0.0` to expose it).',
+  }),
+  port: spec({ env: 'SLUICE_PORT', kind: 'int', default: 3000, range: [0, 65535], description: 'HTTP port (0: any free port).' }),
+  roles: spec({
+    env: 'SLUICE_ROLES',
+    kind: 'list',
+    default: ['api', 'worker'],
+    description: '`serve` roles: `api` (HTTP), `worker` (dispatchers), or both.',
+  }),
+  adminToken: spec({
+    env: 'SLUICE_ADMIN_TOKEN',
+    kind: 'string',
+    default: '',
+    secret: true,
+    description: 'Bearer token of the admin API. Empty: the admin API is off (the CLI still works on the database).',
+  }),
+  secretKey: spec({
+    env: 'SLUICE_SECRET_KEY',
+    kind: 'string',
+    default: '',
+    secret: true,
+    description:
+      'Base64 32-byte key encrypting provider credentials and keying the recipient hashes in Redis keys. Empty: read or create `SLUICE_SECRET_KEY_FILE`.',
+  }),
+  secretKeyFile: spec({
+    env: 'SLUICE_SECRET_KEY_FILE',
+    kind: 'string',
+    default: './data/secret.key',
+    description: 'Where the secret key is kept when SLUICE_SECRET_KEY is empty (created with mode 0600 on first start).',
+  }),
+  bodyLimitBytes: spec({
+    env: 'SLUICE_BODY_LIMIT_BYTES',
+    kind: 'int',
+    default: 65_536,
+    range: [1024, 10_485_760],
+    description: 'Largest request body accepted; larger ones get 413 PAYLOAD_TOO_LARGE.',
+  }),
+  scheduleHorizonDays: spec({
+    env: 'SLUICE_SCHEDULE_HORIZON_DAYS',
+    kind: 'int',
+    default: 30,
+    range: [1, 365],
+    description: 'How far ahead `sendAt` may be.',
+  }),
+  defaultRegion: spec({
+    env: 'SLUICE_DEFAULT_REGION',
+    kind: 'string',
+    default: 'CN',
+    description: 'Country assumed for phone numbers given without `+country` (ISO 3166 alpha-2).',
+  }),
+  configCacheMs: spec({
+    env: 'SLUICE_CONFIG_CACHE_MS',
+    kind: 'int',
+    default: 5000,
+    range: [0, 600_000],
+    description:
+      'How long an instance keeps tenant config in process before asking Redis/SQL again. Changes invalidate it at once through Redis pub/sub (or in process).',
+  }),
+  logLevel: spec({
+    env: 'SLUICE_LOG_LEVEL',
+    kind: 'string',
+    default: 'info',
+    oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    description: 'Log level (pino).',
+  }),
+  partitions: spec({
+    env: 'SLUICE_PARTITIONS',
+    kind: 'int',
+    default: 1,
+    range: [1, 1024],
+    description: 'Dispatcher partitions per channel; each is worked by one lock holder at a time.',
+  }),
+  leaseMs: spec({
+    env: 'SLUICE_LEASE_MS',
+    kind: 'int',
+    default: 5000,
+    range: [500, 600_000],
+    description: 'Dispatcher lock lease; renewed every lease/3. Also the lease of a message being sent.',
+  }),
+  pollMs: spec({
+    env: 'SLUICE_POLL_MS',
+    kind: 'int',
+    default: 1000,
+    range: [10, 60_000],
+    description: 'How often a dispatcher looks for due messages (it is also woken at once for new immediate ones).',
+  }),
+  sendConcurrency: spec({
+    env: 'SLUICE_SEND_CONCURRENCY',
+    kind: 'int',
+    default: 32,
+    range: [1, 10_000],
+    description: 'Sends in flight per dispatcher.',
+  }),
+  maxAttempts: spec({
+    env: 'SLUICE_MAX_ATTEMPTS',
+    kind: 'int',
+    default: 5,
+    range: [1, 100],
+    description: 'Delivery attempts before a message is `failed`.',
+  }),
+  retryBaseMs: spec({
+    env: 'SLUICE_RETRY_BASE_MS',
+    kind: 'int',
+    default: 1000,
+    range: [1, 3_600_000],
+    description: 'First retry delay; doubles each attempt, with full jitter.',
+  }),
+  retryMaxMs: spec({
+    env: 'SLUICE_RETRY_MAX_MS',
+    kind: 'int',
+    default: 300_000,
+    range: [1, 86_400_000],
+    description: 'Largest retry delay.',
+  }),
+  degradeAlertMs: spec({
+    env: 'SLUICE_DEGRADE_ALERT_MS',
+    kind: 'int',
+    default: 10,
+    range: [1, 10_000],
+    description: 'Redis call latency above which a warning is logged and counted.',
+  }),
+  degradeMs: spec({
+    env: 'SLUICE_DEGRADE_MS',
+    kind: 'int',
+    default: 50,
+    range: [1, 10_000],
+    description: 'Sustained Redis latency above which the breaker opens and decisions use the fallback.',
+  }),
+  redisTimeoutMs: spec({
+    env: 'SLUICE_REDIS_TIMEOUT_MS',
+    kind: 'int',
+    default: 100,
+    range: [1, 60_000],
+    description: 'Timeout of one limiter call to Redis; a timeout counts as a failure.',
+  }),
+  breakerOpenMs: spec({
+    env: 'SLUICE_BREAKER_OPEN_MS',
+    kind: 'int',
+    default: 2000,
+    range: [10, 600_000],
+    description: 'How long the breaker stays open before half-open probes.',
+  }),
+  fallbackMode: spec({
+    env: 'SLUICE_FALLBACK_MODE',
+    kind: 'string',
+    default: 'local',
+    oneOf: ['local', 'static', 'allow', 'deny'],
+    description: 'Default fallback while degraded (a tenant channel may override it).',
+  }),
+  fallbackDivideBy: spec({
+    env: 'SLUICE_FALLBACK_DIVIDE_BY',
+    kind: 'int',
+    default: 1,
+    range: [1, 1000],
+    description: '`local` fallback: divide limits by this (the number of instances) so the fleet stays near the global limit.',
+  }),
+  sampleRate: spec({
+    env: 'SLUICE_SAMPLE_RATE',
+    kind: 'number',
+    default: 1,
+    range: [0, 1],
+    description: 'While degraded, the fraction of requests checked in full against the fallback; the rest are allowed.',
+  }),
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+type ValueOf<S> = S extends SettingSpec<infer K> ? SettingSpec<K>['default'] : never;
+export type Settings = { readonly [N in SettingName]: ValueOf<(typeof SETTINGS)[N]> };
+
+/** A setting that cannot be parsed; names the variable and what it expects. */
+export class SettingsError extends Error {
+  override name = 'SettingsError';
+}
+
+function parseValue(s: SettingSpec, raw: unknown): unknown {
+  const text = typeof raw === 'string' ? raw.trim() : raw;
+  switch (s.kind) {
+    case 'string': {
+      if (typeof text !== 'string') throw new SettingsError(`${s.env} must be a string`);
+      if (s.oneOf && !s.oneOf.includes(text)) throw new SettingsError(`${s.env} must be one of ${s.oneOf.join(', ')} (got "${text}")`);
+      return text;
+    }
+    case 'int':
+    case 'number': {
+      const n = typeof text === 'number' ? text : Number(text);
+      if (!Number.isFinite(n) || (s.kind === 'int' && !Number.isInteger(n)) || text === '') {
+        throw new SettingsError(`${s.env} must be ${s.kind === 'int' ? 'an integer' : 'a number'} (got "${String(raw)}")`);
+      }
+      if (s.range && (n < s.range[0] || n > s.range[1]))
+        throw new SettingsError(`${s.env} must be within [${s.range[0]}, ${s.range[1]}] (got ${n})`);
+      return n;
+    }
+    case 'bool': {
+      if (typeof text === 'boolean') return text;
+      if (text === 'true' || text === '1') return true;
+      if (text === 'false' || text === '0') return false;
+      throw new SettingsError(`${s.env} must be true or false (got "${String(raw)}")`);
+    }
+    case 'list': {
+      if (Array.isArray(text)) return text.map(String);
+      if (typeof text !== 'string') throw new SettingsError(`${s.env} must be a comma-separated list`);
+      return text
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
+    }
+  }
+}
+
+/**
+ * Settings from defaults, then the JSON file (if any), then the environment; throws SettingsError
+ * naming every bad variable at once.
+ */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env, file = env.SLUICE_CONFIG): Settings {
+  let fromFile: Record<string, unknown> = {};
+  if (file) {
+    try {
+      fromFile = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    } catch (error) {
+      throw new SettingsError(`cannot read config file ${file}: ${(error as Error).message}`);
+    }
+    const known = new Set(Object.values(SETTINGS).map((s) => s.env));
+    const unknown = Object.keys(fromFile).filter((key) => !known.has(key));
+    if (unknown.length) throw new SettingsError(`unknown setting(s) in ${file}: ${unknown.join(', ')}`);
+  }
+  const problems: string[] = [];
+  const result: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(SETTINGS) as [SettingName, SettingSpec][]) {
+    const raw = env[s.env] ?? fromFile[s.env];
+    try {
+      result[name] = raw === undefined || raw === '' ? s.default : parseValue(s, raw);
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
+  if (problems.length) throw new SettingsError(problems.join('; '));
+  const roles = result.roles as string[];
+  if (roles.length === 0 || roles.some((role) => role !== 'api' && role !== 'worker')) {
+    throw new SettingsError('SLUICE_ROLES must list api and/or worker');
+  }
+  return result as Settings;
+}
+
+/** Every setting as `VARIABLE=value`, secrets masked: what `sluice config check` prints. */
+export function describeSettings(settings: Settings): string[] {
+  return (Object.entries(SETTINGS) as [SettingName, SettingSpec][]).map(([name, s]) => {
+    const value = settings[name];
+    const shown = Array.isArray(value) ? value.join(',') : String(value);
+    return `${s.env}=${s.secret && shown ? maskSecret(shown) : shown}`;
+  });
+}
+
+/** `redis://user:secret@host` → `redis://user:***@host`; a URL without password as is; any other secret → `***`. */
+export function maskSecret(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.password) {
+      url.password = '***';
+      return url.toString();
+    }
+    // A URL without a password (sqlite:path, redis://host) carries no secret.
+    if (['sqlite:', 'postgres:', 'postgresql:', 'mysql:', 'redis:', 'rediss:'].includes(url.protocol)) return value;
+  } catch {
+    // not a URL: a bare secret, mask it whole
+  }
+  return '***';
+}

@@ -1,0 +1,64 @@
+/**
+ * Every error sluice answers with: one class, a stable code, its HTTP status.
+ * docs/errors.md holds the same table; test/errors.test.ts keeps the two in sync.
+ */
+export const ERROR_CODES = {
+  INVALID_REQUEST: { status: 400, meaning: 'The body, a parameter or a header is malformed, of the wrong type, or not allowed.' },
+  UNAUTHORIZED: { status: 401, meaning: 'The API key or admin token is missing, unknown or revoked.' },
+  TENANT_SUSPENDED: { status: 403, meaning: 'The tenant is suspended; nothing it sends is accepted.' },
+  BLACKLISTED: { status: 403, meaning: 'The recipient is on the tenant or the global blacklist for this channel.' },
+  NOT_FOUND: { status: 404, meaning: 'No such resource, or it belongs to another tenant.' },
+  CONFLICT: {
+    status: 409,
+    meaning:
+      'The Idempotency-Key was used with a different body, or the resource is in a state that forbids the call (e.g. cancelling a message already sending).',
+  },
+  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The request body is larger than the configured limit.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'The body is not application/json.' },
+  RATE_LIMITED: {
+    status: 429,
+    meaning: 'A frequency rule for this recipient is at its limit; `Retry-After` says when a retry can succeed.',
+  },
+  BANNED: { status: 429, meaning: 'The recipient is banned on this channel after breaching a rule; `Retry-After` says when the ban ends.' },
+  QUOTA_EXCEEDED: { status: 429, meaning: "The tenant's QPS or daily quota for this channel is used up." },
+  INTERNAL: { status: 500, meaning: 'An unexpected failure; the request was not accepted. Logged with its request id.' },
+  UNAVAILABLE: { status: 503, meaning: 'A dependency (database, Redis) is down; nothing was accepted. Retry later.' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** An error with a stable code, safe to show to the caller. `details` goes into the response body. */
+export class SluiceError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
+  /** Seconds after which a retry can succeed (429s): becomes the `Retry-After` header. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: Record<string, unknown>; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SluiceError';
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.details = options.details;
+    this.retryAfterSeconds = options.retryAfterMs === undefined ? undefined : Math.max(1, Math.ceil(options.retryAfterMs / 1000));
+  }
+
+  /** The JSON body of DESIGN.md §8: `{"error": {"code", "message", ...details}}`. */
+  toBody(): { error: Record<string, unknown> } {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
+        ...this.details,
+      },
+    };
+  }
+}
+
+export const isSluiceError = (error: unknown): error is SluiceError => error instanceof SluiceError;

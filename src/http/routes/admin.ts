@@ -1,0 +1,103 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { HttpDeps } from '../../app/contracts.js';
+import type { Channel } from '../../channels.js';
+import { SluiceError } from '../../errors.js';
+import { requireAdmin } from '../auth.js';
+import { BanParams, BlacklistBody, ChannelParam, IdParam, NewTenantBody, RuleSetBody, TenantPatchBody } from '../schemas.js';
+
+/** Operator API under /v1/admin, behind SLUICE_ADMIN_TOKEN (off when the variable is empty). */
+export const adminRoutes =
+  (deps: HttpDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.addHook('onRequest', async (request) => {
+      if (request.url.startsWith('/v1/admin')) requireAdmin(deps, request);
+    });
+    const admin = deps.admin;
+    const tenantOr404 = async <T>(value: Promise<T | undefined>): Promise<T> => {
+      const found = await value;
+      if (found === undefined) throw new SluiceError('NOT_FOUND', 'no such tenant');
+      return found;
+    };
+
+    app.post(
+      '/v1/admin/tenants',
+      { schema: { summary: 'Create a tenant; its API key is shown once', body: NewTenantBody } },
+      async (request, reply) => {
+        const created = await admin.createTenant(request.body.name, request.body.qpsLimit);
+        return reply.status(201).send(created);
+      },
+    );
+    app.get('/v1/admin/tenants', { schema: { summary: 'List tenants' } }, async () => ({ tenants: await admin.listTenants() }));
+    app.get('/v1/admin/tenants/:id', { schema: { summary: 'Read a tenant', params: IdParam } }, async (request) =>
+      tenantOr404(admin.getTenant(request.params.id)),
+    );
+    app.patch(
+      '/v1/admin/tenants/:id',
+      { schema: { summary: 'Suspend or resume a tenant, set its quotas', params: IdParam, body: TenantPatchBody } },
+      async (request) => tenantOr404(admin.updateTenant(request.params.id, request.body as Parameters<typeof admin.updateTenant>[1])),
+    );
+
+    app.put(
+      '/v1/admin/tenants/:id/rules/:channel',
+      {
+        schema: {
+          summary: "Replace a tenant channel's frequency rules (live within a second everywhere)",
+          params: ChannelParam,
+          body: RuleSetBody,
+        },
+      },
+      async (request) => {
+        await tenantOr404(admin.getTenant(request.params.id));
+        const { rules, fallback } = request.body;
+        return admin.setRules(
+          request.params.id,
+          request.params.channel as Channel,
+          rules.map((rule) => ({
+            windowSeconds: rule.windowSeconds,
+            limit: rule.limit,
+            banSeconds: rule.banSeconds ?? 0,
+            ...(rule.algorithm ? { algorithm: rule.algorithm } : {}),
+          })),
+          fallback as Parameters<typeof admin.setRules>[3],
+        );
+      },
+    );
+    app.get(
+      '/v1/admin/tenants/:id/rules/:channel',
+      { schema: { summary: "A tenant channel's rules", params: ChannelParam } },
+      async (request) => {
+        await tenantOr404(admin.getTenant(request.params.id));
+        return admin.getRules(request.params.id, request.params.channel as Channel);
+      },
+    );
+
+    app.post(
+      '/v1/admin/tenants/:id/blacklist',
+      { schema: { summary: 'Blacklist recipients', params: IdParam, body: BlacklistBody } },
+      async (request) => {
+        await tenantOr404(admin.getTenant(request.params.id));
+        const { channel = '*', recipients, reason } = request.body;
+        return admin.addToBlacklist(request.params.id, channel as Channel | '*', recipients, reason);
+      },
+    );
+    app.delete(
+      '/v1/admin/tenants/:id/blacklist',
+      { schema: { summary: 'Remove recipients from the blacklist', params: IdParam, body: Type.Omit(BlacklistBody, ['reason']) } },
+      async (request) => {
+        await tenantOr404(admin.getTenant(request.params.id));
+        const { channel = '*', recipients } = request.body;
+        return admin.removeFromBlacklist(request.params.id, channel as Channel | '*', recipients);
+      },
+    );
+
+    app.delete(
+      '/v1/admin/tenants/:id/bans/:channel/:to',
+      { schema: { summary: "Lift a recipient's ban", params: BanParams } },
+      async (request) => {
+        await tenantOr404(admin.getTenant(request.params.id));
+        const lifted = await admin.liftBan(request.params.id, request.params.channel as Channel, request.params.to);
+        return { lifted };
+      },
+    );
+  };

@@ -1,0 +1,39 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { HttpDeps } from '../../app/contracts.js';
+import { requireTenant } from '../auth.js';
+import { Decision, ErrorBody, FrequencyCheckBody } from '../schemas.js';
+
+/**
+ * The risk-control API: "has this user done X more than M times in the last N minutes?". The answer
+ * is data (200, `allowed` true or false), not a 429: the caller asked a question, it was answered.
+ */
+export const frequencyRoutes =
+  (deps: HttpDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/v1/frequency/check',
+      {
+        schema: {
+          summary: 'Frequency decision on a tenant-scoped subject and action',
+          body: FrequencyCheckBody,
+          response: { 200: Decision, '4xx': ErrorBody },
+        },
+      },
+      async (request) => {
+        const tenant = await requireTenant(deps, request);
+        const body = request.body;
+        return deps.risk.check(tenant.id, {
+          subject: body.subject,
+          action: body.action,
+          rules: body.rules.map((rule) => ({
+            windowMs: rule.windowSeconds * 1000,
+            limit: rule.limit,
+            banMs: (rule.banSeconds ?? 0) * 1000,
+            ...(rule.algorithm ? { algorithm: rule.algorithm as 'sliding-log' } : {}),
+          })),
+          requestId: body.requestId,
+          record: body.record ?? true,
+        });
+      },
+    );
+  };

@@ -1,0 +1,116 @@
+/** Request and response schemas (TypeBox): they validate bodies and make the OpenAPI at /docs. */
+import { type Static, Type } from '@sinclair/typebox';
+
+const Params = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1024 }), { maxProperties: 50 });
+
+export const SendBody = Type.Object(
+  {
+    channel: Type.String({ enum: ['sms', 'email', 'webhook'], description: 'sms, email or webhook' }),
+    to: Type.String({ minLength: 1, maxLength: 320, description: 'Phone (E.164 or national), email address, or webhook target' }),
+    template: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    params: Type.Optional(Params),
+    subject: Type.Optional(Type.String({ maxLength: 998 })),
+    body: Type.Optional(Type.String({ maxLength: 32_768 })),
+    html: Type.Optional(Type.String({ maxLength: 65_536 })),
+    sendAt: Type.Optional(Type.Union([Type.String({ format: 'date-time', maxLength: 40 }), Type.Integer({ minimum: 0 })])),
+  },
+  { additionalProperties: false },
+);
+export type SendBodyType = Static<typeof SendBody>;
+
+export const Accepted = Type.Object({ id: Type.String(), status: Type.String() });
+
+export const ErrorBody = Type.Object({
+  error: Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true }),
+});
+
+export const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const RuleBody = Type.Object(
+  {
+    windowSeconds: Type.Integer({ minimum: 1, maximum: 400 * 86_400 }),
+    limit: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),
+    banSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 400 * 86_400 })),
+    algorithm: Type.Optional(Type.String({ enum: ['sliding-log', 'sliding-counter', 'fixed-window', 'token-bucket'] })),
+  },
+  { additionalProperties: false },
+);
+export type RuleBodyType = Static<typeof RuleBody>;
+
+export const FallbackBody = Type.Object(
+  {
+    mode: Type.String({ enum: ['local', 'static', 'allow', 'deny'] }),
+    rules: Type.Optional(Type.Array(RuleBody, { minItems: 1, maxItems: 16 })),
+  },
+  { additionalProperties: false },
+);
+
+export const RuleSetBody = Type.Object(
+  { rules: Type.Array(RuleBody, { maxItems: 16 }), fallback: Type.Optional(FallbackBody) },
+  { additionalProperties: false },
+);
+
+export const FrequencyCheckBody = Type.Object(
+  {
+    subject: Type.String({ minLength: 1, maxLength: 256, description: 'Who, e.g. a user id' }),
+    action: Type.String({ minLength: 1, maxLength: 64, description: 'What, e.g. "send-code"' }),
+    rules: Type.Array(RuleBody, { minItems: 1, maxItems: 16 }),
+    requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    record: Type.Optional(Type.Boolean({ description: 'false: only look (peek), record nothing' })),
+  },
+  { additionalProperties: false },
+);
+
+export const Decision = Type.Object({
+  allowed: Type.Boolean(),
+  code: Type.String(),
+  rule: Type.Optional(Type.Integer()),
+  retryAfterMs: Type.Integer(),
+  counts: Type.Array(Type.Integer()),
+});
+
+export const ChannelParam = Type.Object({
+  id: Type.String({ maxLength: 64 }),
+  channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
+});
+
+export const NewTenantBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9 _.-]*$' }),
+    qpsLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+
+export const TenantPatchBody = Type.Object(
+  {
+    status: Type.Optional(Type.String({ enum: ['active', 'suspended'] })),
+    qpsLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()])),
+    dailyQuotas: Type.Optional(
+      Type.Object(
+        {
+          sms: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+          email: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+          webhook: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const BlacklistBody = Type.Object(
+  {
+    channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook', '*'] })),
+    recipients: Type.Array(Type.String({ minLength: 1, maxLength: 320 }), { minItems: 1, maxItems: 1000 }),
+    reason: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+
+export const BanParams = Type.Object({
+  id: Type.String({ maxLength: 64 }),
+  channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
+  to: Type.String({ minLength: 1, maxLength: 320 }),
+});

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { RedisScript, type ScriptClient } from '../../../src/delivery/lock/redis-script.js';
+
+function fakeClient(cached: Set<string>): ScriptClient & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    async evalsha(sha1, numkeys, ...rest) {
+      calls.push(`evalsha ${numkeys} ${rest.join(' ')}`);
+      if (!cached.has(sha1)) throw new Error('NOSCRIPT No matching script. Please use EVAL.');
+      return 'cached';
+    },
+    async eval(script, numkeys, ...rest) {
+      calls.push(`eval ${numkeys} ${rest.join(' ')}`);
+      cached.add(new RedisScript('x', script).sha1);
+      return 'evaluated';
+    },
+  };
+}
+
+describe('RedisScript', () => {
+  it('falls back to EVAL on NOSCRIPT, then uses EVALSHA', async () => {
+    const script = new RedisScript('t', 'return 1');
+    const client = fakeClient(new Set());
+    expect(await script.run(client, ['k1', 'k2'], ['a', 3])).toBe('evaluated');
+    expect(await script.run(client, ['k1', 'k2'], ['a', 3])).toBe('cached');
+    expect(client.calls).toEqual(['evalsha 2 k1 k2 a 3', 'eval 2 k1 k2 a 3', 'evalsha 2 k1 k2 a 3']);
+  });
+
+  it('passes other errors through', async () => {
+    const script = new RedisScript('t', 'return 1');
+    const client: ScriptClient = {
+      evalsha: () => Promise.reject(new Error('ERR wrong number of arguments')),
+      eval: () => Promise.resolve('never'),
+    };
+    await expect(script.run(client, [], [])).rejects.toThrow(/wrong number/);
+  });
+
+  it('the lock scripts have headers naming KEYS, ARGV and the return value', async () => {
+    const folder = new URL('../../../src/delivery/lock/scripts/', import.meta.url);
+    for (const name of ['renew', 'release']) {
+      const { source } = RedisScript.fromFile(folder, name);
+      expect(source).toMatch(/KEYS\[1\]/);
+      expect(source).toMatch(/ARGV\[1\]/);
+      expect(source).toMatch(/Returns/);
+    }
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * Reading a provider's `config` (plain settings, shown in the admin API) and `secret` (credentials,
+ * never shown or logged) with errors that name the provider and the field, and never the value.
+ */
+import { DEFAULT_TIMEOUT_MS, type ProviderKind } from './provider.js';
+
+export class ProviderConfigReader {
+  constructor(
+    private readonly providerId: string,
+    private readonly kind: ProviderKind,
+    private readonly config: Record<string, unknown>,
+    private readonly secret: Record<string, string>,
+  ) {}
+
+  private fail(field: string, expected: string): never {
+    throw new Error(`provider "${this.providerId}" (${this.kind}): ${field} is required (${expected})`);
+  }
+
+  private invalid(field: string, expected: string): never {
+    throw new Error(`provider "${this.providerId}" (${this.kind}): ${field} must be ${expected}`);
+  }
+
+  string(field: string): string {
+    const value = this.config[field];
+    if (value === undefined || value === null || value === '') this.fail(`config.${field}`, 'a non-empty string');
+    if (typeof value !== 'string') this.invalid(`config.${field}`, 'a string');
+    return value;
+  }
+
+  optionalString(field: string): string | undefined {
+    const value = this.config[field];
+    if (value === undefined || value === null || value === '') return undefined;
+    if (typeof value !== 'string') this.invalid(`config.${field}`, 'a string');
+    return value;
+  }
+
+  url(field: string): string {
+    return this.checkUrl(`config.${field}`, this.string(field));
+  }
+
+  optionalUrl(field: string): string | undefined {
+    const value = this.optionalString(field);
+    return value === undefined ? undefined : this.checkUrl(`config.${field}`, value);
+  }
+
+  private checkUrl(field: string, value: string): string {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      this.invalid(field, 'an http(s) URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') this.invalid(field, 'an http(s) URL');
+    return value;
+  }
+
+  optionalInteger(field: string, range: { min: number; max: number }): number | undefined {
+    const value = this.config[field];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < range.min || value > range.max) {
+      this.invalid(`config.${field}`, `an integer in [${range.min}, ${range.max}]`);
+    }
+    return value;
+  }
+
+  optionalBoolean(field: string): boolean | undefined {
+    const value = this.config[field];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'boolean') this.invalid(`config.${field}`, 'true or false');
+    return value;
+  }
+
+  /** The per-request bound: `config.timeoutMs`, 10 s by default. */
+  timeoutMs(): number {
+    return this.optionalInteger('timeoutMs', { min: 1, max: 600_000 }) ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  secretString(field: string): string {
+    const value = this.secret[field];
+    if (typeof value !== 'string' || value === '') this.fail(`secret.${field}`, 'a non-empty string');
+    return value;
+  }
+
+  optionalSecretString(field: string): string | undefined {
+    const value = this.secret[field];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * Builds a Provider from its stored row: `{id, kind, channel, config, secret}`. `config` holds the
+ * plain settings (shown by the admin API), `secret` the credentials (stored encrypted, never shown).
+ * A missing or malformed field fails here, at load time, with an Error naming the provider and the
+ * field (`provider "sms-main" (aliyun-sms): config.signName is required`), never the value.
+ *
+ * | kind          | channel        | config                                                                  | secret                     |
+ * |---------------|----------------|-------------------------------------------------------------------------|----------------------------|
+ * | `console`     | any            | —                                                                       | —                          |
+ * | `smtp`        | email          | host, from; port (587, or 465 when secure), secure, messageIdDomain, ignoreTLS, requireTLS, tlsRejectUnauthorized, maxConnections | user, password (optional) |
+ * | `aliyun-sms`  | sms            | signName; templateCode, endpoint, regionId                              | accessKeyId, accessKeySecret |
+ * | `tencent-sms` | sms            | sdkAppId; signName, templateId, region, endpoint                        | secretId, secretKey        |
+ * | `feishu`      | webhook        | webhookUrl                                                              | signingSecret (optional)   |
+ * | `slack`       | webhook        | —                                                                       | webhookUrl                 |
+ * | `http`        | webhook        | url                                                                     | signingSecret              |
+ *
+ * Every kind also takes `config.timeoutMs` (per request, default 10 000).
+ */
+import type { Channel } from '../../channels.js';
+import { type Clock, systemClock } from '../../limiter/clock.js';
+import { createAliyunSmsProvider } from './aliyun-sms.js';
+import { createConsoleProvider, type LineSink } from './console.js';
+import { createFeishuProvider } from './feishu.js';
+import type { FetchLike } from './http-request.js';
+import { createHttpWebhookProvider } from './http-webhook.js';
+import { PROVIDER_KINDS, type Provider, type ProviderKind } from './provider.js';
+import { ProviderConfigReader } from './provider-config.js';
+import { createSlackProvider } from './slack.js';
+import { createSmtpProvider } from './smtp.js';
+import { createTencentSmsProvider } from './tencent-sms.js';
+
+export interface ProviderSpec {
+  id: string;
+  kind: ProviderKind | string;
+  channel: Channel;
+  config: Record<string, unknown>;
+  secret: Record<string, string>;
+}
+
+/** What the process supplies rather than the stored row. */
+export interface ProviderDependencies {
+  /** Signing timestamps (Tencent, Aliyun, Feishu, http). */
+  clock?: Clock;
+  /** The console provider's output (stdout by default). */
+  consoleOut?: LineSink;
+  fetch?: FetchLike;
+}
+
+/** The channel each kind can send on; `console` serves any. */
+const KIND_CHANNEL: Record<ProviderKind, Channel | undefined> = {
+  console: undefined,
+  smtp: 'email',
+  'aliyun-sms': 'sms',
+  'tencent-sms': 'sms',
+  feishu: 'webhook',
+  slack: 'webhook',
+  http: 'webhook',
+};
+
+const isProviderKind = (kind: string): kind is ProviderKind => (PROVIDER_KINDS as readonly string[]).includes(kind);
+
+export function createProvider(spec: ProviderSpec, deps: ProviderDependencies = {}): Provider {
+  if (typeof spec.id !== 'string' || spec.id === '') throw new Error('provider: id is required (a non-empty string)');
+  if (!isProviderKind(spec.kind))
+    throw new Error(`provider "${spec.id}": unknown kind "${String(spec.kind)}" (one of ${PROVIDER_KINDS.join(', ')})`);
+  const kind = spec.kind;
+  const expected = KIND_CHANNEL[kind];
+  if (expected !== undefined && spec.channel !== expected) {
+    throw new Error(`provider "${spec.id}" (${kind}): channel must be "${expected}", not "${String(spec.channel)}"`);
+  }
+  const read = new ProviderConfigReader(spec.id, kind, spec.config ?? {}, spec.secret ?? {});
+  const clock = deps.clock ?? systemClock;
+  const common = { id: spec.id, channel: spec.channel };
+
+  switch (kind) {
+    case 'console':
+      return createConsoleProvider({ ...common, ...(deps.consoleOut ? { out: deps.consoleOut } : {}) });
+    case 'smtp': {
+      const secure = read.optionalBoolean('secure') ?? false;
+      const user = read.optionalSecretString('user');
+      const messageIdDomain = read.optionalString('messageIdDomain');
+      const ignoreTLS = read.optionalBoolean('ignoreTLS');
+      const requireTLS = read.optionalBoolean('requireTLS');
+      const tlsRejectUnauthorized = read.optionalBoolean('tlsRejectUnauthorized');
+      const maxConnections = read.optionalInteger('maxConnections', { min: 1, max: 100 });
+      return createSmtpProvider({
+        ...common,
+        host: read.string('host'),
+        port: read.optionalInteger('port', { min: 1, max: 65_535 }) ?? (secure ? 465 : 587),
+        secure,
+        from: read.string('from'),
+        timeoutMs: read.timeoutMs(),
+        ...(user === undefined ? {} : { auth: { user, pass: read.secretString('password') } }),
+        ...(messageIdDomain === undefined ? {} : { messageIdDomain }),
+        ...(ignoreTLS === undefined ? {} : { ignoreTLS }),
+        ...(requireTLS === undefined ? {} : { requireTLS }),
+        ...(tlsRejectUnauthorized === undefined ? {} : { tlsRejectUnauthorized }),
+        ...(maxConnections === undefined ? {} : { maxConnections }),
+      });
+    }
+    case 'aliyun-sms': {
+      const templateCode = read.optionalString('templateCode');
+      const endpoint = read.optionalUrl('endpoint');
+      const regionId = read.optionalString('regionId');
+      return createAliyunSmsProvider({
+        ...common,
+        accessKeyId: read.secretString('accessKeyId'),
+        accessKeySecret: read.secretString('accessKeySecret'),
+        signName: read.string('signName'),
+        timeoutMs: read.timeoutMs(),
+        clock,
+        ...(templateCode === undefined ? {} : { defaultTemplateCode: templateCode }),
+        ...(endpoint === undefined ? {} : { endpoint }),
+        ...(regionId === undefined ? {} : { regionId }),
+        ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      });
+    }
+    case 'tencent-sms': {
+      const signName = read.optionalString('signName');
+      const templateId = read.optionalString('templateId');
+      const region = read.optionalString('region');
+      const endpoint = read.optionalUrl('endpoint');
+      return createTencentSmsProvider({
+        ...common,
+        secretId: read.secretString('secretId'),
+        secretKey: read.secretString('secretKey'),
+        sdkAppId: read.string('sdkAppId'),
+        timeoutMs: read.timeoutMs(),
+        clock,
+        ...(signName === undefined ? {} : { signName }),
+        ...(templateId === undefined ? {} : { defaultTemplateId: templateId }),
+        ...(region === undefined ? {} : { region }),
+        ...(endpoint === undefined ? {} : { endpoint }),
+        ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      });
+    }
+    case 'feishu': {
+      const signingSecret = read.optionalSecretString('signingSecret');
+      return createFeishuProvider({
+        ...common,
+        webhookUrl: read.url('webhookUrl'),
+        timeoutMs: read.timeoutMs(),
+        clock,
+        ...(signingSecret === undefined ? {} : { signingSecret }),
+        ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      });
+    }
+    case 'slack': {
+      const webhookUrl = read.secretString('webhookUrl');
+      try {
+        new URL(webhookUrl);
+      } catch {
+        throw new Error(`provider "${spec.id}" (slack): secret.webhookUrl must be an http(s) URL`);
+      }
+      return createSlackProvider({ ...common, webhookUrl, timeoutMs: read.timeoutMs(), ...(deps.fetch ? { fetch: deps.fetch } : {}) });
+    }
+    case 'http':
+      return createHttpWebhookProvider({
+        ...common,
+        url: read.url('url'),
+        signingSecret: read.secretString('signingSecret'),
+        timeoutMs: read.timeoutMs(),
+        clock,
+        ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      });
+  }
+}

@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { describeSettings, loadSettings, maskSecret, SETTINGS, SettingsError } from '../../src/config/settings.js';
+
+describe('settings', () => {
+  it('has defaults for everything: an empty environment is the embedded default', () => {
+    const settings = loadSettings({});
+    expect(settings.dbUrl).toBe('sqlite:./data/sluice.db');
+    expect(settings.redisUrl).toBe('');
+    expect(settings.roles).toEqual(['api', 'worker']);
+    expect(settings.port).toBe(3000);
+  });
+
+  it('parses and checks the environment, naming every bad variable', () => {
+    expect(loadSettings({ SLUICE_PORT: '8080', SLUICE_ROLES: 'api', SLUICE_SAMPLE_RATE: '0.5' })).toMatchObject({
+      port: 8080,
+      roles: ['api'],
+      sampleRate: 0.5,
+    });
+    expect(() => loadSettings({ SLUICE_PORT: 'eighty', SLUICE_LOG_LEVEL: 'loud' })).toThrow(
+      /SLUICE_PORT must be an integer.*SLUICE_LOG_LEVEL must be one of/,
+    );
+    expect(() => loadSettings({ SLUICE_PORT: '70000' })).toThrow(SettingsError);
+    expect(() => loadSettings({ SLUICE_ROLES: 'api,cook' })).toThrow(/SLUICE_ROLES/);
+  });
+
+  it('masks secrets in config check output', () => {
+    const lines = describeSettings(
+      loadSettings({
+        SLUICE_ADMIN_TOKEN: 'hunter2',
+        SLUICE_REDIS_URL: 'redis://:pw@127.0.0.1:6379',
+        SLUICE_DB_URL: 'postgres://u:secret@db/x',
+      }),
+    );
+    const text = lines.join('\n');
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toContain('secret@');
+    expect(text).toContain('SLUICE_ADMIN_TOKEN=***');
+    expect(text).toContain('SLUICE_DB_URL=postgres://u:***@db/x');
+    expect(maskSecret('sqlite:./data/sluice.db')).toBe('sqlite:./data/sluice.db');
+    expect(maskSecret('a:b')).toBe('***');
+  });
+
+  it('docs/configuration.md documents every setting with its default', () => {
+    const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    const documented = [...doc.matchAll(/^\|\s*`(SLUICE_[A-Z_]+)`\s*\|\s*(.*?)\s*\|/gm)].map((match) => [match[1], match[2]]);
+    const shown = (value: unknown) => {
+      const text = Array.isArray(value) ? value.join(',') : String(value);
+      return text === '' ? '(empty)' : `\`${text}\``;
+    };
+    const expected = Object.values(SETTINGS).map((s) => [s.env, shown(s.default)]);
+    expect(documented).toEqual(expected);
+  });
+});

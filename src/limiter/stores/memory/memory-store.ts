@@ -1,0 +1,280 @@
+/**
+ * The in-process store: every decision is a synchronous computation on one subject's state, so
+ * it is atomic within the process without locks.
+ *
+ * Memory stays bounded without timers: log entries older than the longest window leave on each
+ * access (trim), and every check also inspects two subjects through a persistent Map iterator,
+ * dropping those whose state can no longer affect any decision at the latest time seen.
+ */
+import { type Clock, systemClock } from '../../clock.js';
+import type { Decision, DecisionCode, LimiterStore, NormalizedRule } from '../../types.js';
+import { type Counter, createCounter, type FixedWindowCounter, findCounter, type SlidingCounter, type TokenBucket } from './counters.js';
+import { SubjectLog } from './subject-log.js';
+
+export interface MemoryStoreOptions {
+  /** Time when a call passes no `now`; default the process clock. */
+  clock?: Clock;
+}
+
+/** Subjects inspected for eviction per check: enough to outpace the creation of subjects. */
+const SWEEP_PER_CHECK = 2;
+
+class SubjectState {
+  log: SubjectLog | undefined;
+  counters: Counter[] | undefined;
+  /** End of the stored ban; 0: none (a ban always ends after time 0). */
+  banEnd = 0;
+  /** From this time on nothing stored here can change a decision: the subject may be evicted. */
+  expiresAt = 0;
+  constructor(readonly subject: string) {}
+}
+
+/** State of one evaluation, kept on the store to avoid allocating it per call. */
+interface Evaluation {
+  code: DecisionCode;
+  rule: number;
+  retryAfterMs: number;
+  /** max banMs of the hit rules. */
+  banMs: number;
+}
+
+export class MemoryStore implements LimiterStore {
+  private readonly clock: Clock;
+  private readonly subjects = new Map<string, SubjectState>();
+  private sweeper: Iterator<SubjectState> = this.subjects.values();
+  /** Latest decision time seen: the store's idea of now for eviction. */
+  private latest = Number.NEGATIVE_INFINITY;
+  /** Increments per check or undo, so state shared by several rules is updated once. */
+  private stamp = 0;
+  private readonly evaluation: Evaluation = { code: 'OK', rule: -1, retryAfterMs: 0, banMs: 0 };
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** Subjects currently held (diagnostics and tests). */
+  get size(): number {
+    return this.subjects.size;
+  }
+
+  /** Live log entries of a subject (diagnostics and tests). */
+  logSize(subject: string): number {
+    return this.subjects.get(subject)?.log?.size ?? 0;
+  }
+
+  check(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, now: number | undefined): Promise<Decision> {
+    const t = now ?? this.clock.now();
+    if (t > this.latest) this.latest = t;
+    this.sweep();
+    let state = this.subjects.get(subject);
+    let longest = 0;
+    let keepsLog = requestId !== undefined;
+    let relevance = 0;
+    for (let index = 0; index < rules.length; index++) {
+      const rule = rules[index]!;
+      if (rule.windowMs > longest) longest = rule.windowMs;
+      if (rule.algorithm === 'sliding-log') keepsLog = true;
+      // A sliding counter still reads a bucket 11 buckets after it was written.
+      const span = rule.algorithm === 'sliding-counter' ? 11 * Math.ceil(rule.windowMs / 10) : rule.windowMs;
+      if (span > relevance) relevance = span;
+    }
+    state?.log?.trim(t - longest);
+    const counts = new Array<number>(rules.length);
+    if (requestId !== undefined && state?.log?.has(requestId)) {
+      this.evaluate(state, rules, t, counts);
+      return Promise.resolve({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at: t });
+    }
+    const evaluation = this.evaluate(state, rules, t, counts);
+    if (evaluation.code === 'OK') {
+      if (!state) state = this.create(subject);
+      if (keepsLog) (state.log ??= new SubjectLog()).insert(t, requestId);
+      const stamp = ++this.stamp;
+      for (let index = 0; index < rules.length; index++) {
+        const rule = rules[index]!;
+        if (rule.algorithm === 'sliding-log') continue;
+        let counter = findCounter(state.counters, rule.algorithm, rule.windowMs, rule.limit);
+        if (!counter) {
+          counter = createCounter(rule.algorithm, rule.windowMs, rule.limit);
+          (state.counters ??= []).push(counter);
+        }
+        if (counter.stamp === stamp) continue;
+        counter.stamp = stamp;
+        counter.admit(t);
+      }
+      if (t + relevance > state.expiresAt) state.expiresAt = t + relevance;
+      return Promise.resolve({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at: t });
+    }
+    if (evaluation.code === 'BANNED') {
+      return Promise.resolve({ allowed: false, code: 'BANNED', retryAfterMs: evaluation.retryAfterMs, counts, at: t });
+    }
+    if (evaluation.banMs > 0) {
+      if (!state) state = this.create(subject);
+      this.setBan(state, t + evaluation.banMs);
+    }
+    return Promise.resolve({
+      allowed: false,
+      code: 'RATE_LIMITED',
+      rule: evaluation.rule,
+      retryAfterMs: evaluation.retryAfterMs,
+      counts,
+      at: t,
+    });
+  }
+
+  peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
+    const t = now ?? this.clock.now();
+    if (t > this.latest) this.latest = t;
+    const state = this.subjects.get(subject);
+    let longest = 0;
+    for (let index = 0; index < rules.length; index++) if (rules[index]!.windowMs > longest) longest = rules[index]!.windowMs;
+    state?.log?.trim(t - longest);
+    const counts = new Array<number>(rules.length);
+    const { code, rule, retryAfterMs } = this.evaluate(state, rules, t, counts);
+    const decision: Decision = { allowed: code === 'OK', code, retryAfterMs, counts, at: t };
+    if (code === 'RATE_LIMITED') decision.rule = rule;
+    return Promise.resolve(decision);
+  }
+
+  undo(subject: string, rules: readonly NormalizedRule[], requestId: string, _at: number): Promise<void> {
+    const state = this.subjects.get(subject);
+    // The logged time is the admission's own; `at` only repeats it.
+    const a = state?.log?.remove(requestId);
+    if (state === undefined || a === undefined) return Promise.resolve();
+    const stamp = ++this.stamp;
+    for (let index = 0; index < rules.length; index++) {
+      const rule = rules[index]!;
+      if (rule.algorithm === 'sliding-log') continue;
+      const counter = findCounter(state.counters, rule.algorithm, rule.windowMs, rule.limit);
+      if (!counter || counter.stamp === stamp) continue;
+      counter.stamp = stamp;
+      counter.undo(a);
+    }
+    return Promise.resolve();
+  }
+
+  reset(subject: string): Promise<void> {
+    this.subjects.delete(subject);
+    return Promise.resolve();
+  }
+
+  ban(subject: string, ms: number, now: number | undefined): Promise<void> {
+    const t = now ?? this.clock.now();
+    if (t > this.latest) this.latest = t;
+    const state = this.subjects.get(subject) ?? this.create(subject);
+    if (t + ms > state.banEnd) this.setBan(state, t + ms);
+    return Promise.resolve();
+  }
+
+  unban(subject: string): Promise<boolean> {
+    const state = this.subjects.get(subject);
+    if (!state || state.banEnd === 0) return Promise.resolve(false);
+    // An ended ban is cleanup, not a ban: report only one that outlasts the latest time seen.
+    const inForce = state.banEnd > this.latest;
+    state.banEnd = 0;
+    return Promise.resolve(inForce);
+  }
+
+  close(): Promise<void> {
+    this.subjects.clear();
+    return Promise.resolve();
+  }
+
+  private create(subject: string): SubjectState {
+    const state = new SubjectState(subject);
+    this.subjects.set(subject, state);
+    return state;
+  }
+
+  private setBan(state: SubjectState, end: number): void {
+    state.banEnd = end;
+    if (end > state.expiresAt) state.expiresAt = end;
+  }
+
+  /** Steps 2 and 3 of the semantics: fills `counts`, decides, records nothing. */
+  private evaluate(state: SubjectState | undefined, rules: readonly NormalizedRule[], t: number, counts: number[]): Evaluation {
+    const evaluation = this.evaluation;
+    evaluation.code = 'OK';
+    evaluation.rule = -1;
+    evaluation.retryAfterMs = 0;
+    evaluation.banMs = 0;
+    const log = state?.log;
+    const counters = state?.counters;
+    for (let index = 0; index < rules.length; index++) {
+      const rule = rules[index]!;
+      const w = rule.windowMs;
+      let count: number;
+      let retry = -1;
+      switch (rule.algorithm) {
+        case 'sliding-log': {
+          if (!log) {
+            count = 0;
+            break;
+          }
+          const low = log.upperBound(t - w);
+          const high = log.newest <= t ? log.end : log.upperBound(t);
+          count = high - low;
+          if (count >= rule.limit) retry = log.at(low + count - rule.limit) + w - t;
+          break;
+        }
+        case 'fixed-window': {
+          const counter = findCounter(counters, 'fixed-window', w, rule.limit) as FixedWindowCounter | undefined;
+          count = counter ? counter.countAt(t) : 0;
+          if (count >= rule.limit) retry = (Math.floor(t / w) + 1) * w - t;
+          break;
+        }
+        case 'sliding-counter': {
+          const counter = findCounter(counters, 'sliding-counter', w, rule.limit) as SlidingCounter | undefined;
+          const b = Math.ceil(w / 10);
+          if (!counter) {
+            count = 0;
+            break;
+          }
+          const weighted = counter.weightedAt(t);
+          count = Math.floor(weighted / b);
+          if (weighted >= rule.limit * b) retry = b - counter.offset;
+          break;
+        }
+        case 'token-bucket': {
+          const counter = findCounter(counters, 'token-bucket', w, rule.limit) as TokenBucket | undefined;
+          const interval = w / rule.limit;
+          const x = counter ? counter.arrivalAt(t) : t;
+          count = Math.ceil((x - t) / interval - 1e-9) + 0;
+          if (x + interval - t > w) retry = Math.ceil(x + interval - w - t);
+          break;
+        }
+      }
+      counts[index] = count;
+      if (retry >= 0) {
+        if (evaluation.code === 'OK') {
+          evaluation.code = 'RATE_LIMITED';
+          evaluation.rule = index;
+        }
+        if (retry > evaluation.retryAfterMs) evaluation.retryAfterMs = retry;
+        if (rule.banMs > evaluation.banMs) evaluation.banMs = rule.banMs;
+      }
+    }
+    if (state && state.banEnd > t) {
+      evaluation.code = 'BANNED';
+      evaluation.retryAfterMs = state.banEnd - t;
+      evaluation.banMs = 0;
+    } else if (evaluation.banMs > evaluation.retryAfterMs) {
+      evaluation.retryAfterMs = evaluation.banMs;
+    }
+    return evaluation;
+  }
+
+  /** Inspects a few subjects and evicts those whose every stored time has passed. */
+  private sweep(): void {
+    for (let inspected = 0; inspected < SWEEP_PER_CHECK; inspected++) {
+      let next = this.sweeper.next();
+      if (next.done) {
+        if (this.subjects.size === 0) return;
+        this.sweeper = this.subjects.values();
+        next = this.sweeper.next();
+        if (next.done) return;
+      }
+      const state = next.value;
+      if (state.expiresAt <= this.latest) this.subjects.delete(state.subject);
+    }
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * Property tests shared by every LimiterStore: on random event sequences the store's decisions
+ * equal the reference model's, field by field, and sliding-counter stays within its error bound.
+ *
+ * Every run uses its own random subject prefix and starts after the previous run's last time, so
+ * one store (and one shared Redis) serves all runs without runs seeing each other.
+ */
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Limiter } from '../../src/limiter/limiter.js';
+import type { Algorithm, Decision, LimiterStore, Rule } from '../../src/limiter/types.js';
+import { ReferenceModel } from './reference-model.js';
+
+export interface ModelPropertiesOptions {
+  /** fast-check runs per property; default 150. */
+  numRuns?: number;
+}
+
+type Operation =
+  | { kind: 'check'; subject: number; dt: number; id: string | undefined }
+  | { kind: 'peek'; subject: number; dt: number }
+  | { kind: 'undo'; subject: number; id: string }
+  | { kind: 'ban'; subject: number; dt: number; ms: number }
+  | { kind: 'unban'; subject: number }
+  | { kind: 'reset'; subject: number };
+
+const SUBJECTS = 3;
+const IDS = ['a', 'b', 'c', 'd', 'e', 'f'];
+
+/** Windows chosen so that windows roll within a sequence; 7 and 25 are not multiples of 10, 100/3 is not an integer. */
+const ruleArbitrary = (algorithms: readonly Algorithm[]): fc.Arbitrary<Rule> =>
+  fc.record({
+    algorithm: fc.constantFrom(...algorithms),
+    windowMs: fc.constantFrom(7, 25, 60, 100, 250, 1000),
+    limit: fc.integer({ min: 1, max: 4 }),
+    banMs: fc.constantFrom(0, 0, 0, 40, 300),
+  });
+
+/** Time steps: often 0 (equal times), mostly small, sometimes a jump past every window. */
+const stepArbitrary = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(0) },
+  { weight: 10, arbitrary: fc.integer({ min: 1, max: 40 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 41, max: 1500 }) },
+);
+
+const operationArbitrary: fc.Arbitrary<Operation> = fc.oneof(
+  {
+    weight: 12,
+    arbitrary: fc.record({
+      kind: fc.constant('check' as const),
+      subject: fc.nat(SUBJECTS - 1),
+      dt: stepArbitrary,
+      id: fc.option(fc.constantFrom(...IDS), { nil: undefined, freq: 2 }),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('peek' as const), subject: fc.nat(SUBJECTS - 1), dt: stepArbitrary }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('undo' as const), subject: fc.nat(SUBJECTS - 1), id: fc.constantFrom(...IDS) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('ban' as const),
+      subject: fc.nat(SUBJECTS - 1),
+      dt: stepArbitrary,
+      ms: fc.integer({ min: 1, max: 400 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('unban' as const), subject: fc.nat(SUBJECTS - 1) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reset' as const), subject: fc.nat(SUBJECTS - 1) }) },
+);
+
+const EXACT: readonly Algorithm[] = ['sliding-log', 'fixed-window', 'token-bucket'];
+const ALL: readonly Algorithm[] = [...EXACT, 'sliding-counter'];
+
+/** Epoch-like times; each run starts well after the previous one ended. */
+let nextBase = 1_700_000_000_000 + Math.floor(Math.random() * 1_000_000);
+
+/**
+ * Defines `describe(name)` with the model properties, run through `new Limiter({ store })` with
+ * explicit `now` on every call. `openStore` is called once per property; `store.close()` after.
+ */
+export function defineModelProperties(
+  name: string,
+  openStore: () => Promise<LimiterStore> | LimiterStore,
+  options: ModelPropertiesOptions = {},
+): void {
+  const numRuns = options.numRuns ?? 150;
+
+  const equalsModel = (algorithms: readonly Algorithm[]) => async () => {
+    const store = await openStore();
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(ruleArbitrary(algorithms), { minLength: 1, maxLength: 3 }),
+          fc.array(operationArbitrary, { maxLength: 40 }),
+          (rules, operations) => replayAgainstModel(store, rules, operations),
+        ),
+        { numRuns },
+      );
+    } finally {
+      await store.close?.();
+    }
+  };
+
+  describe(name, () => {
+    it(
+      'exact algorithms (sliding-log, fixed-window, token-bucket) with bans, ids, peeks and undos equal the reference model',
+      equalsModel(EXACT),
+    );
+
+    it('every algorithm, sliding-counter included, follows the formulas of types.ts as the model does', equalsModel(ALL));
+
+    it('sliding-counter count stays within c of the exact count over (t - 10b, t]', async () => {
+      const store = await openStore();
+      try {
+        await fc.assert(
+          fc.asyncProperty(
+            fc.constantFrom(100, 250, 1000),
+            fc.integer({ min: 1, max: 12 }),
+            fc.array(stepArbitrary, { minLength: 1, maxLength: 60 }),
+            (windowMs, limit, steps) => checkSlidingCounterBound(store, windowMs, limit, steps),
+          ),
+          { numRuns },
+        );
+      } finally {
+        await store.close?.();
+      }
+    });
+  });
+}
+
+/** Runs one sequence through the store and the model; throws at the first difference. */
+async function replayAgainstModel(store: LimiterStore, rules: Rule[], operations: Operation[]): Promise<void> {
+  const limiter = new Limiter({ store });
+  const model = new ReferenceModel();
+  const normalized = rules.map((rule) => ({ banMs: 0, algorithm: 'sliding-log' as Algorithm, ...rule }) as Required<Rule>);
+  const prefix = `prop:${randomUUID()}:`;
+  const subjectOf = (index: number) => `${prefix}${index}`;
+  let now = nextBase;
+  const trace: string[] = [];
+  try {
+    for (const operation of operations) {
+      const subject = subjectOf(operation.subject);
+      if ('dt' in operation) now += operation.dt;
+      trace.push(
+        `${operation.kind} s${operation.subject} t+${now - nextBase}${'id' in operation && operation.id ? ` id=${operation.id}` : ''}`,
+      );
+      switch (operation.kind) {
+        case 'check': {
+          const expected = model.check(subject, normalized, operation.id, now);
+          const actual = await limiter.check({ subject, rules, requestId: operation.id, now });
+          expectSameDecision(actual, expected, trace);
+          break;
+        }
+        case 'peek':
+          expectSameDecision(await limiter.peek({ subject, rules, now }), model.peek(subject, normalized, now), trace);
+          break;
+        case 'undo': {
+          const at = model.loggedTime(subject, operation.id) ?? now;
+          model.undo(subject, normalized, operation.id, at);
+          await limiter.undo({ subject, rules, requestId: operation.id, at });
+          break;
+        }
+        case 'ban':
+          model.ban(subject, operation.ms, now);
+          await limiter.ban(subject, operation.ms, now);
+          break;
+        case 'unban': {
+          const inForce = model.unban(subject, now);
+          const reported = await limiter.unban(subject);
+          // A store may still hold an ended ban until its cleanup; a ban in force must be reported.
+          if (inForce) expect(reported, trace.join('\n')).toBe(true);
+          break;
+        }
+        case 'reset':
+          model.reset(subject);
+          await limiter.reset(subject);
+          break;
+      }
+    }
+  } finally {
+    nextBase = now + 10_000_000;
+  }
+}
+
+function expectSameDecision(actual: Decision, expected: Decision, trace: string[]): void {
+  const pick = (decision: Decision) => ({
+    allowed: decision.allowed,
+    code: decision.code,
+    rule: decision.rule,
+    retryAfterMs: decision.retryAfterMs,
+    counts: decision.counts,
+    at: decision.at,
+  });
+  expect(pick(actual), trace.join('\n')).toEqual(pick(expected));
+}
+
+async function checkSlidingCounterBound(store: LimiterStore, windowMs: number, limit: number, steps: number[]): Promise<void> {
+  const limiter = new Limiter({ store });
+  const rules: Rule[] = [{ windowMs, limit, algorithm: 'sliding-counter' }];
+  const subject = `prop:${randomUUID()}:counter`;
+  const b = Math.ceil(windowMs / 10);
+  const admitted: number[] = [];
+  let now = nextBase;
+  try {
+    for (const dt of steps) {
+      now += dt;
+      const decision = await limiter.check({ subject, rules, now });
+      const exact = admitted.filter((time) => time > now - 10 * b && time <= now).length;
+      const k = Math.floor(now / b);
+      const c = admitted.filter((time) => Math.floor(time / b) === k - 10).length;
+      expect(Math.abs(decision.counts[0]! - exact), `t=${now} count=${decision.counts[0]} exact=${exact} c=${c}`).toBeLessThanOrEqual(c);
+      if (decision.allowed) admitted.push(now);
+    }
+  } finally {
+    nextBase = now + 10_000_000;
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * A deliberately naive model of the limiter semantics (src/limiter/types.ts), for property tests.
+ *
+ * Each subject keeps its full history of operations; every call recomputes every count, the
+ * log's contents and each token bucket's tat by replaying that history from the start. Nothing is
+ * clever, so the model is easy to check against the text and slow (tests keep sequences short).
+ *
+ * Assumptions: one rule set per subject (state is identified by rule index), and times that do not
+ * go backwards across the whole run (a store may drop state that only an earlier time could see).
+ */
+import type { Decision, NormalizedRule } from '../../src/limiter/types.js';
+
+interface Admission {
+  time: number;
+  id: string | undefined;
+  /** Written to the subject's log (the set had a sliding-log rule or an id was given). */
+  logged: boolean;
+}
+
+type Operation = { kind: 'admit'; admission: Admission } | { kind: 'undo'; admission: Admission } | { kind: 'trim'; horizon: number };
+
+interface SubjectHistory {
+  operations: Operation[];
+  /** End of the stored ban; undefined when none is stored. */
+  banEnd: number | undefined;
+}
+
+/** Mirrors {@link LimiterStore} synchronously. */
+export class ReferenceModel {
+  private readonly subjects = new Map<string, SubjectHistory>();
+
+  check(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, now: number): Decision {
+    const history = this.historyOf(subject);
+    history.operations.push({ kind: 'trim', horizon: now - longestWindow(rules) });
+    if (requestId !== undefined && logOf(history).some((entry) => entry.id === requestId)) {
+      return { allowed: true, code: 'OK', retryAfterMs: 0, counts: countsAt(history, rules, now), at: now };
+    }
+    const decision = decide(history, rules, now);
+    if (decision.code === 'RATE_LIMITED') {
+      const ban = maxBanOfHitRules(history, rules, now);
+      if (ban > 0) history.banEnd = now + ban;
+    } else if (decision.allowed) {
+      const logged = requestId !== undefined || rules.some((rule) => rule.algorithm === 'sliding-log');
+      history.operations.push({ kind: 'admit', admission: { time: now, id: requestId, logged } });
+    }
+    return decision;
+  }
+
+  peek(subject: string, rules: readonly NormalizedRule[], now: number): Decision {
+    const history = this.historyOf(subject);
+    history.operations.push({ kind: 'trim', horizon: now - longestWindow(rules) });
+    return decide(history, rules, now);
+  }
+
+  undo(subject: string, _rules: readonly NormalizedRule[], requestId: string, _at: number): void {
+    const history = this.historyOf(subject);
+    const entry = logOf(history).find((candidate) => candidate.id === requestId);
+    if (entry) history.operations.push({ kind: 'undo', admission: entry });
+  }
+
+  /** The time of the log entry with this id, if it is in the log (the `at` an undo passes). */
+  loggedTime(subject: string, requestId: string): number | undefined {
+    const history = this.subjects.get(subject);
+    return history && logOf(history).find((entry) => entry.id === requestId)?.time;
+  }
+
+  reset(subject: string): void {
+    this.subjects.delete(subject);
+  }
+
+  ban(subject: string, ms: number, now: number): void {
+    const history = this.historyOf(subject);
+    history.banEnd = Math.max(history.banEnd ?? 0, now + ms);
+  }
+
+  /** Whether a ban was in force at `now` (the stores may also report an ended, uncleaned ban). */
+  unban(subject: string, now: number): boolean {
+    const history = this.historyOf(subject);
+    const inForce = history.banEnd !== undefined && history.banEnd > now;
+    history.banEnd = undefined;
+    return inForce;
+  }
+
+  private historyOf(subject: string): SubjectHistory {
+    let history = this.subjects.get(subject);
+    if (!history) {
+      history = { operations: [], banEnd: undefined };
+      this.subjects.set(subject, history);
+    }
+    return history;
+  }
+}
+
+function longestWindow(rules: readonly NormalizedRule[]): number {
+  return Math.max(...rules.map((rule) => rule.windowMs));
+}
+
+/** Steps 2 and 3 of the semantics, without side effects. */
+function decide(history: SubjectHistory, rules: readonly NormalizedRule[], now: number): Decision {
+  const counts = countsAt(history, rules, now);
+  if (history.banEnd !== undefined && history.banEnd > now) {
+    return { allowed: false, code: 'BANNED', retryAfterMs: history.banEnd - now, counts, at: now };
+  }
+  const hits = rules.map((rule, index) => hitRetryAfter(history, rule, index, now)).map((retry, index) => ({ retry, index }));
+  const hit = hits.filter((candidate) => candidate.retry !== undefined);
+  if (hit.length === 0) return { allowed: true, code: 'OK', retryAfterMs: 0, counts, at: now };
+  const ban = maxBanOfHitRules(history, rules, now);
+  const retryAfterMs = Math.max(ban, ...hit.map((candidate) => candidate.retry as number));
+  return { allowed: false, code: 'RATE_LIMITED', rule: hit[0]!.index, retryAfterMs, counts, at: now };
+}
+
+function maxBanOfHitRules(history: SubjectHistory, rules: readonly NormalizedRule[], now: number): number {
+  let ban = 0;
+  rules.forEach((rule, index) => {
+    if (hitRetryAfter(history, rule, index, now) !== undefined) ban = Math.max(ban, rule.banMs);
+  });
+  return ban;
+}
+
+/** The admissions in effect: admitted and not undone. */
+function admissionsOf(history: SubjectHistory): Admission[] {
+  const undone = new Set<Admission>();
+  for (const operation of history.operations) if (operation.kind === 'undo') undone.add(operation.admission);
+  const result: Admission[] = [];
+  for (const operation of history.operations) {
+    if (operation.kind === 'admit' && !undone.has(operation.admission)) result.push(operation.admission);
+  }
+  return result;
+}
+
+/** The log: logged admissions not undone and not removed by a trim that came after them. */
+function logOf(history: SubjectHistory): Admission[] {
+  // A trim removes only what was in the log when it ran: replay in order.
+  const log = new Set<Admission>();
+  for (const operation of history.operations) {
+    if (operation.kind === 'admit' && operation.admission.logged) log.add(operation.admission);
+    else if (operation.kind === 'undo') log.delete(operation.admission);
+    else if (operation.kind === 'trim') for (const admission of [...log]) if (admission.time <= operation.horizon) log.delete(admission);
+  }
+  return [...log];
+}
+
+function countsAt(history: SubjectHistory, rules: readonly NormalizedRule[], now: number): number[] {
+  return rules.map((rule, index) => countOf(history, rule, index, now));
+}
+
+function countOf(history: SubjectHistory, rule: NormalizedRule, index: number, now: number): number {
+  const w = rule.windowMs;
+  switch (rule.algorithm) {
+    case 'sliding-log':
+      return logOf(history).filter((entry) => entry.time > now - w && entry.time <= now).length;
+    case 'fixed-window': {
+      const k = Math.floor(now / w);
+      return admissionsOf(history).filter((admission) => Math.floor(admission.time / w) === k).length;
+    }
+    case 'sliding-counter': {
+      const { weighted, b } = slidingCounter(history, rule, now);
+      return Math.floor(weighted / b);
+    }
+    case 'token-bucket': {
+      const T = w / rule.limit;
+      const x = Math.max(tatOf(history, rule, index) ?? now, now);
+      return Math.ceil((x - now) / T - 1e-9) + 0;
+    }
+  }
+}
+
+/** The retry delay when the rule is hit at `now`, else undefined. */
+function hitRetryAfter(history: SubjectHistory, rule: NormalizedRule, index: number, now: number): number | undefined {
+  const w = rule.windowMs;
+  switch (rule.algorithm) {
+    case 'sliding-log': {
+      const times = logOf(history)
+        .map((entry) => entry.time)
+        .filter((time) => time > now - w && time <= now)
+        .sort((a, b) => a - b);
+      if (times.length < rule.limit) return undefined;
+      return times[times.length - rule.limit]! + w - now;
+    }
+    case 'fixed-window': {
+      if (countOf(history, rule, index, now) < rule.limit) return undefined;
+      return (Math.floor(now / w) + 1) * w - now;
+    }
+    case 'sliding-counter': {
+      const { weighted, b, m } = slidingCounter(history, rule, now);
+      return weighted >= rule.limit * b ? b - m : undefined;
+    }
+    case 'token-bucket': {
+      const T = w / rule.limit;
+      const x = Math.max(tatOf(history, rule, index) ?? now, now);
+      if (!(x + T - now > w)) return undefined;
+      return Math.ceil(x + T - w - now);
+    }
+  }
+}
+
+function slidingCounter(history: SubjectHistory, rule: NormalizedRule, now: number): { weighted: number; b: number; m: number } {
+  const b = Math.ceil(rule.windowMs / 10);
+  const k = Math.floor(now / b);
+  const m = now - k * b;
+  const admissions = admissionsOf(history);
+  const inBucket = (j: number) => admissions.filter((admission) => Math.floor(admission.time / b) === j).length;
+  let S = 0;
+  for (let j = k - 9; j <= k; j++) S += inBucket(j);
+  const c = inBucket(k - 10);
+  return { weighted: S * b + c * (b - m), b, m };
+}
+
+/** Replays the subject's admissions and undos through GCRA. */
+function tatOf(history: SubjectHistory, rule: NormalizedRule, _index: number): number | undefined {
+  const T = rule.windowMs / rule.limit;
+  let tat: number | undefined;
+  for (const operation of history.operations) {
+    if (operation.kind === 'admit') {
+      const a = operation.admission.time;
+      tat = Math.max(tat ?? a, a) + T;
+    } else if (operation.kind === 'undo' && tat !== undefined) {
+      tat = Math.max(tat - T, operation.admission.time);
+    }
+  }
+  return tat;
+}

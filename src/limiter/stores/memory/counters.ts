@@ -105,7 +105,7 @@ export class TokenBucket extends CounterBase {
 
   /** x = max(tat, t), tat absent counting as t. */
   arrivalAt(t: number): number {
-    return this.tat > t ? this.tat : t;
+    return Number.isNaN(this.tat) ? t : Math.max(this.tat, t);
   }
 
   admit(t: number): void {
@@ -114,8 +114,7 @@ export class TokenBucket extends CounterBase {
 
   undo(a: number): void {
     if (Number.isNaN(this.tat)) return;
-    const tat = this.tat - this.interval;
-    this.tat = tat > a ? tat : a;
+    this.tat = Math.max(this.tat - this.interval, a);
   }
 }
 

@@ -87,7 +87,10 @@ export class MemoryStore implements LimiterStore {
     const evaluation = this.evaluate(state, rules, t, counts);
     if (evaluation.code === 'OK') {
       if (!state) state = this.create(subject);
-      if (keepsLog) (state.log ??= new SubjectLog()).insert(t, requestId);
+      if (keepsLog) {
+        if (!state.log) state.log = new SubjectLog();
+        state.log.insert(t, requestId);
+      }
       const stamp = ++this.stamp;
       for (let index = 0; index < rules.length; index++) {
         const rule = rules[index]!;
@@ -95,7 +98,8 @@ export class MemoryStore implements LimiterStore {
         let counter = findCounter(state.counters, rule.algorithm, rule.windowMs, rule.limit);
         if (!counter) {
           counter = createCounter(rule.algorithm, rule.windowMs, rule.limit);
-          (state.counters ??= []).push(counter);
+          if (!state.counters) state.counters = [];
+          state.counters.push(counter);
         }
         if (counter.stamp === stamp) continue;
         counter.stamp = stamp;

@@ -46,7 +46,7 @@ export class SubjectLog {
   }
 
   has(requestId: string): boolean {
-    return this.idTimes !== undefined && this.idTimes.has(requestId);
+    return this.idTimes?.has(requestId) === true;
   }
 
   /** Drops every entry with time ≤ `horizon`. */

@@ -1,0 +1,55 @@
+/**
+ * The due index: which messages of a partition are due, so a dispatcher finds work without scanning
+ * the messages table (DESIGN.md §6). It is an INDEX, never the truth: SQL holds every message and
+ * its status, and the index can always be rebuilt from SQL (`rebuild`). So:
+ * - an entry missing from the index (Redis flushed, failover lost writes) delays its message until
+ *   the next rebuild, and loses nothing;
+ * - an entry present twice, or present for a message that is already sending, sent or canceled,
+ *   is harmless: the dispatcher turns every claimed id into a guarded SQL update
+ *   (`... WHERE id = ? AND status IN ('queued','scheduled') AND due_at <= now`), which refuses ids
+ *   that are not really due and claimable, so no message is sent twice knowingly.
+ *
+ * A partition is a short name such as `sms:0` (channel, then partition number); `{`, `}` and
+ * whitespace are not allowed. Ids are message ids, which sort by creation time, so entries due at
+ * the same millisecond come out oldest first. Times are epoch milliseconds; `now` is always
+ * passed in (the caller's clock), never read here.
+ */
+export interface DueIndex {
+  /** Records that message `id` of `partition` is due at `dueAt`. Adding an id again is harmless. */
+  add(partition: string, id: string, dueAt: number): Promise<void>;
+
+  /** `add` for many entries in few round trips. Resolves with how many were not in the index yet. */
+  addMany(partition: string, entries: Iterable<DueEntry>): Promise<number>;
+
+  /**
+   * Atomically takes up to `limit` entries due at or before `now`, earliest first (by due time,
+   * then id; exact while the bucket width stays the same), and removes
+   * them from the index: two concurrent claimers never receive the same entry. The caller owns
+   * what it got; if it cannot process an id (crash, shutdown) the id is recovered by `rebuild`.
+   */
+  claim(partition: string, now: number, limit: number): Promise<string[]>;
+
+  /**
+   * Removes `id` (e.g. a canceled scheduled message). Optional: a stale entry is refused later by
+   * the guarded update anyway. `dueAt`, when known, finds the entry directly; without it every
+   * bucket of the partition is searched.
+   */
+  remove(partition: string, id: string, dueAt?: number): Promise<void>;
+
+  /**
+   * Adds every entry given (from SQL: the partition's `queued` and `scheduled` messages). Never
+   * deletes, so it is idempotent and safe while claimers run. Resolves with how many entries were
+   * missing from the index (0 when it was complete): a non-zero count after a steady state means
+   * the index had lost entries, which is worth a metric.
+   */
+  rebuild(partition: string, entries: AsyncIterable<DueEntry> | Iterable<DueEntry>): Promise<number>;
+
+  /** How many entries the partition holds, due or not. */
+  size(partition: string): Promise<number>;
+}
+
+/** One message in the index: its id and when it is due (epoch ms). */
+export interface DueEntry {
+  id: string;
+  dueAt: number;
+}

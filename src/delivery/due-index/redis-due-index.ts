@@ -1,0 +1,94 @@
+/**
+ * The due index in Redis: per partition, time-bucketed sorted sets plus a small sorted set listing
+ * the buckets (keys.ts), written and claimed only through Lua scripts (scripts/*.lua) so every
+ * operation is atomic and works on Redis Cluster (one hash tag per partition).
+ */
+import { RedisScript, type ScriptClient } from '../lock/redis-script.js';
+import type { DueEntry, DueIndex } from './due-index.js';
+import { bucketOf, dueIndexKeys } from './keys.js';
+
+const scripts = new URL('./scripts/', import.meta.url);
+const addScript = RedisScript.fromFile(scripts, 'add');
+const claimScript = RedisScript.fromFile(scripts, 'claim');
+const removeScript = RedisScript.fromFile(scripts, 'remove');
+const sizeScript = RedisScript.fromFile(scripts, 'size');
+
+export interface RedisDueIndexOptions {
+  /** An ioredis `Redis` or `Cluster`. */
+  client: ScriptClient;
+  /** Key prefix; default `sluice:`. */
+  keyPrefix?: string;
+  /** Width of a time bucket in ms; default 60 000. May change between runs: buckets are scored by their start. */
+  bucketMs?: number;
+  /** Entries per add script call (rebuild, addMany); default 1000. */
+  writeBatch?: number;
+  /** Upper bound on `limit` of one claim, so one script call stays short; default 5000. */
+  maxClaim?: number;
+}
+
+export class RedisDueIndex implements DueIndex {
+  private readonly client: ScriptClient;
+  private readonly prefix: string;
+  readonly bucketMs: number;
+  private readonly writeBatch: number;
+  private readonly maxClaim: number;
+
+  constructor(options: RedisDueIndexOptions) {
+    this.client = options.client;
+    this.prefix = options.keyPrefix ?? 'sluice:';
+    this.bucketMs = options.bucketMs ?? 60_000;
+    this.writeBatch = options.writeBatch ?? 1000;
+    this.maxClaim = options.maxClaim ?? 5000;
+    if (!Number.isInteger(this.bucketMs) || this.bucketMs <= 0)
+      throw new Error(`bucketMs must be a positive integer, got ${this.bucketMs}`);
+  }
+
+  async add(partition: string, id: string, dueAt: number): Promise<void> {
+    await this.addMany(partition, [{ id, dueAt }]);
+  }
+
+  async addMany(partition: string, entries: Iterable<DueEntry>): Promise<number> {
+    return this.rebuild(partition, entries);
+  }
+
+  async claim(partition: string, now: number, limit: number): Promise<string[]> {
+    const keys = dueIndexKeys(this.prefix, partition);
+    const take = Math.min(Math.floor(limit), this.maxClaim);
+    if (!(take > 0)) return [];
+    const ids = await claimScript.run(this.client, [keys.buckets], [keys.bucketPrefix, now, take]);
+    return ids as string[];
+  }
+
+  async remove(partition: string, id: string, dueAt?: number): Promise<void> {
+    const keys = dueIndexKeys(this.prefix, partition);
+    await removeScript.run(
+      this.client,
+      [keys.buckets],
+      [keys.bucketPrefix, id, dueAt === undefined ? '' : String(bucketOf(dueAt, this.bucketMs))],
+    );
+  }
+
+  async rebuild(partition: string, entries: AsyncIterable<DueEntry> | Iterable<DueEntry>): Promise<number> {
+    const keys = dueIndexKeys(this.prefix, partition);
+    let added = 0;
+    let batch: (string | number)[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const args = batch;
+      batch = [];
+      added += (await addScript.run(this.client, [keys.buckets], [keys.bucketPrefix, ...args])) as number;
+    };
+    for await (const { id, dueAt } of entries) {
+      if (!Number.isFinite(dueAt)) throw new Error(`due time of ${id} is not a number: ${dueAt}`);
+      batch.push(bucketOf(dueAt, this.bucketMs), dueAt, id);
+      if (batch.length >= this.writeBatch * 3) await flush();
+    }
+    await flush();
+    return added;
+  }
+
+  async size(partition: string): Promise<number> {
+    const keys = dueIndexKeys(this.prefix, partition);
+    return (await sizeScript.run(this.client, [keys.buckets], [keys.bucketPrefix])) as number;
+  }
+}

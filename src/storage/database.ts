@@ -1,0 +1,152 @@
+/**
+ * Opening the SQL database that is sluice's source of truth. One URL picks the dialect:
+ *
+ * | URL | dialect | driver |
+ * | --- | --- | --- |
+ * | `sqlite:data/sluice.db`, `sqlite:///abs/path.db`, `sqlite::memory:` | `sqlite` | better-sqlite3 (embedded default) |
+ * | `postgres://user:pass@host:5432/db` (`postgresql://`) | `postgres` | pg |
+ * | `mysql://user:pass@host:3306/db` (`mariadb://`) | `mysql` | mysql2 (MySQL 8, MariaDB 10.5+) |
+ *
+ * Every dialect returns BIGINT columns as JS numbers (epoch-ms timestamps, counts): pg gets a
+ * per-pool int8 parser (no global side effect), mysql2 `supportBigNumbers` + `bigNumberStrings: false`.
+ *
+ * SQLite durability: `journal_mode=WAL` + `synchronous=FULL`. In WAL mode `NORMAL` already
+ * survives a *process* crash (a commit is in the WAL file once written), but it may lose the
+ * last commits on an OS crash or power cut; `FULL` fsyncs the WAL at every commit, so a commit
+ * the caller saw is durable, full stop. Its cost (one fsync per transaction) is what the group
+ * commit writer (`group-commit.ts`) amortises: many message inserts share one transaction.
+ * `sqliteSynchronous: 'normal'` is available for throwaway/dev setups.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { createPool } from 'mysql2';
+import pg from 'pg';
+import type { Tables } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres' | 'mysql';
+
+/** An open database: the Kysely instance, which dialect it speaks, and how to close it. */
+export interface Database {
+  /** Typed query builder over {@link Tables}. Repositories use it; so may migrations and tests. */
+  readonly db: Kysely<Tables>;
+  readonly dialect: Dialect;
+  /** The URL with its password masked: safe to log. */
+  readonly displayUrl: string;
+  /** One round trip (`SELECT 1`): throws if the database is unreachable. For `/readyz`. */
+  ping(): Promise<void>;
+  /** Closes the pool / file. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** Connections in the pool (PostgreSQL/MySQL). Default 10. SQLite always uses one connection. */
+  poolSize?: number;
+  /** SQLite `synchronous` pragma. Default `'full'` (see the module comment). */
+  sqliteSynchronous?: 'full' | 'normal';
+  /** SQLite: ms to wait on a lock held by another process (e.g. `sluice migrate`). Default 5000. */
+  sqliteBusyTimeoutMs?: number;
+}
+
+/** Thrown for a URL whose scheme names no supported database. */
+export class UnsupportedDatabaseUrlError extends Error {
+  constructor(url: string) {
+    super(`Unsupported database URL "${maskUrl(url)}": use sqlite:path/to/file.db, sqlite::memory:, postgres://... or mysql://...`);
+    this.name = 'UnsupportedDatabaseUrlError';
+  }
+}
+
+/** `scheme://user:***@host/...`: the URL without its password. */
+export function maskUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+}
+
+/** The dialect a URL selects, or `undefined` for an unknown scheme. */
+export function dialectOfUrl(url: string): Dialect | undefined {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  if (scheme === 'sqlite') return 'sqlite';
+  if (scheme === 'postgres' || scheme === 'postgresql') return 'postgres';
+  if (scheme === 'mysql' || scheme === 'mariadb') return 'mysql';
+  return undefined;
+}
+
+/** The file path of a `sqlite:` URL (`:memory:` for an in-memory database). */
+export function sqlitePathOfUrl(url: string): string {
+  let rest = url.slice('sqlite:'.length);
+  if (rest.startsWith('//')) rest = rest.slice(2);
+  if (rest === '') throw new UnsupportedDatabaseUrlError(url);
+  return rest;
+}
+
+const PG_INT8_OID = 20;
+
+/**
+ * Opens (and for SQLite creates, with parent directories) the database at `url`. Does not
+ * migrate: call `migrateToLatest(database)` (the `migrate` CLI and `serve` do).
+ */
+export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
+  const dialect = dialectOfUrl(url);
+  const poolSize = options.poolSize ?? 10;
+  let db: Kysely<Tables>;
+  switch (dialect) {
+    case 'sqlite': {
+      const path = sqlitePathOfUrl(url);
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      const file = new BetterSqlite3(path);
+      try {
+        if (path !== ':memory:') file.pragma('journal_mode = WAL');
+        file.pragma(`synchronous = ${options.sqliteSynchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+        file.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.sqliteBusyTimeoutMs ?? 5000))}`);
+        file.pragma('foreign_keys = ON');
+      } catch (error) {
+        file.close();
+        throw error;
+      }
+      db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: file }) });
+      break;
+    }
+    case 'postgres': {
+      const pool = new pg.Pool({
+        connectionString: url,
+        max: poolSize,
+        // Per pool, not pg.types.setTypeParser: other code in the process keeps pg's defaults.
+        types: {
+          getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+            oid === PG_INT8_OID && format !== 'binary'
+              ? (value: string) => Number(value)
+              : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+        },
+      });
+      db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+      break;
+    }
+    case 'mysql': {
+      const pool = createPool({
+        uri: url.replace(/^mariadb:/i, 'mysql:'),
+        connectionLimit: poolSize,
+        supportBigNumbers: true,
+        bigNumberStrings: false,
+        charset: 'utf8mb4',
+      });
+      db = new Kysely<Tables>({ dialect: new MysqlDialect({ pool }) });
+      break;
+    }
+    default:
+      throw new UnsupportedDatabaseUrlError(url);
+  }
+
+  let closed: Promise<void> | undefined;
+  return {
+    db,
+    dialect,
+    displayUrl: maskUrl(url),
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    close() {
+      closed ??= db.destroy();
+      return closed;
+    },
+  };
+}

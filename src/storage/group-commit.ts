@@ -1,0 +1,139 @@
+/**
+ * Group commit: writes that arrive together share one transaction.
+ *
+ * Each `write(item)` joins the open batch; the batch is written when the current event-loop turn
+ * ends (`setImmediate`) or as soon as it holds `maxBatch` items, in ONE transaction, and every
+ * caller's promise settles after that commit. With SQLite `synchronous=FULL` a commit costs an
+ * fsync; sharing it among all inserts of a busy moment is what makes durable-per-message cheap.
+ * While `maxInFlight` batches are committing, new items wait and form the next batch, so under
+ * load batches grow by themselves.
+ *
+ * If a batch transaction fails, nothing of it was committed; each item is then written alone in
+ * its own transaction, so one bad row (e.g. a duplicate idempotency key) fails only its own
+ * caller, with its own error.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
+import type { Tables } from './schema.js';
+
+export interface GroupCommitOptions {
+  /** Most items in one transaction. Default 256. */
+  maxBatch?: number;
+  /** Batches committing at once. Default 1 for SQLite (one writer anyway), 4 otherwise. */
+  maxInFlight?: number;
+}
+
+/** Counters for tests and metrics. `transactions < items` is the point of the writer. */
+export interface GroupCommitStats {
+  /** Items written successfully. */
+  items: number;
+  /** Items that failed (their caller got the error). */
+  failedItems: number;
+  /** Transactions started (batches plus single-item retries). */
+  transactions: number;
+  /** Batches whose transaction failed and whose items were retried one by one. */
+  fallbacks: number;
+  /** Largest batch so far. */
+  largestBatch: number;
+}
+
+/** Writes `items` inside the transaction `trx` (e.g. one multi-row INSERT). */
+export type BatchWrite<T> = (trx: Kysely<Tables>, items: readonly T[]) => Promise<void>;
+
+interface Pending<T> {
+  item: T;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export class GroupCommitWriter<T> {
+  readonly stats: GroupCommitStats = { items: 0, failedItems: 0, transactions: 0, fallbacks: 0, largestBatch: 0 };
+  private readonly maxBatch: number;
+  private readonly maxInFlight: number;
+  private queue: Pending<T>[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly database: Database,
+    private readonly writeBatch: BatchWrite<T>,
+    options: GroupCommitOptions = {},
+  ) {
+    this.maxBatch = Math.max(1, options.maxBatch ?? 256);
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? (database.dialect === 'sqlite' ? 1 : 4));
+  }
+
+  /** Resolves once `item` is committed; rejects with the error of writing it alone if that fails. */
+  write(item: T): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (this.queue.length >= this.maxBatch) this.pump();
+      else if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.pump();
+        });
+      }
+    });
+  }
+
+  /** Resolves when everything written so far has settled (for shutdown). */
+  drain(): Promise<void> {
+    if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      this.inFlight++;
+      void this.commit(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+        if (this.queue.length === 0 && this.inFlight === 0) {
+          for (const wake of this.idleWaiters.splice(0)) wake();
+        }
+      });
+    }
+  }
+
+  private async commit(batch: Pending<T>[]): Promise<void> {
+    this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
+    try {
+      await this.transaction(batch.map((p) => p.item));
+    } catch (batchError) {
+      if (batch.length === 1) {
+        this.fail(batch[0]!, batchError);
+        return;
+      }
+      this.stats.fallbacks++;
+      for (const pending of batch) {
+        try {
+          await this.transaction([pending.item]);
+          this.succeed(pending);
+        } catch (error) {
+          this.fail(pending, error);
+        }
+      }
+      return;
+    }
+    for (const pending of batch) this.succeed(pending);
+  }
+
+  private transaction(items: readonly T[]): Promise<void> {
+    this.stats.transactions++;
+    return this.database.db.transaction().execute((trx) => this.writeBatch(trx, items));
+  }
+
+  private succeed(pending: Pending<T>): void {
+    this.stats.items++;
+    pending.resolve();
+  }
+
+  private fail(pending: Pending<T>, error: unknown): void {
+    this.stats.failedItems++;
+    pending.reject(error);
+  }
+}

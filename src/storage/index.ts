@@ -1,0 +1,75 @@
+/**
+ * The storage module: SQL as sluice's source of truth (DESIGN.md §5).
+ *
+ * ```ts
+ * const database = await openDatabase(settings.dbUrl);          // sqlite:, postgres://, mysql://
+ * await migrateToLatest(database);
+ * const storage = createRepositories(database, { secretBox: SecretBox.fromString(settings.secretKey) });
+ * const { tenant, apiKey } = await storage.tenants.create({ name: 'shop' });
+ * const message = await storage.messages.insert({ tenantId: tenant.id, channel: 'sms', recipient: '+8613800000000', payload: { body: 'hi' }, now: Date.now() });
+ * ...
+ * await storage.close();                                         // drains group commit, closes the pool
+ * ```
+ */
+import type { Clock } from '../limiter/clock.js';
+import type { Database } from './database.js';
+import type { GroupCommitOptions } from './group-commit.js';
+import { BlacklistRepository } from './repositories/blacklist.js';
+import { MessagesRepository } from './repositories/messages.js';
+import { ProvidersRepository } from './repositories/providers.js';
+import { RulesRepository } from './repositories/rules.js';
+import { TenantsRepository } from './repositories/tenants.js';
+import type { SecretBox } from './secret-box.js';
+
+export * from './database.js';
+export * from './errors.js';
+export * from './group-commit.js';
+export * from './ids.js';
+export { MigrationError, migrateToLatest, migrationsFor, pendingMigrations } from './migrations/index.js';
+export * from './repositories/blacklist.js';
+export * from './repositories/messages.js';
+export * from './repositories/providers.js';
+export * from './repositories/rules.js';
+export * from './repositories/tenants.js';
+export * from './schema.js';
+export * from './secret-box.js';
+
+/** Every repository over one database. */
+export interface Repositories {
+  readonly database: Database;
+  readonly tenants: TenantsRepository;
+  readonly rules: RulesRepository;
+  readonly blacklist: BlacklistRepository;
+  readonly providers: ProvidersRepository;
+  readonly messages: MessagesRepository;
+  /** Drains pending message inserts, then closes the database. */
+  close(): Promise<void>;
+}
+
+export interface RepositoryOptions {
+  /** Seals provider secrets; without it, providers with secrets cannot be stored or read. */
+  secretBox?: SecretBox;
+  /** Time source for configuration rows' created/updated times (messages take `now` per call). */
+  clock?: Clock;
+  groupCommit?: GroupCommitOptions;
+}
+
+export function createRepositories(database: Database, options: RepositoryOptions = {}): Repositories {
+  const clock = options.clock === undefined ? {} : { clock: options.clock };
+  const messages = new MessagesRepository(database, { groupCommit: options.groupCommit });
+  return {
+    database,
+    tenants: new TenantsRepository(database, clock),
+    rules: new RulesRepository(database, clock),
+    blacklist: new BlacklistRepository(database, clock),
+    providers: new ProvidersRepository(database, {
+      ...clock,
+      ...(options.secretBox === undefined ? {} : { secretBox: options.secretBox }),
+    }),
+    messages,
+    async close() {
+      await messages.drain();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * Versioned schema migrations. The list is static (imported modules, no directory scan), so it
+ * works the same from `src/` under tsx and from the compiled `dist/`. Names sort in order of
+ * application; a new migration is a new `NNNN-name.ts` module added to {@link migrationsFor},
+ * never an edit of an applied one. Bookkeeping lives in `sluice_migration` / `sluice_migration_lock`;
+ * Kysely's lock makes concurrent `migrate` runs (several instances starting at once) safe.
+ */
+import { type Migration, type MigrationResult, Migrator } from 'kysely';
+import type { Database, Dialect } from '../database.js';
+import { initialMigration } from './0001-initial.js';
+
+/** Every migration, by name, in application order. */
+export function migrationsFor(dialect: Dialect): Record<string, Migration> {
+  return {
+    '0001-initial': initialMigration(dialect),
+  };
+}
+
+function migratorFor(database: Database): Migrator {
+  return new Migrator({
+    db: database.db,
+    provider: { getMigrations: async () => migrationsFor(database.dialect) },
+    migrationTableName: 'sluice_migration',
+    migrationLockTableName: 'sluice_migration_lock',
+  });
+}
+
+/** Thrown when a migration fails; `results` says which ran, failed or were not attempted. */
+export class MigrationError extends Error {
+  constructor(
+    readonly results: readonly MigrationResult[],
+    cause: unknown,
+  ) {
+    super(`Database migration failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'MigrationError';
+  }
+}
+
+/**
+ * Applies every pending migration; a no-op when up to date (safe to call on every start).
+ * @returns the names applied by this call, in order.
+ */
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  const { error, results = [] } = await migratorFor(database).migrateToLatest();
+  if (error !== undefined) throw new MigrationError(results, error);
+  return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * Names of the migrations not yet applied (empty = schema current). `/readyz` reports not-ready
+ * while this is non-empty. Reads only; creates nothing.
+ */
+export async function pendingMigrations(database: Database): Promise<string[]> {
+  const migrations = await migratorFor(database).getMigrations();
+  return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}

@@ -1,0 +1,527 @@
+/**
+ * Messages and their delivery attempts: the durable queue of DESIGN.md §6.
+ *
+ * Inserts go through a {@link GroupCommitWriter}: concurrent accepts share one transaction.
+ *
+ * Status moves are guarded UPDATEs (`... WHERE id = ? AND status IN (...)`), each reporting
+ * whether it moved, so a late or repeated worker cannot move a message backwards:
+ *
+ * ```
+ * queued|scheduled ──claim──▶ sending ──markSent──▶ sent
+ *      │   ▲                    │  ──markFailed─▶ failed
+ *      │   └─────markRetry──────┘  (lease expired: claimable again)
+ *      └──cancel──▶ canceled
+ * ```
+ *
+ * A claim sets `lease_until = now + leaseMs` and increments `attempts`; the new `attempts` is the
+ * claim's fencing token: `markSent/markRetry/markFailed/extendLease` take it and move the row only
+ * if it is still that claim (a worker whose lease expired and whose message was re-claimed by
+ * another cannot overwrite the newer claim's outcome). A `sending` row whose lease expired is
+ * claimable again (at-least-once delivery). A re-claim that would exceed `max_attempts` fails the
+ * message instead ("lease expired after the last attempt") and is not returned.
+ *
+ * `now` is always the caller's clock (epoch ms), never the database's: tests drive time, and
+ * every instance judges due times and leases the same way.
+ */
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Channel } from '../../channels.js';
+import type { Database } from '../database.js';
+import { DuplicateIdempotencyKeyError, isUniqueViolation, retryTransient } from '../errors.js';
+import { type GroupCommitOptions, type GroupCommitStats, GroupCommitWriter } from '../group-commit.js';
+import { newId, newMessageId, shardOf } from '../ids.js';
+import type { AttemptOutcome, DeliveryAttemptsTable, MessagePayload, MessageRow, MessageStatus, NewMessageRow } from '../schema.js';
+
+export interface Message {
+  id: string;
+  tenantId: string;
+  channel: Channel;
+  recipient: string;
+  payload: MessagePayload;
+  status: MessageStatus;
+  /** When it may be sent (epoch ms); after a retry, when the next attempt is due. */
+  dueAt: number;
+  /** Claims so far; while `sending`, the fencing token of the current claim. */
+  attempts: number;
+  maxAttempts: number;
+  /** 0..1023; partition p of P owns `shard % P == p`. */
+  shard: number;
+  providerId: string | null;
+  providerMessageId: string | null;
+  lastError: string | null;
+  /** While `sending`: when the claim expires. */
+  leaseUntil: number | null;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  createdAt: number;
+  updatedAt: number;
+  sentAt: number | null;
+}
+
+export interface NewMessage {
+  /** Default: a new `newMessageId(now)`. */
+  id?: string;
+  tenantId: string;
+  channel: Channel;
+  /** Normalised recipient. */
+  recipient: string;
+  payload: MessagePayload;
+  /** Acceptance time (epoch ms). */
+  now: number;
+  /** When to send; default `now`. Later than `now` → status `scheduled`, else `queued`. */
+  dueAt?: number;
+  /** Claims allowed before the message fails; default 5. */
+  maxAttempts?: number;
+  idempotencyKey?: string | null;
+  /** Hash of the request body, compared when the idempotency key is replayed. */
+  requestHash?: string | null;
+}
+
+export interface DeliveryAttempt {
+  id: string;
+  messageId: string;
+  attemptNo: number;
+  providerId: string | null;
+  startedAt: number;
+  finishedAt: number;
+  outcome: AttemptOutcome;
+  error: string | null;
+  providerMessageId: string | null;
+}
+
+export type NewDeliveryAttempt = Omit<DeliveryAttempt, 'id' | 'error' | 'providerMessageId' | 'providerId'> & {
+  providerId?: string | null;
+  error?: string | null;
+  providerMessageId?: string | null;
+};
+
+/** A claim's parameters. */
+export interface ClaimOptions {
+  now: number;
+  /** How long the claim holds before another worker may take the message. */
+  leaseMs: number;
+  /** Provider chosen already, if any (also settable by `markSent`). */
+  providerId?: string | null;
+}
+
+/** Which slice of the queue a dispatcher serves: `channel`, and shards with `shard % partitions == partition`. */
+export interface PartitionSelector {
+  channel: Channel;
+  /** 0 ≤ partition < partitions. */
+  partition: number;
+  /** 1..1024; 1 = the whole channel. */
+  partitions: number;
+}
+
+/** Common fields of the guarded moves out of `sending`. */
+export interface SettleOptions {
+  /** The `attempts` value returned by the claim (fencing token). */
+  attempt: number;
+  now: number;
+  /** Also insert this attempt row, in the same transaction, if (and only if) the move happens. */
+  record?: Omit<NewDeliveryAttempt, 'messageId'>;
+}
+
+export type CancelResult = 'canceled' | 'not-found' | 'too-late';
+
+/** One row of {@link MessagesRepository.countByStatus}. */
+export interface StatusCount {
+  channel: Channel;
+  status: MessageStatus;
+  count: number;
+}
+
+const PENDING: MessageStatus[] = ['queued', 'scheduled'];
+const EXHAUSTED_LEASE_ERROR = 'lease expired after the last attempt; outcome unknown';
+
+function toMessage(row: MessageRow): Message {
+  const nullableNumber = (value: number | null) => (value === null ? null : Number(value));
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    channel: row.channel,
+    recipient: row.recipient,
+    payload: JSON.parse(row.payload) as MessagePayload,
+    status: row.status,
+    dueAt: Number(row.due_at),
+    attempts: Number(row.attempts),
+    maxAttempts: Number(row.max_attempts),
+    shard: Number(row.shard),
+    providerId: row.provider_id,
+    providerMessageId: row.provider_message_id,
+    lastError: row.last_error,
+    leaseUntil: nullableNumber(row.lease_until),
+    idempotencyKey: row.idempotency_key,
+    requestHash: row.request_hash,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    sentAt: nullableNumber(row.sent_at),
+  };
+}
+
+function toAttempt(row: DeliveryAttemptsTable): DeliveryAttempt {
+  return {
+    id: row.id,
+    messageId: row.message_id,
+    attemptNo: Number(row.attempt_no),
+    providerId: row.provider_id,
+    startedAt: Number(row.started_at),
+    finishedAt: Number(row.finished_at),
+    outcome: row.outcome,
+    error: row.error,
+    providerMessageId: row.provider_message_id,
+  };
+}
+
+function attemptRow(input: NewDeliveryAttempt): DeliveryAttemptsTable {
+  return {
+    id: newId(input.startedAt),
+    message_id: input.messageId,
+    attempt_no: input.attemptNo,
+    provider_id: input.providerId ?? null,
+    started_at: input.startedAt,
+    finished_at: input.finishedAt,
+    outcome: input.outcome,
+    error: input.error ?? null,
+    provider_message_id: input.providerMessageId ?? null,
+  };
+}
+
+function checkPartition({ partition, partitions }: PartitionSelector): void {
+  if (!Number.isInteger(partitions) || partitions < 1 || partitions > 1024)
+    throw new RangeError(`partitions must be 1..1024, got ${partitions}`);
+  if (!Number.isInteger(partition) || partition < 0 || partition >= partitions)
+    throw new RangeError(`partition must be 0..${partitions - 1}, got ${partition}`);
+}
+
+/** A constraint message names the index or columns; both spellings contain this. */
+const IDEMPOTENCY_CONSTRAINT = /messages_tenant_idempotency_unique|messages\.idempotency_key/;
+
+export class MessagesRepository {
+  private readonly writer: GroupCommitWriter<NewMessageRow>;
+
+  constructor(
+    private readonly database: Database,
+    options: { groupCommit?: GroupCommitOptions } = {},
+  ) {
+    this.writer = new GroupCommitWriter(
+      database,
+      (trx, rows) =>
+        trx
+          .insertInto('messages')
+          .values(rows)
+          .execute()
+          .then(() => undefined),
+      options.groupCommit,
+    );
+  }
+
+  private get db() {
+    return this.database.db;
+  }
+
+  /** Counters of the group commit writer (items, transactions, fallbacks). */
+  get groupCommitStats(): Readonly<GroupCommitStats> {
+    return this.writer.stats;
+  }
+
+  /** Waits for every insert already submitted to settle (call before closing the database). */
+  drain(): Promise<void> {
+    return this.writer.drain();
+  }
+
+  /**
+   * Stores a new message (group-committed: resolves after the transaction holding it commits).
+   * @throws DuplicateIdempotencyKeyError when the tenant already has a message with this key.
+   */
+  async insert(input: NewMessage): Promise<Message> {
+    const id = input.id ?? newMessageId(input.now);
+    const dueAt = input.dueAt ?? input.now;
+    const row: MessageRow = {
+      id,
+      tenant_id: input.tenantId,
+      channel: input.channel,
+      recipient: input.recipient,
+      payload: JSON.stringify(input.payload),
+      status: dueAt > input.now ? 'scheduled' : 'queued',
+      due_at: dueAt,
+      attempts: 0,
+      max_attempts: input.maxAttempts ?? 5,
+      shard: shardOf(id),
+      provider_id: null,
+      provider_message_id: null,
+      last_error: null,
+      lease_until: null,
+      claim_token: null,
+      idempotency_key: input.idempotencyKey ?? null,
+      request_hash: input.requestHash ?? null,
+      created_at: input.now,
+      updated_at: input.now,
+      sent_at: null,
+    };
+    try {
+      await this.writer.write(row);
+    } catch (error) {
+      if (row.idempotency_key !== null && isUniqueViolation(error) && IDEMPOTENCY_CONSTRAINT.test(String((error as Error).message))) {
+        throw new DuplicateIdempotencyKeyError(row.tenant_id, row.idempotency_key, error);
+      }
+      throw error;
+    }
+    return toMessage(row);
+  }
+
+  /** The tenant's message `id`; `undefined` if it does not exist or belongs to another tenant. */
+  async findById(tenantId: string, id: string): Promise<Message | undefined> {
+    const row = await this.db.selectFrom('messages').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
+    return row && toMessage(row);
+  }
+
+  /** Any tenant's message: for delivery and operators only, never behind a tenant's request. */
+  async get(id: string): Promise<Message | undefined> {
+    const row = await this.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toMessage(row);
+  }
+
+  async findByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<Message | undefined> {
+    const row = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('idempotency_key', '=', idempotencyKey)
+      .executeTakeFirst();
+    return row && toMessage(row);
+  }
+
+  /**
+   * Claims one message for sending (the Redis due-index path: the id came from the index).
+   * Moves it to `sending` if it is queued/scheduled and due, or `sending` with an expired lease.
+   * @returns the claimed message (its `attempts` is the fencing token), or `undefined` when it
+   * was not claimable (not due, already claimed, finished, canceled, unknown).
+   */
+  async claim(id: string, options: ClaimOptions): Promise<Message | undefined> {
+    const [claimed] = await retryTransient(() => this.claimIds([id], options));
+    return claimed;
+  }
+
+  /**
+   * The embedded-mode due query: atomically claims up to `limit` due messages of a partition —
+   * expired leases first, then queued/scheduled by `due_at` — and returns only the ones this call
+   * moved. Two concurrent calls never return the same message: candidates are read, then moved
+   * by one guarded UPDATE that stamps a random claim token, and read back by that token.
+   * (Portable: MySQL has no UPDATE ... RETURNING and MariaDB only from 11.x.)
+   */
+  async claimDue(selector: PartitionSelector & ClaimOptions & { limit: number }): Promise<Message[]> {
+    checkPartition(selector);
+    const { now, limit } = selector;
+    if (limit <= 0) return [];
+    return retryTransient(async () => {
+      const expired = await this.partitionQuery(selector)
+        .select('id')
+        .where('status', '=', 'sending')
+        .where('lease_until', '<', now)
+        .orderBy('lease_until')
+        .limit(limit)
+        .execute();
+      const due = await this.partitionQuery(selector)
+        .select('id')
+        .where('status', 'in', PENDING)
+        .where('due_at', '<=', now)
+        .orderBy('due_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      const ids = [...new Set([...expired, ...due].map((r) => r.id))].slice(0, limit);
+      return this.claimIds(ids, selector);
+    });
+  }
+
+  /**
+   * Ids to (re)build a Redis due index for one partition: queued/scheduled messages due at or
+   * before `untilMs` (score = `dueAt`) and `sending` ones whose lease ends by then (score =
+   * `leaseUntil`: claimable again when it passes). Keyset-paged by id: pass the last id as `afterId`.
+   */
+  async listDueIds(
+    selector: PartitionSelector & { untilMs: number; afterId?: string; limit: number },
+  ): Promise<{ id: string; dueAt: number }[]> {
+    checkPartition(selector);
+    let query = this.partitionQuery(selector)
+      .select(['id', 'status', 'due_at', 'lease_until'])
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('status', 'in', PENDING), eb('due_at', '<=', selector.untilMs)]),
+          eb.and([eb('status', '=', 'sending'), eb('lease_until', '<=', selector.untilMs)]),
+        ]),
+      )
+      .orderBy('id')
+      .limit(selector.limit);
+    if (selector.afterId !== undefined) query = query.where('id', '>', selector.afterId);
+    const rows = await query.execute();
+    return rows.map((row) => ({ id: row.id, dueAt: Number(row.status === 'sending' ? row.lease_until : row.due_at) }));
+  }
+
+  /** Extends the current claim's lease to `now + leaseMs` (long sends). @returns false if the claim is gone. */
+  async extendLease(id: string, options: { attempt: number; now: number; leaseMs: number }): Promise<boolean> {
+    const result = await this.db
+      .updateTable('messages')
+      .set({ lease_until: options.now + options.leaseMs, updated_at: options.now })
+      .where('id', '=', id)
+      .where('status', '=', 'sending')
+      .where('attempts', '=', options.attempt)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** `sending → sent`. @returns whether it moved (false: not this claim's, or already settled). */
+  markSent(id: string, options: SettleOptions & { providerId?: string | null; providerMessageId?: string | null }): Promise<boolean> {
+    return this.settle(id, options, {
+      status: 'sent',
+      sent_at: options.now,
+      ...(options.providerId == null ? {} : { provider_id: options.providerId }),
+      provider_message_id: options.providerMessageId ?? null,
+    });
+  }
+
+  /** `sending → scheduled` at `dueAt` after a retryable failure. @returns whether it moved. */
+  markRetry(id: string, options: SettleOptions & { dueAt: number; error: string }): Promise<boolean> {
+    return this.settle(id, options, { status: 'scheduled', due_at: options.dueAt, last_error: options.error });
+  }
+
+  /** `sending → failed` (permanent error or attempts exhausted). @returns whether it moved. */
+  markFailed(id: string, options: SettleOptions & { error: string }): Promise<boolean> {
+    return this.settle(id, options, { status: 'failed', last_error: options.error });
+  }
+
+  /**
+   * Cancels a tenant's message if it has not started sending (`queued|scheduled → canceled`).
+   * Idempotent: an already canceled message answers `'canceled'`.
+   * @returns `'not-found'` (no such message for this tenant) or `'too-late'` (sending or finished).
+   */
+  async cancel(tenantId: string, id: string, now: number): Promise<CancelResult> {
+    const result = await this.db
+      .updateTable('messages')
+      .set({ status: 'canceled', updated_at: now })
+      .where('id', '=', id)
+      .where('tenant_id', '=', tenantId)
+      .where('status', 'in', PENDING)
+      .executeTakeFirst();
+    if (result.numUpdatedRows > 0n) return 'canceled';
+    const row = await this.db
+      .selectFrom('messages')
+      .select('status')
+      .where('id', '=', id)
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+    if (row === undefined) return 'not-found';
+    return row.status === 'canceled' ? 'canceled' : 'too-late';
+  }
+
+  /** Message counts per (channel, status), for gauges. Uses the (status, due_at) index. */
+  async countByStatus(): Promise<StatusCount[]> {
+    const rows = await this.db
+      .selectFrom('messages')
+      .select(['channel', 'status', (eb) => eb.fn.countAll<number>().as('count')])
+      .groupBy(['channel', 'status'])
+      .execute();
+    return rows.map((row) => ({ channel: row.channel, status: row.status, count: Number(row.count) }));
+  }
+
+  /** Stores one delivery attempt (see also `record` on the settle moves, which is atomic with the move). */
+  async recordAttempt(input: NewDeliveryAttempt): Promise<DeliveryAttempt> {
+    const row = attemptRow(input);
+    await this.db.insertInto('delivery_attempts').values(row).execute();
+    return toAttempt(row);
+  }
+
+  /** A message's attempts, in order. Callers check tenant ownership first (`findById`). */
+  async listAttempts(messageId: string): Promise<DeliveryAttempt[]> {
+    const rows = await this.db
+      .selectFrom('delivery_attempts')
+      .selectAll()
+      .where('message_id', '=', messageId)
+      .orderBy('attempt_no')
+      .orderBy('id')
+      .execute();
+    return rows.map(toAttempt);
+  }
+
+  private partitionQuery(selector: PartitionSelector) {
+    let query = this.db.selectFrom('messages').where('channel', '=', selector.channel);
+    if (selector.partitions > 1) query = query.where(sql<number>`shard % ${selector.partitions}`, '=', selector.partition);
+    return query;
+  }
+
+  /** The guarded claim shared by `claim` and `claimDue`: one UPDATE, then read back by token. */
+  private async claimIds(ids: readonly string[], options: ClaimOptions): Promise<Message[]> {
+    if (ids.length === 0) return [];
+    const { now, leaseMs } = options;
+    const token = randomBytes(12).toString('base64url');
+    const moved = await this.db
+      .updateTable('messages')
+      .set((eb) => ({
+        status: 'sending',
+        lease_until: now + leaseMs,
+        attempts: eb('attempts', '+', 1),
+        claim_token: token,
+        updated_at: now,
+        ...(options.providerId == null ? {} : { provider_id: options.providerId }),
+      }))
+      .where('id', 'in', ids)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('status', 'in', PENDING), eb('due_at', '<=', now)]),
+          eb.and([eb('status', '=', 'sending'), eb('lease_until', '<', now)]),
+        ]),
+      )
+      .executeTakeFirst();
+    if (moved.numUpdatedRows === 0n) return [];
+    const rows = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('id', 'in', ids)
+      .where('claim_token', '=', token)
+      .orderBy('due_at')
+      .orderBy('id')
+      .execute();
+    const claimed: Message[] = [];
+    for (const row of rows.map(toMessage)) {
+      if (row.attempts <= row.maxAttempts) claimed.push(row);
+      else await this.settle(row.id, { attempt: row.attempts, now }, { status: 'failed', last_error: EXHAUSTED_LEASE_ERROR });
+    }
+    return claimed;
+  }
+
+  private async settle(
+    id: string,
+    options: SettleOptions,
+    changes: {
+      status: MessageStatus;
+      sent_at?: number;
+      due_at?: number;
+      last_error?: string;
+      provider_id?: string;
+      provider_message_id?: string | null;
+    },
+  ): Promise<boolean> {
+    const move = async (db: Database['db']) => {
+      const result = await db
+        .updateTable('messages')
+        .set({ ...changes, lease_until: null, claim_token: null, updated_at: options.now })
+        .where('id', '=', id)
+        .where('status', '=', 'sending')
+        .where('attempts', '=', options.attempt)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    };
+    const record = options.record;
+    if (record === undefined) return move(this.db);
+    return this.db.transaction().execute(async (trx) => {
+      const moved = await move(trx);
+      if (moved)
+        await trx
+          .insertInto('delivery_attempts')
+          .values(attemptRow({ ...record, messageId: id }))
+          .execute();
+      return moved;
+    });
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * The SQL schema as Kysely sees it: one interface per table, column names as stored (snake_case).
+ *
+ * Portable types, because one code path serves SQLite, PostgreSQL and MySQL/MariaDB:
+ * - times are epoch milliseconds in BIGINT columns, read back as JS numbers (the drivers are
+ *   configured for it in `database.ts`); "now" always comes from the caller, never the DB clock;
+ * - booleans are INTEGER 0/1 (SQLite has no boolean, MySQL's is TINYINT): repositories convert;
+ * - JSON is TEXT (MEDIUMTEXT on MySQL) holding `JSON.stringify` output: no dialect's JSON type
+ *   behaves like another's, and nothing queries inside it;
+ * - ids are short text (`ids.ts`), compared byte-wise (MySQL tables use `utf8mb4_bin`).
+ *
+ * Repositories turn these rows into the camelCase domain types they export; only the storage
+ * module touches these interfaces.
+ */
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Channel } from '../channels.js';
+
+export type { Channel } from '../channels.js';
+
+/** Lifecycle of a tenant: a suspended tenant's sends are rejected (`TENANT_SUSPENDED`). */
+export type TenantStatus = 'active' | 'suspended';
+
+/**
+ * Lifecycle of a message (DESIGN.md §6):
+ * `queued|scheduled → sending → sent | failed`, `sending → scheduled` (retry), `queued|scheduled → canceled`.
+ * Every move is a guarded UPDATE; nothing moves backwards.
+ */
+export type MessageStatus = 'queued' | 'scheduled' | 'sending' | 'sent' | 'failed' | 'canceled';
+
+export const MESSAGE_STATUSES: readonly MessageStatus[] = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled'];
+
+/** How one delivery attempt ended: `retryable` failures are retried with backoff, `permanent` ones fail the message. */
+export type AttemptOutcome = 'sent' | 'retryable' | 'permanent';
+
+/** The vendor integrations a provider row can name. */
+export type ProviderKind = 'console' | 'smtp' | 'aliyun-sms' | 'tencent-sms' | 'feishu' | 'slack' | 'http';
+
+export const PROVIDER_KINDS: readonly ProviderKind[] = ['console', 'smtp', 'aliyun-sms', 'tencent-sms', 'feishu', 'slack', 'http'];
+
+/** `scope`/`channel` value meaning "every tenant" / "every channel" (blacklist, providers). */
+export const ANY = '*';
+
+export interface TenantsTable {
+  id: string;
+  name: string;
+  status: TenantStatus;
+  /** Requests per second admitted for the whole tenant; NULL = unlimited. */
+  qps_limit: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  tenant_id: string;
+  /** SHA-256 hex of the clear key. Keys are 256 random bits, so a fast hash is enough. */
+  key_hash: string;
+  /** The first characters of the clear key, for display ("sk_AbC12…"); never enough to authenticate. */
+  key_prefix: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface TenantQuotasTable {
+  tenant_id: string;
+  channel: Channel;
+  daily_limit: number;
+}
+
+export interface RuleSetsTable {
+  tenant_id: string;
+  channel: Channel;
+  /** JSON array of {@link StoredRule}. */
+  rules: string;
+  /** JSON {@link FallbackPolicy} or NULL (use the service default). */
+  fallback: string | null;
+  /** 1 on first write, +1 on every replace: cache invalidation and optimistic concurrency. */
+  version: number;
+  updated_at: number;
+}
+
+export interface BlacklistTable {
+  /** Tenant id, or `'*'` for the global list. */
+  scope: string;
+  /** Channel, or `'*'` for every channel. */
+  channel: Channel | typeof ANY;
+  /** Normalised recipient (E.164 phone, lower-cased email domain, webhook target). */
+  recipient: string;
+  reason: string | null;
+  created_at: number;
+}
+
+export interface ProvidersTable {
+  id: string;
+  /** Tenant id, or `'*'` for a provider every tenant may use. */
+  scope: string;
+  channel: Channel;
+  kind: ProviderKind;
+  name: string;
+  /** Lower is tried first (like MX preference). */
+  priority: number;
+  /** The vendor's QPS contract for this account. */
+  qps: number;
+  /** Non-secret JSON settings (host, sign name, template ids...). */
+  config: string;
+  /** `SecretBox` ciphertext of the secret (password, access key secret, signing key), or NULL. */
+  secret: string | null;
+  /** 1 enabled, 0 disabled. */
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MessagesTable {
+  /** Time-sortable id (`newMessageId()`). */
+  id: string;
+  tenant_id: string;
+  channel: Channel;
+  recipient: string;
+  /** JSON {@link MessagePayload}. */
+  payload: string;
+  status: MessageStatus;
+  /** When the message may be sent (epoch ms). */
+  due_at: number;
+  /** Claims so far; also the fencing token of the current claim. */
+  attempts: number;
+  max_attempts: number;
+  /** 0..1023 from a hash of the id; dispatcher partition p of P owns `shard % P == p`. */
+  shard: number;
+  provider_id: string | null;
+  provider_message_id: string | null;
+  last_error: string | null;
+  /** While `sending`: when the claim expires and the message may be claimed again. */
+  lease_until: number | null;
+  /** Random token written by the claiming statement, so a batch claim can read back exactly what it moved. */
+  claim_token: string | null;
+  idempotency_key: string | null;
+  /** Hash of the request body that carried `idempotency_key`: a replay with another body is a conflict. */
+  request_hash: string | null;
+  created_at: number;
+  updated_at: number;
+  sent_at: number | null;
+}
+
+export interface DeliveryAttemptsTable {
+  id: string;
+  message_id: string;
+  attempt_no: number;
+  provider_id: string | null;
+  started_at: number;
+  finished_at: number;
+  outcome: AttemptOutcome;
+  error: string | null;
+  provider_message_id: string | null;
+}
+
+/** Every table sluice stores, keyed by table name: the `Kysely<Tables>` type parameter. */
+export interface Tables {
+  tenants: TenantsTable;
+  api_keys: ApiKeysTable;
+  tenant_quotas: TenantQuotasTable;
+  rule_sets: RuleSetsTable;
+  blacklist: BlacklistTable;
+  providers: ProvidersTable;
+  messages: MessagesTable;
+  delivery_attempts: DeliveryAttemptsTable;
+}
+
+/** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */
+export interface StoredRule {
+  windowSeconds: number;
+  limit: number;
+  /** 0 = no ban. */
+  banSeconds: number;
+  /** Limiter algorithm name; absent = `sliding-log`. */
+  algorithm?: string;
+}
+
+/**
+ * Degradation policy of a rule set (DESIGN.md §7) when Redis is slow or down. Stored as given;
+ * the degradation module owns the meaning of each field.
+ */
+export interface FallbackPolicy {
+  mode: 'local' | 'static' | 'allow' | 'deny';
+  /** For `static`: the looser rules to apply. */
+  rules?: StoredRule[];
+  /** Fraction 0..1 of decisions to sample in `allow`/`deny` modes. */
+  sampleRate?: number;
+  [extra: string]: unknown;
+}
+
+/** What a message carries to its provider; which fields matter depends on the channel. */
+export interface MessagePayload {
+  template?: string;
+  params?: Record<string, unknown>;
+  subject?: string;
+  body?: string;
+  html?: string;
+}
+
+export type TenantRow = Selectable<TenantsTable>;
+export type MessageRow = Selectable<MessagesTable>;
+export type NewMessageRow = Insertable<MessagesTable>;
+export type MessageUpdate = Updateable<MessagesTable>;

@@ -1,4 +1,41 @@
+/**
+ * MemoryStore against the reference model. The second run wraps the store so its clock follows the
+ * decision times: eviction of idle subjects is then active during the sequences and must not
+ * change a single decision.
+ */
+import { ManualClock } from '../../src/limiter/clock.js';
 import { MemoryStore } from '../../src/limiter/stores/memory/memory-store.js';
+import type { LimiterStore } from '../../src/limiter/types.js';
 import { defineModelProperties } from './model-properties.js';
 
 defineModelProperties('MemoryStore against the reference model', () => new MemoryStore(), { numRuns: 300 });
+
+defineModelProperties(
+  'MemoryStore with eviction active against the reference model',
+  () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore({ clock });
+    const follow = (now: number | undefined) => {
+      if (now !== undefined && now > clock.now()) clock.set(now);
+    };
+    const following: LimiterStore = {
+      check: (subject, rules, requestId, now) => {
+        follow(now);
+        return store.check(subject, rules, requestId, now);
+      },
+      peek: (subject, rules, now) => {
+        follow(now);
+        return store.peek(subject, rules, now);
+      },
+      undo: (subject, rules, requestId, at) => store.undo(subject, rules, requestId, at),
+      reset: (subject) => store.reset(subject),
+      ban: (subject, ms, now) => {
+        follow(now);
+        return store.ban(subject, ms, now);
+      },
+      unban: (subject) => store.unban(subject),
+    };
+    return following;
+  },
+  { numRuns: 300 },
+);

@@ -4,7 +4,13 @@
  *
  * Memory stays bounded without timers: log entries older than the longest window leave on each
  * access (trim), and every check also inspects two subjects through a persistent Map iterator,
- * dropping those whose state can no longer affect any decision at the latest time seen.
+ * dropping those whose state can no longer affect any decision.
+ *
+ * Eviction works like Redis key TTLs: a subject's state matters for D more milliseconds after a
+ * decision at time t (its longest window, or its ban's end − t), measured on the store's clock from
+ * that call. When callers omit `now` this is simply "every stored time has passed". When they pass
+ * explicit times (replays, tests) those need not be monotone across subjects, so eviction never
+ * compares one subject's times with another's: only the clock's elapsed time counts.
  */
 import { type Clock, systemClock } from '../../clock.js';
 import type { Decision, DecisionCode, LimiterStore, NormalizedRule } from '../../types.js';
@@ -22,10 +28,12 @@ const SWEEP_PER_CHECK = 2;
 class SubjectState {
   log: SubjectLog | undefined;
   counters: Counter[] | undefined;
-  /** End of the stored ban; 0: none (a ban always ends after time 0). */
+  /** End of the stored ban, in decision time; 0: none (a ban always ends after time 0). */
   banEnd = 0;
-  /** From this time on nothing stored here can change a decision: the subject may be evicted. */
-  expiresAt = 0;
+  /** Clock time at which the ban record is cleaned up (its TTL). */
+  banDeadline = 0;
+  /** Clock time from which nothing stored here can change a decision: the subject may be evicted. */
+  deadline = 0;
   constructor(readonly subject: string) {}
 }
 
@@ -42,8 +50,8 @@ export class MemoryStore implements LimiterStore {
   private readonly clock: Clock;
   private readonly subjects = new Map<string, SubjectState>();
   private sweeper: Iterator<SubjectState> = this.subjects.values();
-  /** Latest decision time seen: the store's idea of now for eviction. */
-  private latest = Number.NEGATIVE_INFINITY;
+  /** Latest clock reading: the time eviction compares deadlines with. */
+  private clockNow = Number.NEGATIVE_INFINITY;
   /** Increments per check or undo, so state shared by several rules is updated once. */
   private stamp = 0;
   private readonly evaluation: Evaluation = { code: 'OK', rule: -1, retryAfterMs: 0, banMs: 0 };
@@ -63,8 +71,8 @@ export class MemoryStore implements LimiterStore {
   }
 
   check(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, now: number | undefined): Promise<Decision> {
-    const t = now ?? this.clock.now();
-    if (t > this.latest) this.latest = t;
+    const c = this.readClock();
+    const t = now ?? c;
     this.sweep();
     let state = this.subjects.get(subject);
     let longest = 0;
@@ -105,7 +113,7 @@ export class MemoryStore implements LimiterStore {
         counter.stamp = stamp;
         counter.admit(t);
       }
-      if (t + relevance > state.expiresAt) state.expiresAt = t + relevance;
+      if (c + relevance > state.deadline) state.deadline = c + relevance;
       return Promise.resolve({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at: t });
     }
     if (evaluation.code === 'BANNED') {
@@ -113,7 +121,7 @@ export class MemoryStore implements LimiterStore {
     }
     if (evaluation.banMs > 0) {
       if (!state) state = this.create(subject);
-      this.setBan(state, t + evaluation.banMs);
+      this.setBan(state, t + evaluation.banMs, c + evaluation.banMs);
     }
     return Promise.resolve({
       allowed: false,
@@ -126,8 +134,7 @@ export class MemoryStore implements LimiterStore {
   }
 
   peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
-    const t = now ?? this.clock.now();
-    if (t > this.latest) this.latest = t;
+    const t = now ?? this.readClock();
     const state = this.subjects.get(subject);
     let longest = 0;
     for (let index = 0; index < rules.length; index++) if (rules[index]!.windowMs > longest) longest = rules[index]!.windowMs;
@@ -162,19 +169,20 @@ export class MemoryStore implements LimiterStore {
   }
 
   ban(subject: string, ms: number, now: number | undefined): Promise<void> {
-    const t = now ?? this.clock.now();
-    if (t > this.latest) this.latest = t;
+    const c = this.readClock();
+    const t = now ?? c;
     const state = this.subjects.get(subject) ?? this.create(subject);
-    if (t + ms > state.banEnd) this.setBan(state, t + ms);
+    if (t + ms > state.banEnd) this.setBan(state, t + ms, c + ms);
     return Promise.resolve();
   }
 
   unban(subject: string): Promise<boolean> {
     const state = this.subjects.get(subject);
     if (!state || state.banEnd === 0) return Promise.resolve(false);
-    // An ended ban is cleanup, not a ban: report only one that outlasts the latest time seen.
-    const inForce = state.banEnd > this.latest;
+    // Like a Redis ban key: there until its TTL (on the clock) has run out.
+    const inForce = state.banDeadline > this.readClock();
     state.banEnd = 0;
+    state.banDeadline = 0;
     return Promise.resolve(inForce);
   }
 
@@ -189,9 +197,17 @@ export class MemoryStore implements LimiterStore {
     return state;
   }
 
-  private setBan(state: SubjectState, end: number): void {
+  /** Sets the ban's end (decision time) and its cleanup deadline (clock time). */
+  private setBan(state: SubjectState, end: number, deadline: number): void {
     state.banEnd = end;
-    if (end > state.expiresAt) state.expiresAt = end;
+    state.banDeadline = deadline;
+    if (deadline > state.deadline) state.deadline = deadline;
+  }
+
+  private readClock(): number {
+    const now = this.clock.now();
+    if (now > this.clockNow) this.clockNow = now;
+    return now;
   }
 
   /** Steps 2 and 3 of the semantics: fills `counts`, decides, records nothing. */
@@ -278,7 +294,7 @@ export class MemoryStore implements LimiterStore {
         if (next.done) return;
       }
       const state = next.value;
-      if (state.expiresAt <= this.latest) this.subjects.delete(state.subject);
+      if (state.deadline <= this.clockNow) this.subjects.delete(state.subject);
     }
   }
 }

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/limiter/clock.js';
+import { Limiter } from '../../src/limiter/limiter.js';
+import { MemoryStore } from '../../src/limiter/stores/memory/memory-store.js';
+import { defineStoreConformance } from './conformance.js';
+
+defineStoreConformance('MemoryStore conformance', (clock) => new MemoryStore({ clock }));
+
+describe('MemoryStore memory bounds', () => {
+  const rules = [{ windowMs: 1000, limit: 1_000_000 }];
+
+  it('evicts idle subjects once their longest window has passed on its clock', async () => {
+    const clock = new ManualClock(1_000_000);
+    const store = new MemoryStore({ clock });
+    const limiter = new Limiter({ store });
+    for (let index = 0; index < 500; index++) await limiter.check({ subject: `idle:${index}`, rules });
+    expect(store.size).toBe(500);
+    // Still within the window: activity on another subject evicts nothing.
+    clock.advance(999);
+    for (let index = 0; index < 600; index++) await limiter.check({ subject: 'busy', rules });
+    expect(store.size).toBe(501);
+    clock.advance(1);
+    for (let index = 0; index < 600; index++) await limiter.check({ subject: 'busy', rules });
+    expect(store.size).toBe(1);
+  });
+
+  it('keeps a banned subject until its ban ends, however idle', async () => {
+    const clock = new ManualClock(1_000_000);
+    const store = new MemoryStore({ clock });
+    const limiter = new Limiter({ store });
+    await limiter.ban('banned', 60_000);
+    clock.advance(59_999);
+    for (let index = 0; index < 10; index++) await limiter.check({ subject: 'other', rules });
+    expect((await limiter.check({ subject: 'banned', rules })).code).toBe('BANNED');
+    clock.advance(1);
+    for (let index = 0; index < 10; index++) await limiter.check({ subject: 'other', rules });
+    expect(store.size).toBe(1);
+    expect(await limiter.unban('banned')).toBe(false);
+  });
+
+  it('with explicit times, eviction follows the clock and never compares one subject with another', async () => {
+    const store = new MemoryStore({ clock: new ManualClock(0) });
+    const limiter = new Limiter({ store });
+    await limiter.check({ subject: 'late', rules, now: 10_000_000 });
+    await limiter.check({ subject: 'early', rules: [{ windowMs: 1000, limit: 1 }], now: 5 });
+    for (let index = 0; index < 10; index++) await limiter.check({ subject: 'late', rules, now: 10_000_000 + index });
+    expect((await limiter.check({ subject: 'early', rules: [{ windowMs: 1000, limit: 1 }], now: 6 })).code).toBe('RATE_LIMITED');
+  });
+
+  it('trimming bounds the log to the longest window', async () => {
+    const store = new MemoryStore({ clock: new ManualClock(0) });
+    const limiter = new Limiter({ store });
+    for (let t = 0; t < 20_000; t += 10) await limiter.check({ subject: 's', rules, now: t, requestId: `id-${t}` });
+    // Entries in (t − 1000, t]: 100 of them, whatever the history.
+    expect(store.logSize('s')).toBe(100);
+    // And the ids trimmed with them: an old id is a new send again.
+    const again = await limiter.check({ subject: 's', rules, now: 20_000, requestId: 'id-0' });
+    expect(again.counts).toEqual([99]);
+    expect(store.logSize('s')).toBe(100);
+  });
+
+  it('keeps no log for a set without sliding-log rules when no request id is given', async () => {
+    const store = new MemoryStore({ clock: new ManualClock(0) });
+    const limiter = new Limiter({ store });
+    const counters = [
+      { windowMs: 1000, limit: 100, algorithm: 'fixed-window' as const },
+      { windowMs: 1000, limit: 100, algorithm: 'token-bucket' as const },
+    ];
+    for (let t = 0; t < 50; t++) await limiter.check({ subject: 'c', rules: counters, now: t });
+    expect(store.logSize('c')).toBe(0);
+  });
+});

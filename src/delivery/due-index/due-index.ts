@@ -38,14 +38,24 @@ export interface DueIndex {
 
   /**
    * Adds every entry given (from SQL: the partition's `queued` and `scheduled` messages). Never
-   * deletes, so it is idempotent and safe while claimers run. Resolves with how many entries were
+   * deletes, so it is idempotent and safe while claimers run. When it completes with the store
+   * not wiped meanwhile, `needsRebuild` turns `false`. Resolves with how many entries were
    * missing from the index (0 when it was complete): a non-zero count after a steady state means
    * the index had lost entries, which is worth a metric.
    */
   rebuild(partition: string, entries: AsyncIterable<DueEntry> | Iterable<DueEntry>): Promise<number>;
 
-  /** How many entries the partition holds, due or not. */
-  size(partition: string): Promise<number>;
+  /**
+   * Whether the partition's index must be rebuilt before it can be trusted: `true` when no
+   * rebuild has completed on this store, or the store was wiped since (FLUSHALL, a restart
+   * without persistence, failover to an empty replica). A dispatcher asks every tick and
+   * rebuilds at once on `true`, so a wiped index delays messages by one tick, not one rebuild
+   * period. (Entries lost by a failover that kept the marker are restored by the periodic rebuild.)
+   */
+  needsRebuild(partition: string): Promise<boolean>;
+
+  /** How many entries the partition holds; with `dueBy`, only those due at or before it (the backlog). */
+  size(partition: string, dueBy?: number): Promise<number>;
 }
 
 /** One message in the index: its id and when it is due (epoch ms). */

@@ -4,6 +4,7 @@
  *
  *   <prefix>due:{sms:0}:buckets          sorted set: bucket ids, each scored by its start (ms)
  *   <prefix>due:{sms:0}:b:<bucket start>  sorted set: message ids scored by due ms
+ *   <prefix>due:{sms:0}:rebuilt           string: present once a rebuild completed on this Redis
  *
  * A bucket is named by its start, `floor(dueAt / bucketMs) * bucketMs` (epoch ms), and scored by
  * it too: claim walks buckets by start time, so its correctness never depends on `bucketMs` and
@@ -17,12 +18,14 @@ export interface DueIndexKeys {
   buckets: string;
   /** Prefix of bucket keys; the scripts append the bucket id. */
   bucketPrefix: string;
+  /** The rebuild marker: missing means the index is not known to be complete. */
+  rebuilt: string;
 }
 
 export function dueIndexKeys(prefix: string, partition: string): DueIndexKeys {
   if (!PARTITION.test(partition)) throw new Error(`invalid due-index partition "${partition}"`);
   const base = `${prefix}due:{${partition}}`;
-  return { buckets: `${base}:buckets`, bucketPrefix: `${base}:b:` };
+  return { buckets: `${base}:buckets`, bucketPrefix: `${base}:b:`, rebuilt: `${base}:rebuilt` };
 }
 
 /** The bucket of a due time: its start in epoch ms, as used in keys, bucket-set members and scores. */

@@ -3,19 +3,29 @@
  * the buckets (keys.ts), written and claimed only through Lua scripts (scripts/*.lua) so every
  * operation is atomic and works on Redis Cluster (one hash tag per partition).
  */
+import { randomBytes } from 'node:crypto';
 import { RedisScript, type ScriptClient } from '../lock/redis-script.js';
 import type { DueEntry, DueIndex } from './due-index.js';
-import { bucketOf, dueIndexKeys } from './keys.js';
+import { bucketOf, type DueIndexKeys, dueIndexKeys } from './keys.js';
 
 const scripts = new URL('./scripts/', import.meta.url);
 const addScript = RedisScript.fromFile(scripts, 'add');
 const claimScript = RedisScript.fromFile(scripts, 'claim');
 const removeScript = RedisScript.fromFile(scripts, 'remove');
 const sizeScript = RedisScript.fromFile(scripts, 'size');
+const finishRebuildScript = RedisScript.fromFile(scripts, 'finish-rebuild');
+
+/** The part of an ioredis `Redis` or `Cluster` the index needs. */
+export interface DueIndexClient extends ScriptClient {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string): Promise<unknown>;
+}
+
+const BUILDING = 'building:';
 
 export interface RedisDueIndexOptions {
   /** An ioredis `Redis` or `Cluster`. */
-  client: ScriptClient;
+  client: DueIndexClient;
   /** Key prefix; default `sluice:`. */
   keyPrefix?: string;
   /** Width of a time bucket in ms; default 60 000. May change between runs: buckets are scored by their start. */
@@ -27,7 +37,7 @@ export interface RedisDueIndexOptions {
 }
 
 export class RedisDueIndex implements DueIndex {
-  private readonly client: ScriptClient;
+  private readonly client: DueIndexClient;
   private readonly prefix: string;
   readonly bucketMs: number;
   private readonly writeBatch: number;
@@ -48,7 +58,7 @@ export class RedisDueIndex implements DueIndex {
   }
 
   async addMany(partition: string, entries: Iterable<DueEntry>): Promise<number> {
-    return this.rebuild(partition, entries);
+    return this.addAll(dueIndexKeys(this.prefix, partition), entries);
   }
 
   async claim(partition: string, now: number, limit: number): Promise<string[]> {
@@ -68,8 +78,33 @@ export class RedisDueIndex implements DueIndex {
     );
   }
 
+  /**
+   * The rebuild marker's life: missing (never built, or wiped) → `building:<token>` while a
+   * rebuild runs → `ready:<token>` when it ends and the marker still reads what it read at the
+   * start. A wipe during the rebuild deletes the marker with the entries already written, so the
+   * end check fails and the next tick rebuilds again; a rebuild that dies half way leaves
+   * `building:`, which also reads as "needs rebuild". A periodic rebuild of a complete index
+   * never clears the marker, so `needsRebuild` stays `false` throughout.
+   */
   async rebuild(partition: string, entries: AsyncIterable<DueEntry> | Iterable<DueEntry>): Promise<number> {
     const keys = dueIndexKeys(this.prefix, partition);
+    const token = randomBytes(8).toString('hex');
+    let marker = await this.client.get(keys.rebuilt);
+    if (marker === null || marker.startsWith(BUILDING)) {
+      marker = `${BUILDING}${token}`;
+      await this.client.set(keys.rebuilt, marker);
+    }
+    const added = await this.addAll(keys, entries);
+    await finishRebuildScript.run(this.client, [keys.rebuilt], [marker, `ready:${token}`]);
+    return added;
+  }
+
+  async needsRebuild(partition: string): Promise<boolean> {
+    const marker = await this.client.get(dueIndexKeys(this.prefix, partition).rebuilt);
+    return marker === null || marker.startsWith(BUILDING);
+  }
+
+  private async addAll(keys: DueIndexKeys, entries: AsyncIterable<DueEntry> | Iterable<DueEntry>): Promise<number> {
     let added = 0;
     let batch: (string | number)[] = [];
     const flush = async () => {
@@ -87,8 +122,8 @@ export class RedisDueIndex implements DueIndex {
     return added;
   }
 
-  async size(partition: string): Promise<number> {
+  async size(partition: string, dueBy?: number): Promise<number> {
     const keys = dueIndexKeys(this.prefix, partition);
-    return (await sizeScript.run(this.client, [keys.buckets], [keys.bucketPrefix])) as number;
+    return (await sizeScript.run(this.client, [keys.buckets], [keys.bucketPrefix, dueBy ?? ''])) as number;
   }
 }

@@ -7,7 +7,8 @@
  * yet; once the limiter has one, delivery may import it from there (never the other way round).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 /**
  * The part of an ioredis client a script needs. Both `Redis` and `Cluster` fit; a `Cluster` routes
@@ -29,9 +30,16 @@ export class RedisScript {
     this.sha1 = createHash('sha1').update(source).digest('hex');
   }
 
-  /** Loads `<name>.lua` from a folder given as a file URL (usually `new URL('./scripts/', import.meta.url)`). */
+  /**
+   * Loads `<name>.lua` from a folder given as a file URL (usually `new URL('./scripts/', import.meta.url)`).
+   * `tsc` does not copy `.lua` files, so when the folder is under `dist/` and holds no copy, the
+   * same path under `src/` is used.
+   */
   static fromFile(folder: URL, name: string): RedisScript {
-    return new RedisScript(name, readFileSync(new URL(`${name}.lua`, folder), 'utf8'));
+    const built = fileURLToPath(new URL(`${name}.lua`, folder));
+    const source = built.replace(/([/\\])dist([/\\])(?!.*[/\\]dist[/\\])/, '$1src$2');
+    const path = existsSync(built) ? built : source;
+    return new RedisScript(name, readFileSync(path, 'utf8'));
   }
 
   async run(client: ScriptClient, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {

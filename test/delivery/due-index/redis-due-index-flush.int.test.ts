@@ -26,8 +26,10 @@ describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'RedisDueIndex after FLUS
   it('rebuild after FLUSHALL makes every id claimable exactly once', async () => {
     const due = new RedisDueIndex({ client });
     const source = Array.from({ length: 1000 }, (_, i) => ({ id: `m${String(i).padStart(6, '0')}`, dueAt: T0 + i * 500 })); // ~8 buckets
-    expect(await due.addMany('sms:0', source)).toBe(1000);
+    expect(await due.rebuild('sms:0', source)).toBe(1000);
+    expect(await due.needsRebuild('sms:0')).toBe(false);
     await client.flushall();
+    expect(await due.needsRebuild('sms:0')).toBe(true); // a dispatcher sees this on its next tick
     expect(await due.size('sms:0')).toBe(0);
     expect(await due.claim('sms:0', T0 + 10_000_000, 100)).toEqual([]);
     // FLUSHALL keeps the script cache, a restarted server would not: drop it so the rebuild also
@@ -35,6 +37,7 @@ describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'RedisDueIndex after FLUS
     await client.script('FLUSH');
 
     expect(await due.rebuild('sms:0', source)).toBe(1000);
+    expect(await due.needsRebuild('sms:0')).toBe(false);
     expect(await due.size('sms:0')).toBe(1000);
     const claimed: string[] = [];
     for (let round = 0; round < 100; round++) {
@@ -43,6 +46,6 @@ describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'RedisDueIndex after FLUS
       claimed.push(...ids);
     }
     expect(claimed).toEqual(source.map((e) => e.id));
-    expect(await client.dbsize()).toBe(0);
+    expect(await client.dbsize()).toBe(1); // only the rebuild marker is left
   });
 });

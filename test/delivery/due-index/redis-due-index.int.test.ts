@@ -166,6 +166,63 @@ for (const backend of BACKENDS) {
       expect(new Set(claimed)).toEqual(new Set(entries.map((e) => e.id)));
     });
 
+    it('size counts all entries, or only the due backlog', async () => {
+      const due = index(1000);
+      const p = freshPartition();
+      await due.addMany(
+        p,
+        Array.from({ length: 30 }, (_, i) => ({ id: idOf(i), dueAt: T0 + i * 100 })),
+      );
+      expect(await due.size(p)).toBe(30);
+      expect(await due.size(p, T0 - 1)).toBe(0);
+      expect(await due.size(p, T0 + 1450)).toBe(15);
+      expect(await due.size(p, T0 + 100_000)).toBe(30);
+    });
+
+    it('needsRebuild: true until a rebuild completes, true again once the partition is wiped', async () => {
+      const due = index(1000);
+      const p = freshPartition();
+      const keys = dueIndexKeys(prefix, p);
+      const entries = Array.from({ length: 10 }, (_, i) => ({ id: idOf(i), dueAt: T0 + i * 1000 }));
+      await due.addMany(p, entries);
+      expect(await due.needsRebuild(p)).toBe(true); // adds alone prove nothing about completeness
+      await due.rebuild(p, entries);
+      expect(await due.needsRebuild(p)).toBe(false);
+      const marker = await client.get(keys.rebuilt);
+      await due.rebuild(p, entries); // a periodic rebuild keeps the marker
+      expect(await client.get(keys.rebuilt)).toBe(marker);
+      // A wipe (what FLUSHALL or an empty restart does to this partition's slot).
+      const bucketKeys = (await client.zrange(keys.buckets, 0, -1)).map((b) => `${keys.bucketPrefix}${b}`);
+      for (const key of [keys.rebuilt, keys.buckets, ...bucketKeys]) await client.del(key);
+      expect(await due.needsRebuild(p)).toBe(true);
+      expect(await due.rebuild(p, entries)).toBe(10);
+      expect(await due.needsRebuild(p)).toBe(false);
+      expect(await claimAll(due, p, T0 + 60_000, 4)).toEqual(entries.map((e) => e.id));
+    });
+
+    it('a wipe during a rebuild leaves the index marked as needing another', async () => {
+      const due = index(1000);
+      const p = freshPartition();
+      const keys = dueIndexKeys(prefix, p);
+      const small = new RedisDueIndex({ client, keyPrefix: prefix, bucketMs: 1000, writeBatch: 5 });
+      for (const firstRebuild of [true, false]) {
+        if (!firstRebuild) await due.rebuild(p, []); // the marker says "ready" before this rebuild
+        async function* wipedHalfway() {
+          for (let i = 0; i < 20; i++) {
+            if (i === 10) {
+              const bucketKeys = (await client.zrange(keys.buckets, 0, -1)).map((b) => `${keys.bucketPrefix}${b}`);
+              for (const key of [keys.rebuilt, keys.buckets, ...bucketKeys]) await client.del(key);
+            }
+            yield { id: idOf(i), dueAt: T0 + i };
+          }
+        }
+        await small.rebuild(p, wipedHalfway());
+        expect(await due.needsRebuild(p)).toBe(true);
+        expect(await due.size(p)).toBe(10);
+        await due.claim(p, T0 + 60_000, 100);
+      }
+    });
+
     it('remove finds an entry with or without its due time and drops emptied buckets', async () => {
       const due = index(1000);
       const p = freshPartition();

@@ -1,3 +1,7 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { RedisScript, type ScriptClient } from '../../../src/delivery/lock/redis-script.js';
 
@@ -43,6 +47,21 @@ describe('RedisScript', () => {
       expect(source).toMatch(/KEYS\[1\]/);
       expect(source).toMatch(/ARGV\[1\]/);
       expect(source).toMatch(/Returns/);
+    }
+  });
+
+  it('a script missing from dist/ is read from the same path under src/', () => {
+    const root = mkdtempSync(join(tmpdir(), 'sluice-script-'));
+    try {
+      mkdirSync(join(root, 'src/delivery/lock/scripts'), { recursive: true });
+      mkdirSync(join(root, 'dist/delivery/lock/scripts'), { recursive: true });
+      writeFileSync(join(root, 'src/delivery/lock/scripts/probe.lua'), 'return "src"');
+      const folder = pathToFileURL(join(root, 'dist/delivery/lock/scripts/'));
+      expect(RedisScript.fromFile(folder, 'probe').source).toBe('return "src"');
+      writeFileSync(join(root, 'dist/delivery/lock/scripts/probe.lua'), 'return "dist"');
+      expect(RedisScript.fromFile(folder, 'probe').source).toBe('return "dist"');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

@@ -6,7 +6,8 @@ import { describeWithPromtool, runPromtool } from './promtool.js';
 import { familyOf, registryNames } from './registry-names.js';
 
 /** Grafana's reference to the dashboard's data source variable. */
-const DATASOURCE_UID = ['$', '{datasource}'].join('');
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a JS template
+const DATASOURCE_UID = '${datasource}';
 
 const root = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 

@@ -1,0 +1,48 @@
+/**
+ * CPU spent during a measured span, by this Node process and by a Redis server, in percent of
+ * one core. Whichever is near 100 % bounds the throughput (Node and Redis are both single-threaded
+ * where it matters); neither near 100 % means latency or the machine's other load bounds it.
+ * CPU time per decision is the steadier figure on a shared machine: throughput falls when other
+ * processes take the cores, the work each decision needs changes much less.
+ */
+import { infoField } from './machine.js';
+
+/** What a CPU meter needs of an ioredis client. */
+export interface InfoClient {
+  info(section: string): Promise<string>;
+}
+
+export interface CpuUsage {
+  /** CPU time of the Node process (user + system) over the span, in microseconds. */
+  nodeMicros: number;
+  /** CPU time of the Redis server over the span, in microseconds; undefined without Redis. */
+  redisMicros: number | undefined;
+  /** Node process (user + system), percent of one core over the span. */
+  nodePercent: number;
+  /** Redis server (used_cpu_user + used_cpu_sys), percent of one core; undefined without Redis. */
+  redisPercent: number | undefined;
+}
+
+async function redisCpuSeconds(client: InfoClient): Promise<number> {
+  const info = await client.info('cpu');
+  return Number(infoField(info, 'used_cpu_user') ?? Number.NaN) + Number(infoField(info, 'used_cpu_sys') ?? Number.NaN);
+}
+
+/** Starts measuring; the returned function ends the span and reports it. */
+export async function startCpuMeter(redis?: InfoClient): Promise<() => Promise<CpuUsage>> {
+  const redisStart = redis ? await redisCpuSeconds(redis) : 0;
+  const nodeStart = process.cpuUsage();
+  const wallStart = process.hrtime.bigint();
+  return async () => {
+    const node = process.cpuUsage(nodeStart);
+    const wallUs = Number(process.hrtime.bigint() - wallStart) / 1_000;
+    const redisMicros = redis ? ((await redisCpuSeconds(redis)) - redisStart) * 1e6 : undefined;
+    const nodeMicros = node.user + node.system;
+    return {
+      nodeMicros,
+      redisMicros,
+      nodePercent: (nodeMicros / wallUs) * 100,
+      redisPercent: redisMicros === undefined ? undefined : (redisMicros / wallUs) * 100,
+    };
+  };
+}

@@ -7,7 +7,7 @@
 import type { Channel } from '../../channels.js';
 import { type Clock, systemClock } from '../../limiter/clock.js';
 import type { Database } from '../database.js';
-import { isUniqueViolation } from '../errors.js';
+import { isTransientConflict, isUniqueViolation } from '../errors.js';
 import type { FallbackPolicy, RuleSetsTable, StoredRule } from '../schema.js';
 
 export interface RuleSet {
@@ -95,12 +95,14 @@ export class RulesRepository {
           .where('channel', '=', channel)
           .executeTakeFirstOrThrow();
       });
-    try {
-      return toRuleSet(await attempt());
-    } catch (error) {
-      // A concurrent first write inserted the row between our UPDATE and INSERT: now UPDATE matches.
-      if (isUniqueViolation(error)) return toRuleSet(await attempt());
-      throw error;
+    for (let tries = 1; ; tries++) {
+      try {
+        return toRuleSet(await attempt());
+      } catch (error) {
+        // A concurrent first write inserted the row between our UPDATE and INSERT (or, on MySQL,
+        // both took gap locks and one was chosen as deadlock victim): run again, UPDATE now matches.
+        if (tries >= 3 || !(isUniqueViolation(error) || isTransientConflict(error))) throw error;
+      }
     }
   }
 

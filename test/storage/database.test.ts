@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { dialectOfUrl, maskUrl, openDatabase, sqlitePathOfUrl, UnsupportedDatabaseUrlError } from '../../src/storage/database.js';
+
+describe('database URLs', () => {
+  it('picks the dialect from the scheme', () => {
+    expect(dialectOfUrl('sqlite:data/sluice.db')).toBe('sqlite');
+    expect(dialectOfUrl('sqlite::memory:')).toBe('sqlite');
+    expect(dialectOfUrl('postgres://u@h/db')).toBe('postgres');
+    expect(dialectOfUrl('postgresql://u@h/db')).toBe('postgres');
+    expect(dialectOfUrl('mysql://u@h/db')).toBe('mysql');
+    expect(dialectOfUrl('mariadb://u@h/db')).toBe('mysql');
+    expect(dialectOfUrl('redis://h')).toBeUndefined();
+    expect(dialectOfUrl('data/sluice.db')).toBeUndefined();
+  });
+
+  it('finds the SQLite path', () => {
+    expect(sqlitePathOfUrl('sqlite:data/sluice.db')).toBe('data/sluice.db');
+    expect(sqlitePathOfUrl('sqlite:///var/lib/sluice.db')).toBe('/var/lib/sluice.db');
+    expect(sqlitePathOfUrl('sqlite::memory:')).toBe(':memory:');
+    expect(() => sqlitePathOfUrl('sqlite:')).toThrow(UnsupportedDatabaseUrlError);
+  });
+
+  it('masks passwords', () => {
+    expect(maskUrl('postgres://sluice:hunter2@127.0.0.1:5432/db')).toBe('postgres://sluice:***@127.0.0.1:5432/db');
+    expect(maskUrl('sqlite:data/x.db')).toBe('sqlite:data/x.db');
+  });
+
+  it('opens an in-memory SQLite database', async () => {
+    const database = await openDatabase('sqlite::memory:');
+    expect(database.dialect).toBe('sqlite');
+    await database.ping();
+    await database.close();
+    await database.close();
+  });
+
+  it('rejects an unknown scheme', async () => {
+    await expect(openDatabase('mongodb://u:pw@h/db')).rejects.toThrow(UnsupportedDatabaseUrlError);
+  });
+});

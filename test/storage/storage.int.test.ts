@@ -1,0 +1,628 @@
+/**
+ * One storage suite, every backend: SQLite (a temp file, always), PostgreSQL and MySQL/MariaDB
+ * (when their servers are configured). Each run creates its own database and drops it after,
+ * so parallel runs on the shared servers never meet.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/limiter/clock.js';
+import {
+  createRepositories,
+  type Database,
+  DuplicateIdempotencyKeyError,
+  DuplicateNameError,
+  hashApiKey,
+  type Message,
+  migrateToLatest,
+  type NewMessage,
+  openDatabase,
+  pendingMigrations,
+  type Repositories,
+  SecretBox,
+} from '../../src/storage/index.js';
+import { describeWith, servers } from '../support/servers.js';
+
+interface Backend {
+  name: string;
+  available: unknown;
+  variable: string;
+  /** Creates a fresh, empty database; returns its URL and how to drop it. */
+  create(): Promise<{ url: string; drop(): Promise<void> }>;
+}
+
+const uniqueName = () => `sluice_t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+
+function withDatabase(adminUrl: string, name: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    available: true,
+    variable: '',
+    async create() {
+      const dir = mkdtempSync(join(tmpdir(), 'sluice-storage-'));
+      return { url: `sqlite:${join(dir, 'nested', 'sluice.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    },
+  },
+  {
+    name: 'postgres',
+    available: servers.pgUrl,
+    variable: 'SLUICE_TEST_PG_URL',
+    async create() {
+      const adminUrl = servers.pgUrl!;
+      const name = uniqueName();
+      const admin = new pg.Client({ connectionString: adminUrl });
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${name}`);
+      await admin.end();
+      return {
+        url: withDatabase(adminUrl, name),
+        async drop() {
+          const client = new pg.Client({ connectionString: adminUrl });
+          await client.connect();
+          await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+          await client.end();
+        },
+      };
+    },
+  },
+  {
+    name: 'mysql',
+    available: servers.mysqlUrl,
+    variable: 'SLUICE_TEST_MYSQL_URL',
+    async create() {
+      const adminUrl = servers.mysqlUrl!;
+      const name = uniqueName();
+      const admin = await mysql.createConnection(adminUrl);
+      await admin.query(`CREATE DATABASE ${name}`);
+      await admin.end();
+      return {
+        url: withDatabase(adminUrl, name),
+        async drop() {
+          const client = await mysql.createConnection(adminUrl);
+          await client.query(`DROP DATABASE IF EXISTS ${name}`);
+          await client.end();
+        },
+      };
+    },
+  },
+];
+
+const T0 = 1_700_000_000_000;
+
+for (const backend of backends) {
+  describeWith(backend.available, backend.variable, `storage on ${backend.name}`, () => {
+    let created: { url: string; drop(): Promise<void> };
+    let database: Database;
+    let repos: Repositories;
+    let pendingBefore: string[];
+    const clock = new ManualClock(T0);
+    const secretBox = new SecretBox(Buffer.alloc(32, 7));
+
+    beforeAll(async () => {
+      created = await backend.create();
+      database = await openDatabase(created.url);
+      pendingBefore = await pendingMigrations(database);
+      await migrateToLatest(database);
+      repos = createRepositories(database, { secretBox, clock });
+    });
+
+    afterAll(async () => {
+      await repos?.close();
+      await created?.drop();
+    });
+
+    const newTenant = async (name = uniqueName()) => (await repos.tenants.create({ name })).tenant;
+
+    /** claimDue works per channel across tenants: tests that use it start from an empty queue. */
+    const emptyQueue = async () => {
+      await database.db.deleteFrom('delivery_attempts').execute();
+      await database.db.deleteFrom('messages').execute();
+    };
+
+    const message = (tenantId: string, extra: Partial<NewMessage> = {}): NewMessage => ({
+      tenantId,
+      channel: 'sms',
+      recipient: '+8613800000000',
+      payload: { template: 'otp', params: { code: '1234' } },
+      now: T0,
+      ...extra,
+    });
+
+    describe('migrations', () => {
+      it('reports the pending ones, applies them, and re-running is a no-op', async () => {
+        expect(pendingBefore).toEqual(['0001-initial']);
+        expect(await pendingMigrations(database)).toEqual([]);
+        expect(await migrateToLatest(database)).toEqual([]);
+        await database.ping();
+      });
+
+      it('reads BIGINT times back as numbers', async () => {
+        const far = 4_102_444_800_123; // year 2100: beyond 32 bits
+        const tenant = await newTenant();
+        const inserted = await repos.messages.insert(message(tenant.id, { now: far }));
+        const row = await database.db.selectFrom('messages').selectAll().where('id', '=', inserted.id).executeTakeFirstOrThrow();
+        expect(row.created_at).toBe(far);
+        expect(typeof row.due_at).toBe('number');
+      });
+    });
+
+    describe('tenants', () => {
+      it('creates a tenant with a key shown once and stored only as its hash', async () => {
+        const { tenant, apiKey, keyId } = await repos.tenants.create({ name: 'acme-' + uniqueName(), qpsLimit: 50 });
+        expect(tenant.status).toBe('active');
+        expect(tenant.qpsLimit).toBe(50);
+        expect(apiKey).toMatch(/^sk_[A-Za-z0-9_-]{43}$/);
+        const stored = await database.db.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow();
+        expect(stored.key_hash).toBe(hashApiKey(apiKey));
+        expect(stored.key_hash).not.toContain(apiKey);
+        expect(apiKey.startsWith(stored.key_prefix)).toBe(true);
+        expect(stored.key_prefix.length).toBeLessThan(16);
+
+        expect((await repos.tenants.findByApiKey(apiKey))?.tenant).toEqual(tenant);
+        expect(await repos.tenants.findByApiKey(apiKey + 'x')).toBeUndefined();
+        expect(await repos.tenants.get(tenant.id)).toEqual(tenant);
+        expect(await repos.tenants.findByName(tenant.name)).toEqual(tenant);
+        expect(await repos.tenants.get('nope')).toBeUndefined();
+      });
+
+      it('rejects a duplicate name with a typed error', async () => {
+        const name = uniqueName();
+        await repos.tenants.create({ name });
+        await expect(repos.tenants.create({ name })).rejects.toBeInstanceOf(DuplicateNameError);
+      });
+
+      it('lists in creation order with keyset paging', async () => {
+        const a = await newTenant();
+        const b = await newTenant();
+        const all = await repos.tenants.list({ limit: 1000 });
+        const ids = all.map((t) => t.id);
+        expect(ids.indexOf(a.id)).toBeLessThan(ids.indexOf(b.id));
+        expect((await repos.tenants.list({ after: a.id, limit: 1000 })).map((t) => t.id)).not.toContain(a.id);
+        expect(await repos.tenants.list({ limit: 1 })).toHaveLength(1);
+      });
+
+      it('updates status, QPS and daily quotas', async () => {
+        const tenant = await newTenant();
+        clock.advance(10);
+        const updated = await repos.tenants.update(tenant.id, { status: 'suspended', qpsLimit: 7, dailyQuotas: { sms: 100, email: 5 } });
+        expect(updated).toMatchObject({ status: 'suspended', qpsLimit: 7, updatedAt: clock.now() });
+        expect(await repos.tenants.getDailyQuotas(tenant.id)).toEqual({ sms: 100, email: 5 });
+        await repos.tenants.setDailyQuota(tenant.id, 'sms', null);
+        await repos.tenants.setDailyQuota(tenant.id, 'email', 9);
+        expect(await repos.tenants.getDailyQuotas(tenant.id)).toEqual({ email: 9 });
+        expect(await repos.tenants.update(tenant.id, { qpsLimit: null })).toMatchObject({ qpsLimit: null, status: 'suspended' });
+        // Same clock value, same status: still reported as updated (MySQL counts matched rows).
+        expect(await repos.tenants.update(tenant.id, { status: 'suspended' })).toBeDefined();
+        expect(await repos.tenants.update('nope', { status: 'active' })).toBeUndefined();
+      });
+
+      it('rotates keys: the old key stops working, the new one works', async () => {
+        const { tenant, apiKey: first } = await repos.tenants.create({ name: uniqueName() });
+        const rotated = await repos.tenants.rotateKey(tenant.id);
+        expect(rotated).toBeDefined();
+        expect(await repos.tenants.findByApiKey(first)).toBeUndefined();
+        expect((await repos.tenants.findByApiKey(rotated!.apiKey))?.tenant.id).toBe(tenant.id);
+
+        const kept = await repos.tenants.rotateKey(tenant.id, { revokeOthers: false });
+        expect((await repos.tenants.findByApiKey(rotated!.apiKey))?.tenant.id).toBe(tenant.id);
+        expect(await repos.tenants.revokeKey(tenant.id, rotated!.keyId)).toBe(true);
+        expect(await repos.tenants.revokeKey(tenant.id, rotated!.keyId)).toBe(false);
+        expect(await repos.tenants.findByApiKey(rotated!.apiKey)).toBeUndefined();
+        expect((await repos.tenants.findByApiKey(kept!.apiKey))?.keyId).toBe(kept!.keyId);
+
+        const keys = await repos.tenants.listKeys(tenant.id);
+        expect(keys).toHaveLength(3);
+        expect(keys.filter((k) => k.revokedAt === null).map((k) => k.id)).toEqual([kept!.keyId]);
+        expect(JSON.stringify(keys)).not.toContain(kept!.apiKey);
+        expect(await repos.tenants.rotateKey('nope')).toBeUndefined();
+      });
+    });
+
+    describe('rules', () => {
+      it('sets, bumps the version, keeps or clears the fallback, lists and deletes', async () => {
+        const tenant = await newTenant();
+        expect(await repos.rules.get(tenant.id, 'sms')).toBeUndefined();
+        const v1 = await repos.rules.set(tenant.id, 'sms', {
+          rules: [{ windowSeconds: 60, limit: 1, banSeconds: 0 }],
+          fallback: { mode: 'local' },
+        });
+        expect(v1).toMatchObject({ version: 1, fallback: { mode: 'local' } });
+        const v2 = await repos.rules.set(tenant.id, 'sms', {
+          rules: [{ windowSeconds: 300, limit: 3, banSeconds: 600, algorithm: 'sliding-log' }],
+        });
+        expect(v2.version).toBe(2);
+        expect(v2.rules).toEqual([{ windowSeconds: 300, limit: 3, banSeconds: 600, algorithm: 'sliding-log' }]);
+        expect(v2.fallback).toEqual({ mode: 'local' });
+        const v3 = await repos.rules.set(tenant.id, 'sms', { rules: [], fallback: null });
+        expect(v3).toMatchObject({ version: 3, fallback: null, rules: [] });
+        await repos.rules.set(tenant.id, 'email', { rules: [{ windowSeconds: 1, limit: 1, banSeconds: 0 }] });
+        expect((await repos.rules.listForTenant(tenant.id)).map((r) => r.channel)).toEqual(['email', 'sms']);
+        expect(await repos.rules.get(tenant.id, 'sms')).toEqual(v3);
+        expect(await repos.rules.delete(tenant.id, 'sms')).toBe(true);
+        expect(await repos.rules.get(tenant.id, 'sms')).toBeUndefined();
+      });
+
+      it('concurrent first writes both land, as versions 1 and 2', async () => {
+        const tenant = await newTenant();
+        const results = await Promise.all([
+          repos.rules.set(tenant.id, 'webhook', { rules: [{ windowSeconds: 1, limit: 1, banSeconds: 0 }] }),
+          repos.rules.set(tenant.id, 'webhook', { rules: [{ windowSeconds: 2, limit: 2, banSeconds: 0 }] }),
+        ]);
+        expect(results.map((r) => r.version).sort()).toEqual([1, 2]);
+      });
+    });
+
+    describe('blacklist', () => {
+      it('checks tenant and global scopes and every-channel entries in one query', async () => {
+        const tenant = await newTenant();
+        const other = await newTenant();
+        const globalRecipient = `+1555${Math.floor(Math.random() * 1e7)}`;
+        expect(await repos.blacklist.add({ scope: tenant.id, channel: 'sms', recipient: '+8613900000001', reason: 'complaint' })).toBe(
+          true,
+        );
+        expect(await repos.blacklist.add({ scope: tenant.id, channel: 'sms', recipient: '+8613900000001' })).toBe(false);
+        await repos.blacklist.add({ scope: tenant.id, channel: '*', recipient: 'a@example.com' });
+        await repos.blacklist.add({ scope: '*', channel: 'sms', recipient: globalRecipient });
+
+        expect(await repos.blacklist.isBlacklisted(tenant.id, 'sms', '+8613900000001')).toBe(true);
+        expect(await repos.blacklist.isBlacklisted(tenant.id, 'email', '+8613900000001')).toBe(false);
+        expect(await repos.blacklist.isBlacklisted(other.id, 'sms', '+8613900000001')).toBe(false);
+        expect(await repos.blacklist.isBlacklisted(tenant.id, 'email', 'a@example.com')).toBe(true);
+        expect(await repos.blacklist.isBlacklisted(tenant.id, 'email', 'A@example.com')).toBe(false); // byte-wise, even on MySQL
+        expect(await repos.blacklist.isBlacklisted(other.id, 'sms', globalRecipient)).toBe(true);
+        expect(await repos.blacklist.isBlacklisted(other.id, 'email', globalRecipient)).toBe(false);
+
+        const listed = await repos.blacklist.list(tenant.id);
+        expect(listed.map((e) => [e.channel, e.recipient])).toEqual([
+          ['*', 'a@example.com'],
+          ['sms', '+8613900000001'],
+        ]);
+        expect(listed[1]?.reason).toBe('complaint');
+        expect(await repos.blacklist.list(tenant.id, { after: listed[0]! })).toEqual([listed[1]]);
+        expect(await repos.blacklist.list(tenant.id, { channel: 'sms' })).toEqual([listed[1]]);
+
+        expect(await repos.blacklist.remove({ scope: tenant.id, channel: 'sms', recipient: '+8613900000001' })).toBe(true);
+        expect(await repos.blacklist.remove({ scope: tenant.id, channel: 'sms', recipient: '+8613900000001' })).toBe(false);
+        expect(await repos.blacklist.isBlacklisted(tenant.id, 'sms', '+8613900000001')).toBe(false);
+      });
+    });
+
+    describe('providers', () => {
+      it('encrypts secrets at rest and reveals them only on request', async () => {
+        const tenant = await newTenant();
+        const clearSecret = 'smtp-password-' + uniqueName();
+        const created = await repos.providers.create({
+          scope: tenant.id,
+          channel: 'email',
+          kind: 'smtp',
+          name: 'relay',
+          qps: 10,
+          config: { host: '127.0.0.1', port: 2525 },
+          secret: clearSecret,
+        });
+        expect(created).toMatchObject({ hasSecret: true, enabled: true, config: { host: '127.0.0.1', port: 2525 } });
+        expect(JSON.stringify(created)).not.toContain(clearSecret);
+        const raw = await database.db.selectFrom('providers').select('secret').where('id', '=', created.id).executeTakeFirstOrThrow();
+        expect(raw.secret).toBeTruthy();
+        expect(raw.secret).not.toContain(clearSecret);
+        expect(raw.secret).not.toContain(Buffer.from(clearSecret).toString('base64').slice(0, 12));
+        expect(await repos.providers.revealSecret(created.id)).toBe(clearSecret);
+
+        // The ciphertext is bound to its row: copied onto another provider it does not open.
+        const other = await repos.providers.create({ scope: tenant.id, channel: 'email', kind: 'smtp', name: 'copy', qps: 1 });
+        expect(other.hasSecret).toBe(false);
+        expect(await repos.providers.revealSecret(other.id)).toBeUndefined();
+        await database.db.updateTable('providers').set({ secret: raw.secret }).where('id', '=', other.id).execute();
+        await expect(repos.providers.revealSecret(other.id)).rejects.toThrow();
+
+        const updated = await repos.providers.update(created.id, { secret: null, qps: 20 });
+        expect(updated).toMatchObject({ hasSecret: false, qps: 20 });
+        expect(await repos.providers.update('nope', { qps: 1 })).toBeUndefined();
+
+        const noKey = createRepositories(database).providers;
+        await expect(noKey.create({ scope: '*', channel: 'sms', kind: 'console', name: 'x', qps: 1, secret: 's' })).rejects.toThrow(
+          /encryption key/,
+        );
+      });
+
+      it('lists enabled providers for a tenant, own and shared, in failover order', async () => {
+        const tenant = await newTenant();
+        const other = await newTenant();
+        const channel = 'webhook';
+        await database.db.deleteFrom('providers').where('channel', '=', channel).execute();
+        const sharedFirst = await repos.providers.create({ scope: '*', channel, kind: 'http', name: 'shared-1', priority: 1, qps: 5 });
+        const ownTie = await repos.providers.create({ scope: tenant.id, channel, kind: 'feishu', name: 'own-10', priority: 10, qps: 5 });
+        const sharedTie = await repos.providers.create({ scope: '*', channel, kind: 'slack', name: 'shared-10', priority: 10, qps: 5 });
+        await repos.providers.create({ scope: tenant.id, channel, kind: 'http', name: 'disabled', priority: 0, qps: 5, enabled: false });
+        await repos.providers.create({ scope: other.id, channel, kind: 'http', name: 'foreign', priority: 0, qps: 5 });
+        await repos.providers.create({ scope: tenant.id, channel: 'sms', kind: 'console', name: 'sms', priority: 0, qps: 5 });
+
+        const names = (await repos.providers.listEnabledFor(tenant.id, channel)).map((p) => p.name);
+        expect(names).toEqual([sharedFirst.name, ownTie.name, sharedTie.name]);
+        expect((await repos.providers.list({ scope: tenant.id, channel })).map((p) => p.name)).toEqual(['disabled', 'own-10']);
+        expect(await repos.providers.delete(sharedFirst.id)).toBe(true);
+        expect(await repos.providers.delete(sharedFirst.id)).toBe(false);
+        expect(await repos.providers.get(sharedFirst.id)).toBeUndefined();
+        expect((await repos.providers.get(ownTie.id))?.kind).toBe('feishu');
+      });
+    });
+
+    describe('messages', () => {
+      it('group-commits concurrent inserts: all committed, far fewer transactions than inserts', async () => {
+        const tenant = await newTenant();
+        const before = { ...repos.messages.groupCommitStats };
+        const inserted = await Promise.all(
+          Array.from({ length: 200 }, (_, i) => repos.messages.insert(message(tenant.id, { recipient: `+86138000${i}` }))),
+        );
+        const after = repos.messages.groupCommitStats;
+        expect(after.items - before.items).toBe(200);
+        expect(after.transactions - before.transactions).toBeLessThan(200);
+        expect(after.transactions - before.transactions).toBeLessThanOrEqual(4);
+        const count = await database.db
+          .selectFrom('messages')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('tenant_id', '=', tenant.id)
+          .executeTakeFirstOrThrow();
+        expect(Number(count.n)).toBe(200);
+        expect(new Set(inserted.map((m) => m.id)).size).toBe(200);
+        for (const m of inserted) expect(m).toMatchObject({ status: 'queued', attempts: 0, maxAttempts: 5 });
+        expect(inserted.every((m) => m.shard >= 0 && m.shard < 1024)).toBe(true);
+      });
+
+      it('a duplicate idempotency key in a batch fails only its own caller', async () => {
+        const tenant = await newTenant();
+        const first = await repos.messages.insert(message(tenant.id, { idempotencyKey: 'order-1', requestHash: 'h1' }));
+        const before = { ...repos.messages.groupCommitStats };
+        const results = await Promise.allSettled(
+          Array.from({ length: 30 }, (_, i) =>
+            repos.messages.insert(message(tenant.id, { idempotencyKey: i === 17 ? 'order-1' : `batch-${i}` })),
+          ),
+        );
+        expect(repos.messages.groupCommitStats.fallbacks).toBeGreaterThan(before.fallbacks);
+        const rejected = results.flatMap((r, i) => (r.status === 'rejected' ? [[i, r.reason] as const] : []));
+        expect(rejected).toHaveLength(1);
+        const [index, reason] = rejected[0]!;
+        expect(index).toBe(17);
+        expect(reason).toBeInstanceOf(DuplicateIdempotencyKeyError);
+        expect(reason).toMatchObject({ idempotencyKey: 'order-1', tenantId: tenant.id, code: 'CONFLICT' });
+        expect(await repos.messages.findByIdempotencyKey(tenant.id, 'order-1')).toMatchObject({ id: first.id, requestHash: 'h1' });
+        expect(await repos.messages.findByIdempotencyKey(tenant.id, 'batch-3')).toBeDefined();
+
+        // Two new rows with one key in the same batch: exactly one wins.
+        const same = await Promise.allSettled([1, 2].map(() => repos.messages.insert(message(tenant.id, { idempotencyKey: 'twin' }))));
+        expect(same.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+        // Keys are per tenant and case-sensitive (MySQL too).
+        const other = await newTenant();
+        await expect(repos.messages.insert(message(other.id, { idempotencyKey: 'order-1' }))).resolves.toBeDefined();
+        await expect(repos.messages.insert(message(tenant.id, { idempotencyKey: 'ORDER-1' }))).resolves.toBeDefined();
+      });
+
+      it('isolates tenants', async () => {
+        const owner = await newTenant();
+        const stranger = await newTenant();
+        const m = await repos.messages.insert(message(owner.id, { idempotencyKey: 'iso' }));
+        expect((await repos.messages.findById(owner.id, m.id))?.payload).toEqual({ template: 'otp', params: { code: '1234' } });
+        expect(await repos.messages.findById(stranger.id, m.id)).toBeUndefined();
+        expect(await repos.messages.findByIdempotencyKey(stranger.id, 'iso')).toBeUndefined();
+        expect(await repos.messages.cancel(stranger.id, m.id, T0)).toBe('not-found');
+        expect((await repos.messages.get(m.id))?.status).toBe('queued');
+      });
+
+      it('moves status only forward, fenced by the claim', async () => {
+        const tenant = await newTenant();
+        const scheduled = await repos.messages.insert(message(tenant.id, { dueAt: T0 + 60_000 }));
+        expect(scheduled.status).toBe('scheduled');
+        expect(await repos.messages.claim(scheduled.id, { now: T0, leaseMs: 5000 })).toBeUndefined();
+
+        const m = await repos.messages.insert(message(tenant.id));
+        const claimed = await repos.messages.claim(m.id, { now: T0 + 1, leaseMs: 5000, providerId: 'p1' });
+        expect(claimed).toMatchObject({ status: 'sending', attempts: 1, leaseUntil: T0 + 5001, providerId: 'p1' });
+        expect(await repos.messages.claim(m.id, { now: T0 + 2, leaseMs: 5000 })).toBeUndefined(); // lease held
+        expect(await repos.messages.cancel(tenant.id, m.id, T0 + 3)).toBe('too-late');
+        expect(await repos.messages.extendLease(m.id, { attempt: 1, now: T0 + 4000, leaseMs: 5000 })).toBe(true);
+        expect(await repos.messages.markSent(m.id, { attempt: 2, now: T0 + 5 })).toBe(false); // not this claim
+        expect(
+          await repos.messages.markSent(m.id, {
+            attempt: 1,
+            now: T0 + 6,
+            providerMessageId: 'vendor-1',
+            record: {
+              attemptNo: 1,
+              providerId: 'p1',
+              startedAt: T0 + 1,
+              finishedAt: T0 + 6,
+              outcome: 'sent',
+              providerMessageId: 'vendor-1',
+            },
+          }),
+        ).toBe(true);
+        const sent = await repos.messages.findById(tenant.id, m.id);
+        expect(sent).toMatchObject({ status: 'sent', sentAt: T0 + 6, providerMessageId: 'vendor-1', leaseUntil: null });
+        // Nothing moves a sent message.
+        expect(await repos.messages.markRetry(m.id, { attempt: 1, now: T0 + 7, dueAt: T0 + 8, error: 'x' })).toBe(false);
+        expect(await repos.messages.markFailed(m.id, { attempt: 1, now: T0 + 7, error: 'x' })).toBe(false);
+        expect(await repos.messages.claim(m.id, { now: T0 + 100_000, leaseMs: 5000 })).toBeUndefined();
+        expect(await repos.messages.cancel(tenant.id, m.id, T0 + 9)).toBe('too-late');
+        expect(await repos.messages.listAttempts(m.id)).toMatchObject([{ attemptNo: 1, outcome: 'sent', providerMessageId: 'vendor-1' }]);
+      });
+
+      it('retries, then fails; a failed settle records no attempt', async () => {
+        const tenant = await newTenant();
+        const m = await repos.messages.insert(message(tenant.id));
+        const first = await repos.messages.claim(m.id, { now: T0, leaseMs: 1000 });
+        expect(
+          await repos.messages.markRetry(m.id, {
+            attempt: first!.attempts,
+            now: T0 + 10,
+            dueAt: T0 + 2000,
+            error: 'timeout',
+            record: { attemptNo: 1, startedAt: T0, finishedAt: T0 + 10, outcome: 'retryable', error: 'timeout' },
+          }),
+        ).toBe(true);
+        expect(await repos.messages.get(m.id)).toMatchObject({
+          status: 'scheduled',
+          dueAt: T0 + 2000,
+          lastError: 'timeout',
+          leaseUntil: null,
+        });
+        expect(await repos.messages.claim(m.id, { now: T0 + 1999, leaseMs: 1000 })).toBeUndefined();
+        const second = await repos.messages.claim(m.id, { now: T0 + 2000, leaseMs: 1000 });
+        expect(second?.attempts).toBe(2);
+        // A stale settle with an attempt row: neither moves nor records.
+        expect(
+          await repos.messages.markFailed(m.id, {
+            attempt: 1,
+            now: T0 + 2001,
+            error: 'stale',
+            record: { attemptNo: 1, startedAt: T0, finishedAt: T0 + 2001, outcome: 'permanent' },
+          }),
+        ).toBe(false);
+        expect(await repos.messages.markFailed(m.id, { attempt: 2, now: T0 + 2002, error: 'rejected by vendor' })).toBe(true);
+        await repos.messages.recordAttempt({
+          messageId: m.id,
+          attemptNo: 2,
+          providerId: 'p',
+          startedAt: T0 + 2000,
+          finishedAt: T0 + 2002,
+          outcome: 'permanent',
+          error: 'rejected by vendor',
+        });
+        expect(await repos.messages.get(m.id)).toMatchObject({ status: 'failed', lastError: 'rejected by vendor' });
+        expect((await repos.messages.listAttempts(m.id)).map((a) => [a.attemptNo, a.outcome])).toEqual([
+          [1, 'retryable'],
+          [2, 'permanent'],
+        ]);
+      });
+
+      it('cancels scheduled messages, idempotently; not after they start', async () => {
+        const tenant = await newTenant();
+        const m = await repos.messages.insert(message(tenant.id, { dueAt: T0 + 3_600_000 }));
+        expect(await repos.messages.cancel(tenant.id, m.id, T0 + 1)).toBe('canceled');
+        expect(await repos.messages.cancel(tenant.id, m.id, T0 + 2)).toBe('canceled');
+        expect(await repos.messages.claim(m.id, { now: T0 + 3_600_000, leaseMs: 1000 })).toBeUndefined();
+        expect((await repos.messages.get(m.id))?.status).toBe('canceled');
+        expect(await repos.messages.cancel(tenant.id, 'no-such-id', T0)).toBe('not-found');
+      });
+
+      it('claimDue: concurrent claimers never get the same message', async () => {
+        await emptyQueue();
+        const tenant = await newTenant();
+        await Promise.all(Array.from({ length: 60 }, (_, i) => repos.messages.insert(message(tenant.id, { dueAt: T0 - i }))));
+        await repos.messages.insert(message(tenant.id, { dueAt: T0 + 1 })); // not yet due
+        await repos.messages.insert(message(tenant.id, { channel: 'email', recipient: 'a@b.c' })); // other channel
+        const seen: string[] = [];
+        for (let round = 0; round < 10; round++) {
+          const batches = await Promise.all(
+            [0, 1, 2, 3].map(() =>
+              repos.messages.claimDue({ channel: 'sms', partition: 0, partitions: 1, now: T0, limit: 7, leaseMs: 30_000 }),
+            ),
+          );
+          for (const batch of batches) seen.push(...batch.map((m) => m.id));
+          if (batches.every((b) => b.length === 0)) break;
+        }
+        expect(seen).toHaveLength(60);
+        expect(new Set(seen).size).toBe(60);
+        expect(
+          await repos.messages.claimDue({ channel: 'sms', partition: 0, partitions: 1, now: T0, limit: 100, leaseMs: 30_000 }),
+        ).toEqual([]);
+      });
+
+      it('claimDue: oldest due first, partitions split the shards, an expired lease is reclaimed', async () => {
+        await emptyQueue();
+        const tenant = await newTenant();
+        const ms: Message[] = await Promise.all(
+          Array.from({ length: 40 }, (_, i) => repos.messages.insert(message(tenant.id, { dueAt: T0 - 1000 + i }))),
+        );
+        const oldest = await repos.messages.claimDue({ channel: 'sms', partition: 0, partitions: 1, now: T0, limit: 3, leaseMs: 1000 });
+        expect(oldest.map((m) => m.id)).toEqual(ms.slice(0, 3).map((m) => m.id));
+        expect(oldest.every((m) => m.status === 'sending' && m.attempts === 1 && m.leaseUntil === T0 + 1000)).toBe(true);
+
+        const byPartition = await Promise.all(
+          [0, 1, 2, 3].map((partition) =>
+            repos.messages.claimDue({ channel: 'sms', partition, partitions: 4, now: T0, limit: 100, leaseMs: 1000 }),
+          ),
+        );
+        byPartition.forEach((batch, partition) => {
+          for (const m of batch) expect(m.shard % 4).toBe(partition);
+        });
+        expect(byPartition.flat()).toHaveLength(37);
+
+        // Leases of all 40 end at T0 + 1000: before that nothing, after it every one comes back.
+        expect(
+          await repos.messages.claimDue({ channel: 'sms', partition: 0, partitions: 1, now: T0 + 999, limit: 100, leaseMs: 1000 }),
+        ).toEqual([]);
+        const reclaimed = await repos.messages.claimDue({
+          channel: 'sms',
+          partition: 0,
+          partitions: 1,
+          now: T0 + 1001,
+          limit: 100,
+          leaseMs: 1000,
+        });
+        expect(reclaimed).toHaveLength(40);
+        expect(reclaimed.every((m) => m.attempts === 2)).toBe(true);
+        // The first worker wakes up late: its outcome no longer counts.
+        expect(await repos.messages.markSent(ms[0]!.id, { attempt: 1, now: T0 + 1002 })).toBe(false);
+        expect(await repos.messages.markSent(ms[0]!.id, { attempt: 2, now: T0 + 1002 })).toBe(true);
+        await expect(
+          repos.messages.claimDue({ channel: 'sms', partition: 4, partitions: 4, now: T0, limit: 1, leaseMs: 1 }),
+        ).rejects.toThrow(RangeError);
+      });
+
+      it('a lease that expires on the last attempt fails the message instead of exceeding maxAttempts', async () => {
+        await emptyQueue();
+        const tenant = await newTenant();
+        const m = await repos.messages.insert(message(tenant.id, { maxAttempts: 1 }));
+        expect((await repos.messages.claim(m.id, { now: T0, leaseMs: 100 }))?.attempts).toBe(1);
+        expect(
+          await repos.messages.claimDue({ channel: 'sms', partition: 0, partitions: 1, now: T0 + 101, limit: 10, leaseMs: 100 }),
+        ).toEqual([]);
+        expect(await repos.messages.get(m.id)).toMatchObject({ status: 'failed', lastError: expect.stringMatching(/lease expired/) });
+      });
+
+      it('listDueIds pages what a Redis due index needs; countByStatus counts', async () => {
+        await emptyQueue();
+        const tenant = await newTenant();
+        const due = await repos.messages.insert(message(tenant.id));
+        const soon = await repos.messages.insert(message(tenant.id, { dueAt: T0 + 5000 }));
+        await repos.messages.insert(message(tenant.id, { dueAt: T0 + 999_999 })); // beyond the horizon
+        const leased = await repos.messages.insert(message(tenant.id));
+        await repos.messages.claim(leased.id, { now: T0, leaseMs: 3000 });
+        const done = await repos.messages.insert(message(tenant.id));
+        await repos.messages.claim(done.id, { now: T0, leaseMs: 3000 });
+        await repos.messages.markSent(done.id, { attempt: 1, now: T0 });
+        await repos.messages.insert(message(tenant.id, { channel: 'email', recipient: 'x@y.z' }));
+
+        const selector = { channel: 'sms' as const, partition: 0, partitions: 1, untilMs: T0 + 10_000 };
+        const all = await repos.messages.listDueIds({ ...selector, limit: 100 });
+        const expected = [
+          { id: due.id, dueAt: T0 },
+          { id: soon.id, dueAt: T0 + 5000 },
+          { id: leased.id, dueAt: T0 + 3000 },
+        ].sort((a, b) => (a.id < b.id ? -1 : 1));
+        expect(all).toEqual(expected);
+        const page1 = await repos.messages.listDueIds({ ...selector, limit: 2 });
+        const page2 = await repos.messages.listDueIds({ ...selector, limit: 2, afterId: page1.at(-1)!.id });
+        expect([...page1, ...page2]).toEqual(expected);
+
+        const counts = await repos.messages.countByStatus();
+        const count = (channel: string, status: string) => counts.find((c) => c.channel === channel && c.status === status)?.count;
+        expect(count('sms', 'queued')).toBe(1);
+        expect(count('sms', 'scheduled')).toBe(2);
+        expect(count('sms', 'sending')).toBe(1);
+        expect(count('sms', 'sent')).toBe(1);
+        expect(count('email', 'queued')).toBe(1);
+        expect(typeof counts[0]?.count).toBe('number');
+      });
+    });
+  });
+}

@@ -14,7 +14,8 @@
  * survives a *process* crash (a commit is in the WAL file once written), but it may lose the
  * last commits on an OS crash or power cut; `FULL` fsyncs the WAL at every commit, so a commit
  * the caller saw is durable, full stop. Its cost (one fsync per transaction) is what the group
- * commit writer (`group-commit.ts`) amortises: many message inserts share one transaction.
+ * commit writer (`group-commit.ts`) amortises: many message inserts share one transaction
+ * (measured there: 11k durable inserts/s with FULL + group commit vs 1.5k/s with NORMAL alone).
  * `sqliteSynchronous: 'normal'` is available for throwaway/dev setups.
  */
 import { mkdirSync } from 'node:fs';

@@ -63,5 +63,6 @@ export class DuplicateIdempotencyKey extends Error {
 /** The frequency decision for one recipient (the limiter, possibly behind the degradation breaker). */
 export interface FrequencyGate {
   check(subject: string, rules: readonly Rule[], requestId: string, fallback: FallbackPolicy | undefined): Promise<Decision>;
-  undo(subject: string, rules: readonly Rule[], requestId: string, at: number): Promise<void>;
+  /** Take back an admitted attempt; `decision` is what `check` answered (it says which store decided). */
+  undo(subject: string, rules: readonly Rule[], requestId: string, decision: Decision, fallback: FallbackPolicy | undefined): Promise<void>;
 }

@@ -33,7 +33,7 @@ export function frequencyInterceptor(directory: TenantDirectory, gate: Frequency
           },
         );
       }
-      return () => gate.undo(subject, policy.rules, context.id, decision.at);
+      return () => gate.undo(subject, policy.rules, context.id, decision, policy.fallback);
     },
   };
 }

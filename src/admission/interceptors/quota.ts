@@ -30,7 +30,8 @@ export function quotaInterceptor(directory: TenantDirectory, limiter: Limiter): 
       const tenant = context.tenant!;
       const undos: Undo[] = [];
       const take = async (subject: string, rules: Rule[], what: string) => {
-        const decision = await limiter.check({ subject, rules, now: context.now });
+        // The request id lets undo take back exactly this attempt (the limiter undoes only logged ids).
+        const decision = await limiter.check({ subject, rules, requestId: context.id, now: context.now });
         if (!decision.allowed) {
           throw new SluiceError('QUOTA_EXCEEDED', `the tenant's ${what} is used up`, {
             retryAfterMs: decision.retryAfterMs,

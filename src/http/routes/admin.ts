@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { HttpDeps } from '../../app/contracts.js';
+import { toLimiterRule } from '../../app/directory.js';
 import type { Channel } from '../../channels.js';
 import { SluiceError } from '../../errors.js';
 import { requireAdmin } from '../auth.js';
@@ -59,7 +60,14 @@ export const adminRoutes =
             banSeconds: rule.banSeconds ?? 0,
             ...(rule.algorithm ? { algorithm: rule.algorithm } : {}),
           })),
-          fallback as Parameters<typeof admin.setRules>[3],
+          fallback
+            ? {
+                mode: fallback.mode as 'local' | 'static' | 'allow' | 'deny',
+                ...(fallback.rules
+                  ? { staticRules: fallback.rules.map((rule) => toLimiterRule({ ...rule, banSeconds: rule.banSeconds ?? 0 })) }
+                  : {}),
+              }
+            : undefined,
         );
       },
     );

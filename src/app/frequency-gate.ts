@@ -1,0 +1,54 @@
+/**
+ * The frequency decision the chain and the risk API use: a plain limiter in the embedded default,
+ * or Redis behind the degradation breaker (DESIGN.md §7) when Redis is configured.
+ */
+import type { FallbackPolicy, FrequencyGate } from '../admission/ports.js';
+import type { DegradedDecision, FallbackPolicy as DegradePolicy, DegradingLimiter } from '../limiter/degrade/index.js';
+import type { Decision, Limiter, Rule } from '../limiter/index.js';
+
+export class LocalFrequencyGate implements FrequencyGate {
+  constructor(readonly limiter: Limiter) {}
+
+  check(subject: string, rules: readonly Rule[], requestId: string): Promise<Decision> {
+    return this.limiter.check({ subject, rules, requestId });
+  }
+
+  undo(subject: string, rules: readonly Rule[], requestId: string, decision: Decision): Promise<void> {
+    return this.limiter.undo({ subject, rules, requestId, at: decision.at });
+  }
+}
+
+export class DegradingFrequencyGate implements FrequencyGate {
+  /** Tenant fallbacks come from the config cache, long-lived objects: convert each once. */
+  private readonly policies = new WeakMap<FallbackPolicy, DegradePolicy>();
+
+  constructor(
+    readonly limiter: DegradingLimiter,
+    private readonly defaults: Omit<DegradePolicy, 'mode' | 'staticRules'>,
+  ) {}
+
+  private policyOf(fallback: FallbackPolicy | undefined): DegradePolicy {
+    if (!fallback) return this.limiter.policy;
+    let policy = this.policies.get(fallback);
+    if (!policy) {
+      policy = { ...this.defaults, mode: fallback.mode, ...(fallback.staticRules ? { staticRules: fallback.staticRules } : {}) };
+      this.policies.set(fallback, policy);
+    }
+    return policy;
+  }
+
+  check(subject: string, rules: readonly Rule[], requestId: string, fallback: FallbackPolicy | undefined): Promise<Decision> {
+    return this.limiter.check({ subject, rules, requestId }, this.policyOf(fallback));
+  }
+
+  async undo(
+    subject: string,
+    rules: readonly Rule[],
+    requestId: string,
+    decision: Decision,
+    fallback: FallbackPolicy | undefined,
+  ): Promise<void> {
+    const { degraded } = decision as DegradedDecision;
+    await this.limiter.undo({ subject, rules, requestId, at: decision.at, ...(degraded ? { degraded } : {}) }, this.policyOf(fallback));
+  }
+}

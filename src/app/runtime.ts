@@ -1,0 +1,244 @@
+/**
+ * Builds a running sluice from settings: database (migrated), Redis if configured, limiter stores,
+ * live config, the admission chain and the services the HTTP API and the CLI use. One function, so
+ * `serve`, the CLI and the tests wire sluice the same way.
+ */
+import { createHmac } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import type { AdmissionOutcome } from '../admission/context.js';
+import { defaultChain } from '../admission/default-chain.js';
+import type { FrequencyGate, NewMessage } from '../admission/ports.js';
+import { type ChangeBus, InProcessChangeBus, LiveCache, RedisChangeBus } from '../config/live-cache.js';
+import type { Settings } from '../config/settings.js';
+import { DegradingLimiter } from '../limiter/degrade/index.js';
+import { type Clock, Limiter, MemoryStore, RedisStore, systemClock } from '../limiter/index.js';
+import { Metrics, recordDegradationEvent } from '../metrics/index.js';
+import { type Database, openDatabase } from '../storage/database.js';
+import { migrateToLatest, pendingMigrations } from '../storage/migrations/index.js';
+import { BlacklistRepository } from '../storage/repositories/blacklist.js';
+import { MessagesRepository } from '../storage/repositories/messages.js';
+import { ProvidersRepository } from '../storage/repositories/providers.js';
+import { RulesRepository } from '../storage/repositories/rules.js';
+import { TenantsRepository } from '../storage/repositories/tenants.js';
+import { SecretBox } from '../storage/secret-box.js';
+import { SqlAdminService } from './admin-service.js';
+import type { HealthService, HttpDeps, RiskService } from './contracts.js';
+import { CachedTenantDirectory, loadTenantConfig, loadTenantIdByKeyHash, type TenantConfig } from './directory.js';
+import { DegradingFrequencyGate, LocalFrequencyGate } from './frequency-gate.js';
+import { SqlMessageService, SqlMessageWriter } from './message-service.js';
+import { createRedisClient } from './redis-client.js';
+import { resolveSecretKey } from './secret-key.js';
+
+export interface RuntimeOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Default true: apply pending migrations on start. */
+  migrate?: boolean;
+  metrics?: Metrics;
+}
+
+export interface Runtime {
+  readonly settings: Settings;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly database: Database;
+  readonly redis: Redis | Cluster | undefined;
+  readonly repositories: {
+    tenants: TenantsRepository;
+    rules: RulesRepository;
+    blacklist: BlacklistRepository;
+    providers: ProvidersRepository;
+    messages: MessagesRepository;
+  };
+  readonly directory: CachedTenantDirectory;
+  /** The limiter holding recipients' logs and bans (Redis, or in process). */
+  readonly limiter: Limiter;
+  readonly frequency: FrequencyGate;
+  readonly degrading: DegradingLimiter | undefined;
+  readonly http: HttpDeps;
+  /** Called for every accepted message, after commit (the dispatchers subscribe). */
+  onAccepted(listener: (message: NewMessage, outcome: AdmissionOutcome) => void): void;
+  close(): Promise<void>;
+}
+
+export async function createRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? pino({ level: settings.logLevel, redact: ['apiKey', 'secret', '*.apiKey', '*.secret'] });
+  const metrics = options.metrics ?? new Metrics();
+  const secretKey = resolveSecretKey(settings);
+
+  const database = await openDatabase(settings.dbUrl);
+  const closers: (() => Promise<unknown> | unknown)[] = [() => database.close()];
+  try {
+    if (options.migrate ?? true) {
+      const applied = await migrateToLatest(database);
+      if (applied.length) logger.info({ applied, db: database.displayUrl }, 'migrations applied');
+    }
+
+    const redis = createRedisClient(settings);
+    if (redis) closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
+    const bus: ChangeBus = redis ? new RedisChangeBus(redis as Redis) : new InProcessChangeBus();
+    closers.unshift(() => bus.close());
+
+    const repositories = {
+      tenants: new TenantsRepository(database, { clock }),
+      rules: new RulesRepository(database, { clock }),
+      blacklist: new BlacklistRepository(database, { clock }),
+      providers: new ProvidersRepository(database, { clock, secretBox: new SecretBox(secretKey) }),
+      messages: new MessagesRepository(database),
+    };
+    closers.unshift(() => repositories.messages.drain());
+
+    const stats = { hit: (level: 'local' | 'redis' | 'sql') => metrics.configCacheLookups.inc({ level, result: 'hit' }) };
+    const cacheOptions = {
+      localTtlMs: settings.configCacheMs,
+      clock,
+      bus,
+      stats,
+      maxEntries: 100_000,
+      ...(redis ? { redis: redis as Redis } : {}),
+    };
+    const apiKeys = new LiveCache<string>({ ...cacheOptions, name: 'apikey', load: (hash) => loadTenantIdByKeyHash(database, hash) });
+    const tenantConfigs = new LiveCache<TenantConfig>({
+      ...cacheOptions,
+      name: 'tenant',
+      load: (id) => loadTenantConfig(repositories.tenants, repositories.rules, id),
+    });
+    closers.unshift(
+      () => apiKeys.close(),
+      () => tenantConfigs.close(),
+    );
+    const directory = new CachedTenantDirectory(apiKeys, tenantConfigs);
+
+    // Recipient hashes in Redis keys are keyed by a secret derived from (not equal to) the master key.
+    const keySecret = createHmac('sha256', secretKey).update('sluice redis key hashing').digest();
+    const local = new Limiter({ store: new MemoryStore({ clock }) });
+    let limiter = local;
+    let degrading: DegradingLimiter | undefined;
+    let frequency: FrequencyGate = new LocalFrequencyGate(local);
+    if (redis) {
+      limiter = new Limiter({ store: new RedisStore({ client: redis, keySecret }) });
+      degrading = new DegradingLimiter({
+        primary: limiter,
+        local,
+        policy: { mode: settings.fallbackMode as 'local', divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate },
+        breaker: { degradeMs: settings.degradeMs, alertMs: settings.degradeAlertMs, openMs: settings.breakerOpenMs },
+        timeoutMs: settings.redisTimeoutMs,
+        listener: (event) => {
+          recordDegradationEvent(metrics, event);
+          if (event.type === 'state') logger.warn({ from: event.from, to: event.to }, 'limiter breaker changed state');
+          if (event.type === 'alert') logger.warn({ ms: event.ms }, 'slow Redis limiter call');
+        },
+      });
+      frequency = new DegradingFrequencyGate(degrading, { divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate });
+    }
+
+    const acceptedListeners: ((message: NewMessage, outcome: AdmissionOutcome) => void)[] = [];
+    const writer = new SqlMessageWriter(repositories.messages, settings.maxAttempts, (message, outcome) => {
+      for (const listener of acceptedListeners) listener(message, outcome);
+    });
+    const chain = defaultChain({
+      directory,
+      blacklist: repositories.blacklist,
+      messages: writer,
+      quotaLimiter: limiter,
+      frequency,
+      validation: { defaultRegion: settings.defaultRegion, scheduleHorizonMs: settings.scheduleHorizonDays * 86_400_000 },
+      observer: {
+        rejected: (interceptor, code) => metrics.admissionRejections.inc({ interceptor, code }),
+        undoFailed: (interceptor, error) =>
+          logger.error({ err: error, interceptor }, 'undo failed: a rejected request kept what it consumed'),
+      },
+    });
+
+    const risk: RiskService = {
+      async check(tenantId, input) {
+        const subject = `risk:${tenantId}:${input.action}:${input.subject}`;
+        if (!input.record) return limiter.peek({ subject, rules: input.rules });
+        const decision = degrading
+          ? await degrading.check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) })
+          : await limiter.check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) });
+        const { allowed, code, rule, retryAfterMs, counts } = decision;
+        return { allowed, code, ...(rule === undefined ? {} : { rule }), retryAfterMs, counts, at: decision.at };
+      },
+    };
+
+    const health: HealthService = {
+      async ready() {
+        const checks: Record<string, { ok: boolean; detail?: string }> = {};
+        try {
+          await database.ping();
+          const pending = await pendingMigrations(database);
+          checks.database = { ok: true };
+          checks.migrations = pending.length ? { ok: false, detail: `pending: ${pending.join(', ')}` } : { ok: true };
+        } catch (error) {
+          checks.database = { ok: false, detail: (error as Error).message };
+        }
+        if (redis) {
+          try {
+            await Promise.race([
+              redis.ping(),
+              new Promise((_, reject) => setTimeout(() => reject(new Error('ping timed out')), 1000).unref()),
+            ]);
+            checks.redis = { ok: true };
+          } catch (error) {
+            checks.redis = { ok: false, detail: (error as Error).message };
+          }
+          // Degraded is still ready: decisions go on in the fallback. The state is shown, not judged.
+          checks.limiter = { ok: true, detail: `breaker ${degrading?.state() ?? 'closed'}` };
+        } else {
+          checks.limiter = { ok: true, detail: 'in process (embedded)' };
+        }
+        return { ready: Object.values(checks).every((check) => check.ok), checks };
+      },
+    };
+
+    const messageService = new SqlMessageService(chain, repositories.messages, clock);
+    const http: HttpDeps = {
+      messages: messageService,
+      risk,
+      admin: new SqlAdminService({ ...repositories, directory, limiter, defaultRegion: settings.defaultRegion }),
+      health,
+      authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey) : undefined),
+      metrics: {
+        contentType: metrics.registry.contentType,
+        render: () => metrics.registry.metrics(),
+        observeHttp: (route, method, status, seconds) =>
+          metrics.httpRequestDuration.observe({ route, method, status_code: String(status) }, seconds),
+      },
+      adminToken: settings.adminToken,
+      bodyLimitBytes: settings.bodyLimitBytes,
+      logLevel: settings.logLevel,
+    };
+
+    return {
+      settings,
+      clock,
+      logger,
+      metrics,
+      database,
+      redis,
+      repositories,
+      directory,
+      limiter,
+      frequency,
+      degrading,
+      http,
+      onAccepted: (listener) => acceptedListeners.push(listener),
+      async close() {
+        for (const close of closers) {
+          try {
+            await close();
+          } catch (error) {
+            logger.warn({ err: error }, 'error while closing');
+          }
+        }
+      },
+    };
+  } catch (error) {
+    for (const close of closers) await Promise.resolve(close()).catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,65 @@
+/** `sluice serve`: the HTTP API and/or the dispatchers, with a clean shutdown on SIGINT/SIGTERM. */
+import { createRuntime } from '../app/runtime.js';
+import type { Settings } from '../config/settings.js';
+import { type Delivery, startDelivery } from '../delivery/delivery.js';
+import { createProvider } from '../delivery/providers/registry.js';
+import { buildHttpApp } from '../http/app.js';
+
+/** The seed's rules (DESIGN.md, seed 000): 1 min 3, 1 h 10, 1 day 50; ban 10 min on breach. */
+export const SEED_RULES = [
+  { windowSeconds: 60, limit: 3, banSeconds: 600 },
+  { windowSeconds: 3600, limit: 10, banSeconds: 600 },
+  { windowSeconds: 86_400, limit: 50, banSeconds: 600 },
+];
+
+export async function serve(settings: Settings, options: { demo: boolean }): Promise<void> {
+  const runtime = await createRuntime(settings);
+  const { logger } = runtime;
+  runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countByStatus());
+
+  let delivery: Delivery | undefined;
+  if (settings.roles.includes('worker')) {
+    const consoleProvider = createProvider({ id: 'console', kind: 'console', channel: 'sms', config: {}, secret: {} });
+    delivery = startDelivery(runtime, consoleProvider);
+  }
+  const app = settings.roles.includes('api') ? await buildHttpApp(runtime.http) : undefined;
+  if (app) {
+    const address = await app.listen({ host: settings.host, port: settings.port });
+    logger.info({ address, db: runtime.database.displayUrl, redis: runtime.redis ? 'on' : 'embedded' }, 'sluice is serving');
+    if (options.demo) await printDemo(runtime, address);
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await app?.close();
+    await delivery?.stop();
+    await runtime.close();
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** On a database without tenants: a demo tenant with the seed rules, its key and a curl line. */
+async function printDemo(runtime: Awaited<ReturnType<typeof createRuntime>>, address: string): Promise<void> {
+  const admin = runtime.http.admin;
+  if ((await admin.listTenants()).length > 0) {
+    console.log('\n--demo: the database already has tenants; nothing created (use `sluice tenant create NAME` for a new key).\n');
+    return;
+  }
+  const tenant = await admin.createTenant('demo');
+  for (const channel of ['sms', 'email'] as const) await admin.setRules(tenant.id, channel, SEED_RULES);
+  console.log(`
+Demo tenant "${tenant.name}" (${tenant.id}) created with the seed rules for sms and email:
+  1 min 3, 1 h 10, 1 day 50; ban 10 min on breach. Its API key (shown once):
+
+  export SLUICE_API_KEY=${tenant.apiKey}
+
+Send a message (the console provider prints it); the 4th to one number within a minute is 429:
+
+  curl -s ${address}/v1/messages -H "Authorization: Bearer $SLUICE_API_KEY" \\
+    -H 'Content-Type: application/json' -d '{"channel":"sms","to":"+8613800138000","body":"Your code is 1234"}'
+`);
+}

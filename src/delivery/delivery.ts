@@ -1,0 +1,135 @@
+/**
+ * The worker role: a dispatcher for every (channel, partition), locks and due index from Redis when
+ * configured (else in process and SQL), providers from SQL with the console provider as the
+ * fallback of the embedded default, and provider pacing through the shared limiter.
+ */
+import type { Redis } from 'ioredis';
+import type { Runtime } from '../app/runtime.js';
+import { CHANNELS, type Channel } from '../channels.js';
+import type { Rule } from '../limiter/index.js';
+import { shardOf } from '../storage/ids.js';
+import { Dispatcher, type ProviderDirectory, partitionName } from './dispatcher.js';
+import { type DueIndex, RedisDueIndex } from './due-index/index.js';
+import { createInProcessLockFactory, createRedisLockFactory, type LockFactory } from './lock/index.js';
+import type { Provider } from './providers/provider.js';
+import { createProvider } from './providers/registry.js';
+
+const PROVIDER_CACHE_MS = 5000;
+
+/** Providers per tenant channel from SQL (cached for a few seconds), paced by a shared token bucket each. */
+export class SqlProviderDirectory implements ProviderDirectory {
+  private readonly cache = new Map<string, { providers: Promise<Provider[]>; expiresAt: number }>();
+  private readonly built = new Map<string, Provider>();
+  private readonly paceRules = new Map<string, Rule[]>();
+  private readonly qps = new Map<string, number>();
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly fallback: Provider,
+  ) {}
+
+  providersFor(tenantId: string, channel: Channel): Promise<Provider[]> {
+    const key = `${tenantId}:${channel}`;
+    const now = this.runtime.clock.now();
+    const cached = this.cache.get(key);
+    if (cached && cached.expiresAt > now) return cached.providers;
+    const providers = this.load(tenantId, channel);
+    this.cache.set(key, { providers, expiresAt: now + PROVIDER_CACHE_MS });
+    providers.catch(() => this.cache.delete(key));
+    return providers;
+  }
+
+  private async load(tenantId: string, channel: Channel): Promise<Provider[]> {
+    const { providers: repository } = this.runtime.repositories;
+    const rows = await repository.listEnabledFor(tenantId, channel);
+    if (rows.length === 0) return [this.fallback];
+    const result: Provider[] = [];
+    for (const row of rows) {
+      const version = `${row.id}@${row.updatedAt}`;
+      let provider = this.built.get(version);
+      if (!provider) {
+        const secret = row.hasSecret ? (JSON.parse((await repository.revealSecret(row.id)) ?? '{}') as Record<string, string>) : {};
+        provider = createProvider(
+          { id: row.id, kind: row.kind, channel: row.channel, config: row.config, secret },
+          { clock: this.runtime.clock },
+        );
+        this.built.set(version, provider);
+      }
+      this.qps.set(provider.id, row.qps);
+      result.push(provider);
+    }
+    return result;
+  }
+
+  /** Waits until the provider's token bucket (shared through Redis when configured) admits one more send. */
+  async pace(provider: Provider): Promise<void> {
+    const qps = this.qps.get(provider.id);
+    if (!qps) return;
+    let rules = this.paceRules.get(provider.id);
+    if (rules?.[0]?.limit !== qps) {
+      rules = [{ windowMs: 1000, limit: qps, algorithm: 'token-bucket' }];
+      this.paceRules.set(provider.id, rules);
+    }
+    for (;;) {
+      const decision = await this.runtime.limiter.check({ subject: `pace:${provider.id}`, rules });
+      if (decision.allowed) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, decision.retryAfterMs)));
+    }
+  }
+}
+
+export interface Delivery {
+  readonly dispatchers: Dispatcher[];
+  stop(): Promise<void>;
+}
+
+export function startDelivery(runtime: Runtime, consoleProvider: Provider): Delivery {
+  const { settings, redis } = runtime;
+  const locks: LockFactory = redis
+    ? createRedisLockFactory({ client: redis as Redis, leaseMs: settings.leaseMs })
+    : createInProcessLockFactory();
+  const dueIndex: DueIndex | undefined = redis ? new RedisDueIndex({ client: redis as Redis }) : undefined;
+  const providers = new SqlProviderDirectory(runtime, consoleProvider);
+  const dispatchers: Dispatcher[] = [];
+  const byPartition = new Map<string, Dispatcher>();
+  for (const channel of CHANNELS) {
+    for (let partition = 0; partition < settings.partitions; partition++) {
+      const dispatcher = new Dispatcher({
+        channel,
+        partition,
+        partitions: settings.partitions,
+        lock: locks.createLock(`sluice:dispatch:${partitionName(channel, partition)}`),
+        messages: runtime.repositories.messages,
+        providers,
+        ...(dueIndex ? { dueIndex } : {}),
+        clock: runtime.clock,
+        logger: runtime.logger,
+        metrics: runtime.metrics,
+        pollMs: settings.pollMs,
+        leaseMs: settings.leaseMs,
+        concurrency: settings.sendConcurrency,
+        retryBaseMs: settings.retryBaseMs,
+        retryMaxMs: settings.retryMaxMs,
+      });
+      dispatchers.push(dispatcher);
+      byPartition.set(dispatcher.name, dispatcher);
+      dispatcher.start();
+    }
+  }
+  runtime.onAccepted((message) => {
+    const shard = shardOf(message.id) % settings.partitions;
+    const name = partitionName(message.channel, shard);
+    const indexed = dueIndex ? dueIndex.add(name, message.id, message.dueAt) : Promise.resolve();
+    indexed
+      .catch((error: unknown) => runtime.logger.warn({ err: error }, 'due index add failed; the next rebuild restores it'))
+      .finally(() => {
+        if (!message.scheduled) byPartition.get(name)?.wake();
+      });
+  });
+  return {
+    dispatchers,
+    async stop() {
+      await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
+    },
+  };
+}

@@ -1,0 +1,238 @@
+/**
+ * One dispatcher per channel partition (DESIGN.md §6, docs/operations.md). Every instance runs one
+ * for every partition; only the holder of the partition's lease lock works it. Each tick (every
+ * `pollMs`, or at once when woken for a new immediate message) the holder claims due messages —
+ * through the Redis due index, or the SQL query on (status, due_at) in the embedded default —
+ * moves each to `sending` with a guarded update, sends it paced to its provider's QPS, and settles
+ * it `sent`, back to `scheduled` for a retry with backoff, or `failed`.
+ */
+import type { Logger } from 'pino';
+import type { Channel } from '../channels.js';
+import type { Clock } from '../limiter/index.js';
+import type { Metrics } from '../metrics/index.js';
+import type { Message, MessagesRepository } from '../storage/repositories/messages.js';
+import type { DueIndex } from './due-index/index.js';
+import type { LeaseLock } from './lock/index.js';
+import { isProviderError, type OutboundMessage, type Provider } from './providers/provider.js';
+
+/** The providers of a tenant channel, in failover order, and the pace of each. */
+export interface ProviderDirectory {
+  providersFor(tenantId: string, channel: Channel): Promise<Provider[]>;
+  /** Resolves when `provider` may send one more message (waits, never fails, when over its QPS). */
+  pace(provider: Provider): Promise<void>;
+}
+
+export interface DispatcherOptions {
+  channel: Channel;
+  partition: number;
+  partitions: number;
+  lock: LeaseLock;
+  messages: MessagesRepository;
+  providers: ProviderDirectory;
+  /** Redis due index; absent in the embedded default (SQL claim). */
+  dueIndex?: DueIndex;
+  clock: Clock;
+  logger: Logger;
+  metrics?: Metrics;
+  pollMs: number;
+  leaseMs: number;
+  concurrency: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** How often the due index is rebuilt from SQL while holding the lock; default 60 s. */
+  rebuildEveryMs?: number;
+  random?: () => number;
+}
+
+/** `sms:0`: the name of a partition in locks, the due index and metrics. */
+export const partitionName = (channel: Channel, partition: number) => `${channel}:${partition}`;
+
+/** Full-jitter exponential backoff: uniform in [0, min(max, base·2^(attempt−1))]. */
+export function retryDelayMs(attempt: number, baseMs: number, maxMs: number, random: () => number): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 30));
+  return Math.max(1, Math.round(ceiling * random()));
+}
+
+export class Dispatcher {
+  readonly name: string;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private ticking: Promise<void> | undefined;
+  private wakeRequested = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private lastRebuild = Number.NEGATIVE_INFINITY;
+  private readonly random: () => number;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.name = partitionName(options.channel, options.partition);
+    this.random = options.random ?? Math.random;
+    options.lock.onLost(() => {
+      options.metrics?.lockHeld.set({ partition: this.name }, 0);
+      options.logger.warn({ partition: this.name }, 'dispatcher lost its lock: claiming stops');
+    });
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** A new immediate message of this channel was accepted: tick now rather than at the next poll. */
+  wake(): void {
+    if (!this.running) return;
+    if (this.ticking) this.wakeRequested = true;
+    else this.schedule(0);
+  }
+
+  /** Stops claiming, waits for sends in flight, releases the lock. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    await this.ticking;
+    await Promise.allSettled([...this.inFlight]);
+    await this.options.lock.release();
+    this.options.metrics?.lockHeld.set({ partition: this.name }, 0);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.ticking = this.tick()
+        .catch((error: unknown) => this.options.logger.error({ err: error, partition: this.name }, 'dispatcher tick failed'))
+        .finally(() => {
+          this.ticking = undefined;
+          if (!this.running) return;
+          const again = this.wakeRequested;
+          this.wakeRequested = false;
+          this.schedule(again ? 0 : this.options.pollMs);
+        });
+    }, delayMs);
+  }
+
+  /** One pass: hold the lock, keep the index whole, claim what is due up to the free send slots. */
+  async tick(): Promise<void> {
+    const { lock, dueIndex, metrics } = this.options;
+    if (!lock.isHeld()) {
+      if (!(await lock.tryAcquire())) return;
+      this.options.logger.info({ partition: this.name }, 'dispatcher holds its partition');
+      this.lastRebuild = Number.NEGATIVE_INFINITY;
+    }
+    metrics?.lockHeld.set({ partition: this.name }, 1);
+    const now = this.options.clock.now();
+    if (dueIndex && (now - this.lastRebuild >= (this.options.rebuildEveryMs ?? 60_000) || (await dueIndex.needsRebuild(this.name)))) {
+      await this.rebuild();
+      this.lastRebuild = now;
+    }
+    // Claim until nothing is due or every send slot is busy; check the lease before each claim.
+    while (this.running && lock.isHeld()) {
+      const free = this.options.concurrency - this.inFlight.size;
+      if (free <= 0) {
+        await Promise.race(this.inFlight);
+        continue;
+      }
+      const claimed = await this.claim(free);
+      if (claimed.length === 0) break;
+      for (const message of claimed) this.track(this.deliver(message));
+    }
+    if (dueIndex && metrics)
+      metrics.dueIndexBacklog.set({ partition: this.name }, await dueIndex.size(this.name, this.options.clock.now()));
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work
+      .catch((error: unknown) => this.options.logger.error({ err: error, partition: this.name }, 'delivery failed unexpectedly'))
+      .finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+
+  private async claim(limit: number): Promise<Message[]> {
+    const { channel, partition, partitions, messages, dueIndex, leaseMs } = this.options;
+    const now = this.options.clock.now();
+    if (!dueIndex) return messages.claimDue({ channel, partition, partitions, now, leaseMs, limit });
+    const ids = await dueIndex.claim(this.name, now, limit);
+    const claimed: Message[] = [];
+    for (const id of ids) {
+      // The guarded update refuses ids that are stale (canceled, already sent, claimed elsewhere).
+      const message = await messages.claim(id, { now: this.options.clock.now(), leaseMs });
+      if (message) claimed.push(message);
+    }
+    return claimed;
+  }
+
+  /** Re-adds every pending message of the partition from SQL: a flushed Redis loses nothing. */
+  private async rebuild(): Promise<void> {
+    const { channel, partition, partitions, messages, dueIndex } = this.options;
+    if (!dueIndex) return;
+    const untilMs = Number.MAX_SAFE_INTEGER;
+    async function* entries() {
+      let afterId: string | undefined;
+      for (;;) {
+        const page = await messages.listDueIds({ channel, partition, partitions, untilMs, limit: 1000, ...(afterId ? { afterId } : {}) });
+        yield* page;
+        if (page.length < 1000) return;
+        afterId = page.at(-1)?.id;
+      }
+    }
+    const missing = await dueIndex.rebuild(this.name, entries());
+    if (missing > 0) this.options.logger.info({ partition: this.name, missing }, 'due index rebuilt from SQL');
+  }
+
+  /** One attempt: the provider for this attempt (failover in priority order), paced, then settle. */
+  private async deliver(message: Message): Promise<void> {
+    const { messages, providers, metrics, clock } = this.options;
+    const attempt = message.attempts;
+    const startedAt = clock.now();
+    const candidates = await providers.providersFor(message.tenantId, message.channel);
+    const provider = candidates[(attempt - 1) % candidates.length];
+    const settle = { attempt, now: 0 };
+    if (!provider) {
+      await messages.markFailed(message.id, { ...settle, now: clock.now(), error: `no provider configured for ${message.channel}` });
+      return;
+    }
+    await providers.pace(provider);
+    const outbound: OutboundMessage = {
+      id: message.id,
+      tenantId: message.tenantId,
+      channel: message.channel,
+      to: message.recipient,
+      ...(message.payload as Omit<OutboundMessage, 'id' | 'tenantId' | 'channel' | 'to'>),
+    };
+    const record = (outcome: 'sent' | 'retryable' | 'permanent', error?: string, providerMessageId?: string) => ({
+      attemptNo: attempt,
+      providerId: provider.id,
+      startedAt,
+      finishedAt: clock.now(),
+      outcome,
+      error: error ?? null,
+      providerMessageId: providerMessageId ?? null,
+    });
+    try {
+      const result = await provider.send(outbound);
+      metrics?.sends.inc({ provider: provider.kind, outcome: 'sent' });
+      metrics?.providerDuration.observe({ provider: provider.kind }, (clock.now() - startedAt) / 1000);
+      const now = clock.now();
+      await messages.markSent(message.id, {
+        attempt,
+        now,
+        providerId: provider.id,
+        providerMessageId: result.providerMessageId,
+        record: record('sent', undefined, result.providerMessageId),
+      });
+    } catch (error) {
+      const retryable = isProviderError(error) ? error.retryable : true;
+      const text = error instanceof Error ? error.message : String(error);
+      metrics?.sends.inc({ provider: provider.kind, outcome: retryable ? 'retryable' : 'permanent' });
+      const now = clock.now();
+      if (retryable && attempt < message.maxAttempts) {
+        const hinted = isProviderError(error) ? (error.retryAfterMs ?? 0) : 0;
+        const dueAt = now + Math.max(hinted, retryDelayMs(attempt, this.options.retryBaseMs, this.options.retryMaxMs, this.random));
+        metrics?.retries.inc({ channel: message.channel });
+        const moved = await messages.markRetry(message.id, { attempt, now, dueAt, error: text, record: record('retryable', text) });
+        if (moved) await this.options.dueIndex?.add(this.name, message.id, dueAt);
+      } else {
+        await messages.markFailed(message.id, { attempt, now, error: text, record: record(retryable ? 'retryable' : 'permanent', text) });
+      }
+    }
+  }
+}

@@ -65,6 +65,8 @@ interface Contender {
   limits: Limits;
   /** What it counts, for the table. */
   rules: string;
+  /** A row that measures the harness alone: no ratio. */
+  baseline?: boolean;
   create(): Instance | Promise<Instance>;
 }
 
@@ -160,7 +162,16 @@ function redisContenders(url: string): Contender[] {
 }
 
 function memoryContenders(): Contender[] {
-  const contenders: Contender[] = [];
+  // The floor: picking a subject and settling a promise, which every in-process row also pays.
+  const contenders: Contender[] = [
+    {
+      name: 'harness alone',
+      limits: 'large',
+      rules: 'no limiter (random subject, resolved promise)',
+      baseline: true,
+      create: () => ({ attempt: () => Promise.resolve(randomSubject().length > 0), close: async () => {} }),
+    },
+  ];
   for (const limits of LIMITS) {
     contenders.push({
       name: 'sluice MemoryStore',
@@ -259,7 +270,7 @@ function throughputTable(rows: readonly Row[], reference: string, withLoop: bool
       ...(withLoop ? [] : [formatPercent(row.cpu.redisPercent)]),
       cpuPerDecision(row),
       formatCount(result.failures),
-      formatRatio(rateOf(row), referenceRate(row), reference),
+      row.contender.baseline ? '—' : formatRatio(rateOf(row), referenceRate(row), reference),
     ];
   });
   return markdownTable(columns, cells);

@@ -48,6 +48,11 @@ export interface OpenDatabaseOptions {
   sqliteSynchronous?: 'full' | 'normal';
   /** SQLite: ms to wait on a lock held by another process (e.g. `sluice migrate`). Default 5000. */
   sqliteBusyTimeoutMs?: number;
+  /**
+   * Errors of idle pooled connections (server restart, network cut). pg emits them on the pool
+   * and an unhandled one would crash the process; queries in flight still fail normally. Default: ignored.
+   */
+  onIdleConnectionError?: (error: Error) => void;
 }
 
 /** Thrown for a URL whose scheme names no supported database. */
@@ -119,6 +124,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
               : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
         },
       });
+      pool.on('error', (error) => options.onIdleConnectionError?.(error));
       db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
       break;
     }

@@ -1,0 +1,149 @@
+/**
+ * Shared pieces of the delivery integration tests: a webhook stub (a real node:http server on
+ * 127.0.0.1 recording what arrives and failing on demand), a runtime on a temporary SQLite file,
+ * and small helpers to wait for and read message outcomes.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRuntime, type Runtime } from '../../src/app/runtime.js';
+import { loadSettings } from '../../src/config/settings.js';
+import { createConsoleProvider } from '../../src/delivery/providers/console.js';
+import type { Message } from '../../src/storage/repositories/messages.js';
+
+/** What the stub answers for one request: 200, 503 (retryable) or 400 (permanent). */
+export type StubAnswer = 200 | 503 | 400;
+
+export interface WebhookStub {
+  readonly url: string;
+  /** Arrival times (epoch ms) of each message id, one per request that reached the stub. */
+  readonly arrivals: Map<string, number[]>;
+  /** Answer for the next request of this path; default 200. */
+  answer: (id: string, path: string) => StubAnswer;
+  /** Requests answered 2xx, per message id. */
+  readonly accepted: Map<string, number>;
+  close(): Promise<void>;
+}
+
+export async function startWebhookStub(): Promise<WebhookStub> {
+  const arrivals = new Map<string, number[]>();
+  const accepted = new Map<string, number>();
+  const stub = {
+    url: '',
+    arrivals,
+    accepted,
+    answer: (_id: string, _path: string): StubAnswer => 200,
+    close: async () => {},
+  };
+  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const id = String(request.headers['x-sluice-message-id'] ?? '');
+      const list = arrivals.get(id) ?? [];
+      list.push(Date.now());
+      arrivals.set(id, list);
+      const status = stub.answer(id, request.url ?? '/');
+      if (status === 200) accepted.set(id, (accepted.get(id) ?? 0) + 1);
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(status === 200 ? JSON.stringify({ id: `stub-${id}` }) : JSON.stringify({ error: `stub says ${status}` }));
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  stub.url = `http://127.0.0.1:${port}`;
+  stub.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return stub;
+}
+
+/** A fresh temporary directory (SQLite file, secret key), removed by `cleanup`. */
+export function tempDir(): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-delivery-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The env of a fast test instance (poll 100 ms, retries 20..200 ms). */
+export function testEnv(dir: string, redisUrl?: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    SLUICE_DB_URL: `sqlite:${join(dir, 'sluice.db')}`,
+    SLUICE_SECRET_KEY_FILE: join(dir, 'secret.key'),
+    SLUICE_LOG_LEVEL: 'silent',
+    SLUICE_POLL_MS: '100',
+    SLUICE_RETRY_BASE_MS: '20',
+    SLUICE_RETRY_MAX_MS: '200',
+    SLUICE_MAX_ATTEMPTS: '10',
+    ...(redisUrl ? { SLUICE_REDIS_URL: redisUrl } : {}),
+    ...extra,
+  };
+}
+
+export async function testRuntime(env: Record<string, string>): Promise<Runtime> {
+  return createRuntime(loadSettings(env, undefined));
+}
+
+/** A console provider that prints nothing: any message reaching it is a test failure we can see. */
+export function silentConsole(seen: string[] = []) {
+  return createConsoleProvider({ id: 'console-fallback', channel: 'webhook', out: { write: (line: string) => void seen.push(line) } });
+}
+
+/** Registers an `http` webhook provider row pointing at `url`. */
+export async function addWebhookProvider(
+  runtime: Runtime,
+  scope: string,
+  url: string,
+  options: { name?: string; priority?: number; qps?: number } = {},
+): Promise<string> {
+  const row = await runtime.repositories.providers.create({
+    scope,
+    channel: 'webhook',
+    kind: 'http',
+    name: options.name ?? `stub-${url}`,
+    priority: options.priority ?? 100,
+    qps: options.qps ?? 10_000,
+    config: { url, timeoutMs: 5000 },
+    secret: JSON.stringify({ signingSecret: 'test-signing-secret' }),
+  });
+  return row.id;
+}
+
+export async function sleep(ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `condition` every 50 ms until true or `timeoutMs` passes; returns whether it became true. */
+export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() > deadline) return false;
+    await sleep(50);
+  }
+}
+
+/** Every message of `ids`, by id. */
+export async function loadMessages(runtime: Runtime, ids: readonly string[]): Promise<Map<string, Message>> {
+  const result = new Map<string, Message>();
+  for (const id of ids) {
+    const message = await runtime.repositories.messages.get(id);
+    if (message) result.set(id, message);
+  }
+  return result;
+}
+
+/** How many of `ids` are in a final state (sent, failed, canceled). */
+export async function countFinal(runtime: Runtime, ids: readonly string[]): Promise<number> {
+  const messages = await loadMessages(runtime, ids);
+  return [...messages.values()].filter((m) => m.status === 'sent' || m.status === 'failed' || m.status === 'canceled').length;
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}

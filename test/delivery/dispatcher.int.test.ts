@@ -1,0 +1,218 @@
+/**
+ * Delivery end to end through real pieces: a runtime on a SQLite file, the dispatchers of
+ * `startDelivery`, the `http` webhook provider, and a node:http stub on 127.0.0.1 that records
+ * what arrives. Run twice: embedded (in-process locks, SQL due query) and with Redis (lease lock
+ * and due index). Redis mode uses a PRIVATE redis-server: lock and due-index keys have a fixed
+ * `sluice:` prefix, so on the shared server another suite's dispatchers would compete for the same
+ * partition lock and claim (and drop) this suite's due-index entries.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Runtime } from '../../src/app/runtime.js';
+import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
+import { describeWith } from '../support/servers.js';
+import { type PrivateRedis, privateRedisBin, startPrivateRedis } from './lock/private-redis.js';
+import {
+  addWebhookProvider,
+  countFinal,
+  loadMessages,
+  percentile,
+  silentConsole,
+  startWebhookStub,
+  tempDir,
+  testEnv,
+  testRuntime,
+  type WebhookStub,
+  waitFor,
+} from './delivery-support.js';
+
+interface Fixture {
+  runtime: Runtime;
+  delivery: Delivery;
+  stub: WebhookStub;
+  consoleLines: string[];
+}
+
+/** A tenant of its own with an http provider per `paths` entry (priority = position). */
+async function tenantWithProviders(fixture: Fixture, name: string, paths: string[]) {
+  const tenant = await fixture.runtime.http.admin.createTenant(`${name}-${Date.now()}`);
+  const providerIds: string[] = [];
+  for (const [index, path] of paths.entries()) {
+    providerIds.push(await addWebhookProvider(fixture.runtime, tenant.id, `${fixture.stub.url}${path}`, { priority: index + 1, name: `${name}-${index}` }));
+  }
+  return { tenant, providerIds };
+}
+
+async function sendMany(fixture: Fixture, apiKey: string, count: number, extra: (i: number) => { sendAt?: number } = () => ({})) {
+  const ids: string[] = [];
+  for (let start = 0; start < count; start += 50) {
+    const batch = Array.from({ length: Math.min(50, count - start) }, (_, k) =>
+      fixture.runtime.http.messages.send(apiKey, { channel: 'webhook', to: `ops-${start + k}`, body: `hello ${start + k}`, ...extra(start + k) }),
+    );
+    for (const result of await Promise.all(batch)) ids.push(result.id);
+  }
+  return ids;
+}
+
+function deliverySuite(redisUrl: () => string | undefined) {
+  const fixture = {} as Fixture;
+  let cleanup = () => {};
+
+  beforeAll(async () => {
+    const temp = tempDir();
+    cleanup = temp.cleanup;
+    fixture.stub = await startWebhookStub();
+    fixture.runtime = await testRuntime(testEnv(temp.dir, redisUrl()));
+    fixture.consoleLines = [];
+    fixture.delivery = startDelivery(fixture.runtime, silentConsole(fixture.consoleLines));
+  });
+
+  afterAll(async () => {
+    await fixture.delivery?.stop();
+    await fixture.runtime?.close();
+    await fixture.stub?.close();
+    cleanup();
+  });
+
+  it('sends 200 immediate messages exactly once each, every one `sent` with one attempt row', async () => {
+    const { tenant, providerIds } = await tenantWithProviders(fixture, 'immediate', ['/immediate']);
+    const ids = await sendMany(fixture, tenant.apiKey, 200);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 20_000)).toBe(true);
+    const messages = await loadMessages(fixture.runtime, ids);
+    for (const id of ids) {
+      const message = messages.get(id);
+      expect(message?.status, id).toBe('sent');
+      expect(message?.providerId).toBe(providerIds[0]);
+      expect(message?.providerMessageId).toBe(`stub-${id}`);
+      expect(fixture.stub.arrivals.get(id)?.length, `arrivals of ${id}`).toBe(1);
+      const attempts = await fixture.runtime.repositories.messages.listAttempts(id);
+      expect(attempts.map((a) => [a.attemptNo, a.outcome])).toEqual([[1, 'sent']]);
+    }
+    expect(fixture.consoleLines).toEqual([]);
+  });
+
+  it('sends scheduled messages not before their due time and soon after it', async () => {
+    const { tenant } = await tenantWithProviders(fixture, 'scheduled', ['/scheduled']);
+    const base = Date.now();
+    const ids = await sendMany(fixture, tenant.apiKey, 100, (i) => ({ sendAt: base + 1300 + (i % 10) * 100 }));
+    const before = await loadMessages(fixture.runtime, ids);
+    expect([...before.values()].every((m) => m.status === 'scheduled')).toBe(true);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 15_000)).toBe(true);
+    const messages = await loadMessages(fixture.runtime, ids);
+    const lateness: number[] = [];
+    for (const id of ids) {
+      const message = messages.get(id);
+      expect(message?.status).toBe('sent');
+      const arrivals = fixture.stub.arrivals.get(id) ?? [];
+      expect(arrivals.length).toBe(1);
+      expect(arrivals[0], `${id} arrived before it was due`).toBeGreaterThanOrEqual(message?.dueAt ?? Number.POSITIVE_INFINITY);
+      lateness.push((message?.sentAt ?? 0) - (message?.dueAt ?? 0));
+    }
+    lateness.sort((a, b) => a - b);
+    console.log(
+      `[${redisUrl() ? 'redis' : 'embedded'}] scheduled lateness (sent − due, poll 100 ms): p50 ${percentile(lateness, 50)} ms, p99 ${percentile(lateness, 99)} ms, max ${lateness.at(-1)} ms`,
+    );
+    expect(lateness.at(-1)).toBeLessThan(5000);
+  });
+
+  it('retries retryable failures (30% 503) until every message is sent, recording each attempt', async () => {
+    const { tenant } = await tenantWithProviders(fixture, 'flaky', ['/flaky']);
+    let seed = 12345;
+    const failures = new Map<string, number>();
+    const previous = fixture.stub.answer;
+    fixture.stub.answer = (id, path) => {
+      if (path !== '/flaky') return previous(id, path);
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      if (seed / 2 ** 31 < 0.3) {
+        failures.set(id, (failures.get(id) ?? 0) + 1);
+        return 503;
+      }
+      return 200;
+    };
+    const ids = await sendMany(fixture, tenant.apiKey, 100);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 25_000)).toBe(true);
+    const messages = await loadMessages(fixture.runtime, ids);
+    let retried = 0;
+    for (const id of ids) {
+      const message = messages.get(id);
+      expect(message?.status, `${id}: ${message?.lastError}`).toBe('sent');
+      expect(fixture.stub.accepted.get(id), `2xx answers to ${id}`).toBe(1);
+      const attempts = await fixture.runtime.repositories.messages.listAttempts(id);
+      const failed = failures.get(id) ?? 0;
+      expect(attempts.length).toBe(failed + 1);
+      expect(attempts.filter((a) => a.outcome === 'retryable').length).toBe(failed);
+      expect(attempts.at(-1)?.outcome).toBe('sent');
+      expect(message?.attempts).toBe(failed + 1);
+      if (failed > 0) retried++;
+    }
+    expect(retried).toBeGreaterThan(10);
+  });
+
+  it('fails permanently on 400 after one attempt, with the error, never retrying', async () => {
+    const { tenant } = await tenantWithProviders(fixture, 'rejecting', ['/rejecting']);
+    const previous = fixture.stub.answer;
+    fixture.stub.answer = (id, path) => (path === '/rejecting' ? 400 : previous(id, path));
+    const ids = await sendMany(fixture, tenant.apiKey, 20);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 10_000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // a wrong retry would show up here
+    const messages = await loadMessages(fixture.runtime, ids);
+    for (const id of ids) {
+      const message = messages.get(id);
+      expect(message?.status).toBe('failed');
+      expect(message?.attempts).toBe(1);
+      expect(message?.lastError).toMatch(/400/);
+      expect(fixture.stub.arrivals.get(id)?.length).toBe(1);
+      const attempts = await fixture.runtime.repositories.messages.listAttempts(id);
+      expect(attempts.map((a) => a.outcome)).toEqual(['permanent']);
+    }
+  });
+
+  it('never sends a canceled scheduled message', async () => {
+    const { tenant } = await tenantWithProviders(fixture, 'cancel', ['/cancel']);
+    const ids = await sendMany(fixture, tenant.apiKey, 20, () => ({ sendAt: Date.now() + 1500 }));
+    const canceled = ids.filter((_, i) => i % 2 === 0);
+    for (const id of canceled) expect(await fixture.runtime.http.messages.cancel(tenant.id, id)).toBe('canceled');
+    const kept = ids.filter((_, i) => i % 2 === 1);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, kept)) === kept.length, 10_000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const messages = await loadMessages(fixture.runtime, ids);
+    for (const id of kept) expect(messages.get(id)?.status).toBe('sent');
+    for (const id of canceled) {
+      expect(messages.get(id)?.status).toBe('canceled');
+      expect(fixture.stub.arrivals.has(id), `${id} was canceled but arrived`).toBe(false);
+    }
+  });
+
+  it('fails over to the next provider when the first one fails retryably', async () => {
+    const { tenant, providerIds } = await tenantWithProviders(fixture, 'failover', ['/down', '/up']);
+    const previous = fixture.stub.answer;
+    fixture.stub.answer = (id, path) => (path === '/down' ? 503 : previous(id, path));
+    const ids = await sendMany(fixture, tenant.apiKey, 20);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 10_000)).toBe(true);
+    const messages = await loadMessages(fixture.runtime, ids);
+    for (const id of ids) {
+      const message = messages.get(id);
+      expect(message?.status).toBe('sent');
+      expect(message?.providerId).toBe(providerIds[1]);
+      const attempts = await fixture.runtime.repositories.messages.listAttempts(id);
+      expect(attempts.map((a) => [a.providerId, a.outcome])).toEqual([
+        [providerIds[0], 'retryable'],
+        [providerIds[1], 'sent'],
+      ]);
+    }
+  });
+}
+
+describe('delivery, embedded (in-process locks, SQL due query)', () => {
+  deliverySuite(() => undefined);
+});
+
+describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'delivery, Redis (lease lock, due index)', () => {
+  let redis: PrivateRedis | undefined;
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  deliverySuite(() => redis?.url);
+});

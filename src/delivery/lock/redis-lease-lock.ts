@@ -11,6 +11,7 @@
  * timers fire.
  */
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { LeaseLock, LockFactory, LockLossReason } from './lease-lock.js';
 import { RedisScript, type ScriptClient } from './redis-script.js';
@@ -43,6 +44,11 @@ export interface RedisLeaseLockOptions {
   keyPrefix?: string;
   /** Monotonic milliseconds (default `performance.now()`); injected by tests. Never wall time. */
   monotonicNow?: () => number;
+  /**
+   * Who holds the lock, readable by operators: the key's value is `<ownerId>:<random>`.
+   * Default `<hostname>:<pid>`.
+   */
+  ownerId?: string;
   /** Receives losses and swallowed errors, for logs and metrics. */
   onEvent?: (event: LockEvent) => void;
 }
@@ -66,6 +72,7 @@ export class RedisLeaseLock implements LeaseLock {
   private readonly client: LockClient;
   private readonly now: () => number;
   private readonly onEvent: (event: LockEvent) => void;
+  private readonly ownerId: string;
   /** Redlock's allowance for the two clocks running at slightly different rates. */
   private readonly driftMs: number;
   private readonly listeners = new Set<() => void>();
@@ -84,6 +91,7 @@ export class RedisLeaseLock implements LeaseLock {
     this.key = `${options.keyPrefix ?? 'sluice:'}lock:{${this.name}}`;
     this.now = options.monotonicNow ?? (() => performance.now());
     this.onEvent = options.onEvent ?? (() => {});
+    this.ownerId = options.ownerId ?? `${hostname()}:${process.pid}`;
     this.driftMs = Math.ceil(this.leaseMs * 0.01) + 2;
   }
 
@@ -123,7 +131,7 @@ export class RedisLeaseLock implements LeaseLock {
   }
 
   private async acquire(): Promise<boolean> {
-    const token = randomBytes(16).toString('hex');
+    const token = `${this.ownerId}:${randomBytes(12).toString('hex')}`;
     const sentAt = this.now();
     const reply = await this.client.set(this.key, token, 'PX', this.leaseMs, 'NX');
     if (reply !== 'OK') return false;

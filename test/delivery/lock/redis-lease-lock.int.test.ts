@@ -58,6 +58,7 @@ for (const backend of BACKENDS) {
       expect(await b.tryAcquire()).toBe(false);
       expect(a.isHeld()).toBe(true);
       expect(b.isHeld()).toBe(false);
+      expect(await client.get(a.key)).toMatch(new RegExp(`:${process.pid}:[0-9a-f]{24}$`));
       await a.release();
       expect(a.isHeld()).toBe(false);
       expect(await client.exists(a.key)).toBe(0);

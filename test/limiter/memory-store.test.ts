@@ -69,4 +69,41 @@ describe('MemoryStore memory bounds', () => {
     for (let t = 0; t < 50; t++) await limiter.check({ subject: 'c', rules: counters, now: t });
     expect(store.logSize('c')).toBe(0);
   });
+
+  // Regression (properties seed 1842960156): with explicit times, the ban a RATE_LIMITED check places
+  // lives banMs on the store's clock, whatever the decision times; the property harness once ran on
+  // the process clock and failed whenever the process stalled for banMs between check and unban.
+  it('keeps the ban a RATE_LIMITED check places at explicit times for banMs on its clock, no longer', async () => {
+    const clock = new ManualClock(5_000);
+    const store = new MemoryStore({ clock });
+    const limiter = new Limiter({ store });
+    const banning = [{ algorithm: 'sliding-log' as const, windowMs: 60, limit: 2, banMs: 40 }];
+    const t = 1_700_000_000_000;
+    const hit = async (subject: string) => {
+      await limiter.check({ subject, rules: banning, now: t + 81 });
+      await limiter.check({ subject, rules: banning, now: t + 104, requestId: 'c' });
+      return limiter.check({ subject, rules: banning, now: t + 122, requestId: 'b' });
+    };
+    expect((await hit('held')).code).toBe('RATE_LIMITED');
+    clock.advance(39);
+    expect(await limiter.unban('held')).toBe(true);
+    expect((await hit('expired')).code).toBe('RATE_LIMITED');
+    clock.advance(40);
+    expect(await limiter.unban('expired')).toBe(false);
+  });
+
+  it('with a clock that does not move, explicit times never expire a ban or evict a subject', async () => {
+    const store = new MemoryStore({ clock: new ManualClock(0) });
+    const limiter = new Limiter({ store });
+    const banning = [{ windowMs: 7, limit: 1, banMs: 40 }];
+    expect((await limiter.check({ subject: 'a', rules: banning, now: 1_000 })).code).toBe('OK');
+    expect((await limiter.check({ subject: 'a', rules: banning, now: 1_001 })).code).toBe('RATE_LIMITED');
+    // Far later decision times on other subjects: sweeps inspect 'a' but its deadlines are on the clock.
+    for (let index = 0; index < 20; index++)
+      await limiter.check({ subject: `other:${index % 3}`, rules: banning, now: 10_000_000 + index });
+    expect(store.size).toBe(4);
+    expect((await limiter.peek({ subject: 'a', rules: banning, now: 1_002 })).code).toBe('BANNED');
+    expect(await limiter.unban('a')).toBe(true);
+    expect((await limiter.check({ subject: 'a', rules: banning, now: 1_003 })).counts).toEqual([1]);
+  });
 });

@@ -1,0 +1,160 @@
+/**
+ * The message service under load: autocannon against `POST /v1/messages` (distinct recipients, the
+ * seed's rules on, every accepted message durable in SQLite before 202) on the embedded default and
+ * on Redis + SQLite, beside a bare Fastify that answers the same POST with nothing behind it.
+ * Each server runs in its own process (API role only), the load generator in this one.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import type { Benchmark } from './support/benchmark.js';
+import { startPrivateRedis } from './support/redis-server.js';
+import { formatCount, formatMs, markdownTable } from './support/table.js';
+
+const cli = new URL('../src/cli/main.ts', import.meta.url).pathname;
+const bare = new URL('./support/bare-fastify.ts', import.meta.url).pathname;
+const CONNECTIONS = 100;
+const ADMIN = 'bench-admin';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function startServer(script: string, args: string[], env: Record<string, string>): Promise<{ base: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    env: { ...process.env, ...env, PORT: String(port), SLUICE_PORT: String(port) },
+    stdio: 'ignore',
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      await fetch(base);
+      return { base, child };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${script} did not start`);
+}
+
+/** A tenant with the seed rules on sms; returns its API key. */
+async function setUpTenant(base: string): Promise<string> {
+  const headers = { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' };
+  const tenant = (await (
+    await fetch(`${base}/v1/admin/tenants`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })
+  ).json()) as { id: string; apiKey: string };
+  const rules = [
+    { windowSeconds: 60, limit: 3, banSeconds: 600 },
+    { windowSeconds: 3600, limit: 10, banSeconds: 600 },
+    { windowSeconds: 86_400, limit: 50, banSeconds: 600 },
+  ];
+  await fetch(`${base}/v1/admin/tenants/${tenant.id}/rules/sms`, { method: 'PUT', headers, body: JSON.stringify({ rules }) });
+  return tenant.apiKey;
+}
+
+interface Row {
+  name: string;
+  accepted: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+async function load(name: string, base: string, apiKey: string, seconds: number): Promise<Row> {
+  let counter = 0;
+  const result = await autocannon({
+    url: `${base}/v1/messages`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+        // A new recipient each time: every request passes the rules and becomes a stored message.
+        setupRequest: (request) => {
+          counter++;
+          const number = `+86138${String(counter % 100_000_000).padStart(8, '0')}`;
+          return { ...request, body: JSON.stringify({ channel: 'sms', to: number, body: 'Your code is 1234' }) };
+        },
+      },
+    ],
+  });
+  return { name, accepted: result['2xx'] / seconds, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+}
+
+export const benchmark: Benchmark = {
+  name: 'service',
+  title: 'Service: POST /v1/messages',
+  async run(context) {
+    const rows: Row[] = [];
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-service-'));
+    const common = { SLUICE_ROLES: 'api', SLUICE_ADMIN_TOKEN: ADMIN, SLUICE_LOG_LEVEL: 'warn' };
+
+    context.progress('bare fastify');
+    const peer = await startServer(bare, [], {});
+    try {
+      rows.push(await load('bare Fastify (no work)', peer.base, 'x', context.seconds));
+    } finally {
+      peer.child.kill('SIGKILL');
+    }
+
+    context.progress('sluice embedded (SQLite, in-process limiter)');
+    const embedded = await startServer(cli, ['serve'], {
+      ...common,
+      SLUICE_DB_URL: `sqlite:${join(dir, 'embedded.db')}`,
+      SLUICE_SECRET_KEY_FILE: join(dir, 'k1'),
+    });
+    try {
+      rows.push(await load('sluice embedded (SQLite)', embedded.base, await setUpTenant(embedded.base), context.seconds));
+    } finally {
+      embedded.child.kill('SIGKILL');
+    }
+
+    context.progress('sluice Redis + SQLite');
+    const redis = await startPrivateRedis();
+    const withRedis = await startServer(cli, ['serve'], {
+      ...common,
+      SLUICE_DB_URL: `sqlite:${join(dir, 'redis.db')}`,
+      SLUICE_SECRET_KEY_FILE: join(dir, 'k2'),
+      SLUICE_REDIS_URL: redis.url,
+    });
+    try {
+      rows.push(await load('sluice Redis + SQLite', withRedis.base, await setUpTenant(withRedis.base), context.seconds));
+    } finally {
+      withRedis.child.kill('SIGKILL');
+      await redis.stop();
+    }
+
+    const reference = rows[0]!.accepted;
+    const table = markdownTable(
+      [
+        { header: 'server' },
+        { header: 'accepted/s', align: 'right' },
+        { header: 'vs bare', align: 'right' },
+        { header: 'p50 ms', align: 'right' },
+        { header: 'p99 ms', align: 'right' },
+        { header: 'non-2xx', align: 'right' },
+      ],
+      rows.map((row) => [
+        row.name,
+        formatCount(row.accepted),
+        `${((row.accepted / reference) * 100).toFixed(0)} %`,
+        formatMs(row.p50),
+        formatMs(row.p99),
+        String(row.non2xx),
+      ]),
+    );
+    return `autocannon, ${CONNECTIONS} connections, ${context.seconds} s per row; each server in its own process (API role), distinct recipients, the seed's three rules on, SQLite synchronous=FULL with group commit.\n\n${table}\n\nTarget: sluice ≥ 50 % of bare Fastify's requests/s with every message durable in SQLite.`;
+  },
+};

@@ -1,0 +1,90 @@
+/**
+ * The wire format of scripts/check-batch.lua: many checks and peeks (of subjects in one slot)
+ * encoded into one EVALSHA, and its flat reply decoded into one Decision per item.
+ * Each distinct rule set is sent once per call and referenced by number, so the per-decision
+ * part is usually one short number and three keys.
+ */
+import type { Algorithm, Decision, DecisionCode, NormalizedRule } from '../../types.js';
+import type { SubjectKeys } from './keys.js';
+
+/** One queued check or peek. */
+export interface PendingDecision {
+  keys: SubjectKeys;
+  rules: readonly NormalizedRule[];
+  peek: boolean;
+  /** The request id's log member, '' when none. */
+  member: string;
+  /** Decision time; undefined: Redis TIME. */
+  now: number | undefined;
+  resolve(decision: Decision): void;
+  reject(error: unknown): void;
+}
+
+const ALGORITHM_CODES: Readonly<Record<Algorithm, number>> = {
+  'sliding-log': 1,
+  'sliding-counter': 2,
+  'fixed-window': 3,
+  'token-bucket': 4,
+};
+
+/** Reply codes of check-batch.lua; 3 is an OK for a repeated request id. */
+const DECISION_CODES: readonly DecisionCode[] = ['OK', 'BANNED', 'RATE_LIMITED', 'OK'];
+
+/** Rule arrays are long-lived (the Limiter caches normalised sets), so their encoding is too. */
+const encodedRules = new WeakMap<readonly NormalizedRule[], number[]>();
+
+/** `n, then n × (algorithm, windowMs, limit, banMs)`: the rule-set format of the scripts. */
+export function encodeRules(rules: readonly NormalizedRule[]): number[] {
+  let encoded = encodedRules.get(rules);
+  if (encoded === undefined) {
+    encoded = [rules.length];
+    for (const rule of rules) encoded.push(ALGORITHM_CODES[rule.algorithm], rule.windowMs, rule.limit, rule.banMs);
+    encodedRules.set(rules, encoded);
+  }
+  return encoded;
+}
+
+/** Keys then ARGV of one check-batch call. */
+export function encodeBatch(items: readonly PendingDecision[], minTtlMs: number): { numKeys: number; args: (string | number)[] } {
+  const args: (string | number)[] = [];
+  const setNumbers = new Map<readonly NormalizedRule[], number>();
+  const sets: number[][] = [];
+  for (const item of items) {
+    args.push(item.keys.log, item.keys.ban, item.keys.counters);
+    if (!setNumbers.has(item.rules)) {
+      sets.push(encodeRules(item.rules));
+      setNumbers.set(item.rules, sets.length);
+    }
+  }
+  args.push(minTtlMs, sets.length);
+  for (const set of sets) for (const value of set) args.push(value);
+  for (const item of items) {
+    const header = 4 * setNumbers.get(item.rules)! + (item.member === '' ? 0 : 2) + (item.now === undefined ? 0 : 1);
+    args.push(item.peek ? -header : header);
+    if (item.member !== '') args.push(item.member);
+    if (item.now !== undefined) args.push(item.now);
+  }
+  return { numKeys: 3 * items.length, args };
+}
+
+/** One Decision per item from the flat reply (layout in check-batch.lua); throws on a malformed reply. */
+export function decodeBatch(items: readonly PendingDecision[], reply: unknown): Decision[] {
+  if (!Array.isArray(reply)) throw new TypeError('check-batch returned a non-array');
+  const decisions: Decision[] = [];
+  let p = 0;
+  for (const item of items) {
+    const code = DECISION_CODES[reply[p] as number];
+    const n = item.rules.length;
+    if (code === undefined || reply.length < p + 4 + n) throw new TypeError('check-batch returned a malformed reply');
+    const retryAfterMs = reply[p + 2] as number;
+    const at = reply[p + 3] as number;
+    const counts = reply.slice(p + 4, p + 4 + n) as number[];
+    decisions.push(
+      code === 'RATE_LIMITED'
+        ? { allowed: false, code, rule: reply[p + 1] as number, retryAfterMs, counts, at }
+        : { allowed: code === 'OK', code, retryAfterMs, counts, at },
+    );
+    p += 4 + n;
+  }
+  return decisions;
+}

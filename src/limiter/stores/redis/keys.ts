@@ -1,0 +1,85 @@
+/**
+ * Every Redis key and log member the RedisStore writes is built here.
+ *
+ * A subject's keys are `${prefix}:{${tag}}:log|ban|ctr`, where `tag` is a short hash of the
+ * subject (HMAC-SHA256 keyed by `keySecret` when given, else SHA-256; the first 12 bytes in
+ * base64url = 16 characters, 96 bits: two subjects share a tag with probability ~n²/2^97).
+ * The subject (which holds a recipient) therefore never appears in clear, and the `{tag}` hash
+ * tag puts all of one subject's keys in one Redis Cluster slot, so one script touches one slot.
+ */
+import { createHmac, hash } from 'node:crypto';
+import calculateSlot from 'cluster-key-slot';
+
+/** The keys of one subject, and the cluster slot they all live in. */
+export interface SubjectKeys {
+  /** Sorted set: score = admission time (ms), member = a 32-bit integer (see {@link RedisKeys.requestMember}). */
+  readonly log: string;
+  /** String: the ban's end time (ms); its PX TTL is the remaining time (cleanup only). */
+  readonly ban: string;
+  /** Hash: fixed-window, sliding-counter and token-bucket fields (see scripts/check-batch.lua). */
+  readonly counters: string;
+  /** Redis Cluster slot of the three keys. */
+  readonly slot: number;
+}
+
+export interface RedisKeysOptions {
+  /** Key prefix, without a trailing colon. */
+  prefix: string;
+  /** Secret for HMAC-SHA256 of subjects and request ids; without it plain SHA-256 is used. */
+  keySecret?: string | Buffer;
+  /** Subjects whose keys are kept computed (hot subjects are checked again and again). */
+  cacheSize?: number;
+}
+
+/** Builds keys and log members; caches the keys of recently seen subjects. */
+export class RedisKeys {
+  readonly prefix: string;
+  private readonly secret: string | Buffer | undefined;
+  private readonly cache = new Map<string, SubjectKeys>();
+  private readonly cacheSize: number;
+
+  constructor(options: RedisKeysOptions) {
+    if (typeof options.prefix !== 'string' || options.prefix.length === 0) throw new TypeError('prefix must be a non-empty string');
+    if (/[{}]/.test(options.prefix)) throw new TypeError('prefix must not contain { or } (it would change the hash tag)');
+    this.prefix = options.prefix;
+    this.secret = options.keySecret === undefined || options.keySecret.length === 0 ? undefined : options.keySecret;
+    this.cacheSize = options.cacheSize ?? 50_000;
+  }
+
+  /** The keys of `subject`. */
+  subject(subject: string): SubjectKeys {
+    const cached = this.cache.get(subject);
+    if (cached) return cached;
+    // 16 base64url characters = the digest's first 12 bytes.
+    const tag = this.digest('s', subject, 'base64url').slice(0, 16);
+    const base = `${this.prefix}:{${tag}}:`;
+    const keys: SubjectKeys = { log: `${base}log`, ban: `${base}ban`, counters: `${base}ctr`, slot: calculateSlot(tag) };
+    // Dropping the whole cache when full is O(1) amortised and keeps hot subjects a miss away.
+    if (this.cache.size >= this.cacheSize) this.cache.clear();
+    this.cache.set(subject, keys);
+    return keys;
+  }
+
+  /**
+   * The log member standing for `requestId`: a signed 32-bit integer from its hash, written in
+   * decimal so a listpack stores it in 5 bytes instead of a 36-byte UUID. Two ids share a member
+   * with probability 2^-32, so a check with a request id is falsely taken for a repeat with
+   * probability ≈ (entries in the log) / 2^32. With `keySecret` the members cannot be predicted,
+   * so such collisions cannot be aimed at.
+   */
+  requestMember(requestId: string): string {
+    return String(Number.parseInt(this.digest('r', requestId, 'hex').slice(0, 8), 16) | 0);
+  }
+
+  /** The pattern matching every key of this prefix (for SCAN in tests and tools). */
+  pattern(): string {
+    return `${this.prefix}:{*}:*`;
+  }
+
+  private digest(domain: string, value: string, encoding: 'base64url' | 'hex'): string {
+    // The domain prefix keeps subject tags and request members from ever hashing the same input.
+    // crypto.hash (one shot) costs about half of createHash; it matters on every uncached subject.
+    const input = `${domain}\0${value}`;
+    return this.secret === undefined ? hash('sha256', input, encoding) : createHmac('sha256', this.secret).update(input).digest(encoding);
+  }
+}

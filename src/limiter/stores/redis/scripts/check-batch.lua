@@ -1,0 +1,267 @@
+--[[
+check-batch: decide a batch of checks and peeks, one after the other, atomically.
+Each decision sees the writes of the ones before it, so a batch means exactly what the same
+decisions sent one by one would mean (semantics: src/limiter/types.ts, steps 0-4). All keys of
+one call are in one hash slot (the caller groups by slot).
+
+KEYS: 3 per decision, in decision order:
+  log (sorted set: score = time ms, member = 32-bit integer), ban (string: ban end ms),
+  counters (hash: fixed-window, sliding-counter and token-bucket state).
+ARGV (positional, no tables per decision):
+  [1] minTtlMs: floor of every TTL written (0: TTLs are exactly the spans below)
+  [2] R: number of distinct rule sets in this call; then R rule sets, each:
+      n, then n x (algorithm, windowMs, limit, banMs)
+      algorithm: 1 sliding-log, 2 sliding-counter, 3 fixed-window, 4 token-bucket
+  then per decision, 1 to 3 values: h = 4 x (rule set number, 1-based) + 2 x (has member) + (has now),
+      negated for a peek; then the member (the request id's 32-bit member) if flagged, then now
+      (epoch ms) if flagged; without now the decision uses Redis TIME, read once per call.
+      (One value in the common case: every argument costs Redis parsing and a Lua string.)
+Returns: one flat array; per decision: code (0 OK, 1 BANNED, 2 RATE_LIMITED, 3 OK as a repeated
+  request id), hit rule (0-based, -1 none), retryAfterMs, at, then n counts.
+  On failure a single negative code (see script-errors.ts): -1 malformed arguments,
+  -2 no free log member found.
+
+Counters hash fields (state is named by what it counts, so rules counting alike share it and an
+admission updates it once):
+  f<w>:<k> = admitted in fixed window k, f<w> = newest window index written
+  s<b>:<k> = admitted in sliding-counter bucket k (b = bucket ms), s<b> = newest bucket index written
+  t<w>:<limit> = token-bucket theoretical arrival time (a double, %.17g)
+TTLs: log = longest window of the set; counters = the longest span a field still matters
+(fixed-window and token-bucket: w; sliding-counter: 11 buckets); ban = its remaining time.
+Bans of the whole call are read with one MGET; bans this call writes override what it read.
+
+Cost: each redis.call costs ~6-9k instructions, about what a whole command costs a client, so
+the common path (one sliding-log rule, no id) makes four: ZREMRANGEBYSCORE, ZCOUNT, ZADD, PEXPIRE.
+]]
+
+local floor, ceil, fmt, max = math.floor, math.ceil, string.format, math.max
+
+local minTtl = tonumber(ARGV[1])
+local setCount = tonumber(ARGV[2])
+if not minTtl or not setCount then return { -1 } end
+local p = 3
+
+-- Rule sets: parsed once per call; decisions reference them by number.
+local sets = {}
+for s = 1, setCount do
+  local n = tonumber(ARGV[p])
+  if not n then return { -1 } end
+  p = p + 1
+  local set = { n = n, alg = {}, w = {}, lim = {}, ban = {}, field = {}, own = {}, longest = 0, logRule = 0, ctrTtl = 0 }
+  local seen = {}
+  for i = 1, n do
+    local a, w, lim, ban = tonumber(ARGV[p]), tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3])
+    if not (a and w and lim and ban) then return { -1 } end
+    p = p + 4
+    set.alg[i], set.w[i], set.lim[i], set.ban[i] = a, w, lim, ban
+    if w > set.longest then set.longest = w end
+    local field, span
+    if a == 1 then
+      if set.logRule == 0 or w > set.w[set.logRule] then set.logRule = i end
+    elseif a == 2 then
+      local b = ceil(w / 10)
+      field, span = 's' .. fmt('%d', b), 11 * b
+    elseif a == 3 then
+      field, span = 'f' .. fmt('%d', w), w
+    elseif a == 4 then
+      field, span = 't' .. fmt('%d', w) .. ':' .. fmt('%d', lim), w
+    else
+      return { -1 }
+    end
+    if field then
+      set.field[i] = field
+      if not seen[field] then
+        seen[field] = true
+        set.own[i] = true
+      end
+      if span > set.ctrTtl then set.ctrTtl = span end
+    end
+  end
+  set.logTtl = fmt('%d', max(set.longest, minTtl))
+  set.ctrTtlText = fmt('%d', max(set.ctrTtl, minTtl))
+  sets[s] = set
+end
+
+local decisions = #KEYS / 3
+if decisions ~= floor(decisions) or #ARGV < p - 1 + decisions then return { -1 } end
+
+local banEnds = {}
+do
+  local banKeys = {}
+  for d = 1, decisions do banKeys[d] = KEYS[3 * d - 1] end
+  local values = redis.call('MGET', unpack(banKeys))
+  for d = 1, decisions do
+    local value = values[d]
+    if value then banEnds[banKeys[d]] = tonumber(value) end
+  end
+end
+
+-- Numbers handed to redis.call are printed with %.17g, which costs more than the command:
+-- times and TTLs therefore go in as strings, printed once with %d (or taken from ARGV as sent).
+local redisNow, redisNowText
+local function serverTime()
+  if not redisNow then
+    local tm = redis.call('TIME')
+    redisNow = tonumber(tm[1]) * 1000 + floor(tonumber(tm[2]) / 1000)
+    redisNowText = fmt('%d', redisNow)
+  end
+  return redisNow, redisNowText
+end
+
+local out, o = {}, 0
+local counts = {}
+-- Per rule of the current decision: the token bucket's x = max(tat, t).
+local arrival = {}
+
+for d = 1, decisions do
+  local kl, kb, kc = KEYS[3 * d - 2], KEYS[3 * d - 1], KEYS[3 * d]
+  local h = tonumber(ARGV[p])
+  p = p + 1
+  local peek = h < 0
+  if peek then h = -h end
+  local set = sets[floor(h / 4)]
+  if not set then return { -1 } end
+  local member = ''
+  if h % 4 >= 2 then
+    member = ARGV[p]
+    p = p + 1
+  end
+  local t, tText
+  if h % 2 == 1 then
+    tText = ARGV[p]
+    t = tonumber(tText)
+    p = p + 1
+  else
+    t, tText = serverTime()
+  end
+  local n = set.n
+
+  -- Step 0: trim the log to the longest window of the set.
+  redis.call('ZREMRANGEBYSCORE', kl, '-inf', fmt('%d', t - set.longest))
+
+  -- Count every rule at t (the formulas of types.ts, same operations in the same order).
+  local hitRule, retry, maxBan = -1, 0, 0
+  for i = 1, n do
+    local a, w, lim = set.alg[i], set.w[i], set.lim[i]
+    local c, r = 0, -1
+    if a == 1 then
+      local lower = '(' .. fmt('%d', t - w)
+      c = redis.call('ZCOUNT', kl, lower, tText)
+      if c >= lim then
+        local entry = redis.call('ZRANGEBYSCORE', kl, lower, tText, 'WITHSCORES', 'LIMIT', c - lim, 1)
+        r = tonumber(entry[2]) + w - t
+      end
+    elseif a == 2 then
+      local b = ceil(w / 10)
+      local k = floor(t / b)
+      local m = t - k * b
+      local f = set.field[i] .. ':'
+      local v = redis.call('HMGET', kc, f .. fmt('%d', k - 10), f .. fmt('%d', k - 9), f .. fmt('%d', k - 8),
+        f .. fmt('%d', k - 7), f .. fmt('%d', k - 6), f .. fmt('%d', k - 5), f .. fmt('%d', k - 4),
+        f .. fmt('%d', k - 3), f .. fmt('%d', k - 2), f .. fmt('%d', k - 1), f .. fmt('%d', k))
+      local S = 0
+      for j = 2, 11 do
+        S = S + (tonumber(v[j]) or 0)
+      end
+      local x = S * b + (tonumber(v[1]) or 0) * (b - m)
+      c = floor(x / b)
+      if x >= lim * b then r = b - m end
+    elseif a == 3 then
+      local k = floor(t / w)
+      c = tonumber(redis.call('HGET', kc, set.field[i] .. ':' .. fmt('%d', k))) or 0
+      if c >= lim then r = (k + 1) * w - t end
+    else
+      local T = w / lim
+      local x = tonumber(redis.call('HGET', kc, set.field[i])) or t
+      if t > x then x = t end
+      arrival[i] = x
+      c = ceil((x - t) / T - 1e-9)
+      if x + T - t > w then r = ceil(x + T - w - t) end
+    end
+    counts[i] = c
+    if r >= 0 then
+      if hitRule < 0 then hitRule = i - 1 end
+      if r > retry then retry = r end
+      if set.ban[i] > maxBan then maxBan = set.ban[i] end
+    end
+  end
+
+  local code = 0
+  local banEnd = banEnds[kb]
+  if member ~= '' and redis.call('ZSCORE', kl, member) then
+    -- Step 1: the same send retried.
+    code, hitRule, retry = 3, -1, 0
+  elseif banEnd and banEnd > t then
+    code, hitRule, retry = 1, -1, banEnd - t
+  elseif hitRule >= 0 then
+    code = 2
+    if maxBan > 0 then
+      if maxBan > retry then retry = maxBan end
+      if not peek then
+        redis.call('SET', kb, fmt('%d', t + maxBan), 'PX', fmt('%d', max(maxBan, minTtl)))
+        banEnds[kb] = t + maxBan
+      end
+    end
+  elseif not peek then
+    -- Step 4: record under every rule (state shared by equal rules is written once).
+    if set.logRule > 0 or member ~= '' then
+      if member == '' then
+        -- An anonymous attempt: a member unique in the set, kept in signed 32 bits so the
+        -- listpack stores it as a small integer. Time and count make collisions rare.
+        local seed = 0
+        if set.logRule > 0 then seed = counts[set.logRule] end
+        local cand = ((t % 4294967296) * 1009 + seed) % 4294967296 - 2147483648
+        local probes = 0
+        while redis.call('ZADD', kl, 'NX', tText, fmt('%d', cand)) == 0 do
+          probes = probes + 1
+          if probes > 100000 then return { -2 } end
+          cand = cand + 1
+          if cand > 2147483647 then cand = -2147483648 end
+        end
+      else
+        redis.call('ZADD', kl, tText, member)
+      end
+      redis.call('PEXPIRE', kl, set.logTtl)
+    end
+    if set.ctrTtl > 0 then
+      for i = 1, n do
+        if set.own[i] then
+          local a, field = set.alg[i], set.field[i]
+          if a == 4 then
+            redis.call('HSET', kc, field, fmt('%.17g', arrival[i] + set.w[i] / set.lim[i]))
+          else
+            local k
+            if a == 2 then k = floor(t / ceil(set.w[i] / 10)) else k = floor(t / set.w[i]) end
+            if redis.call('HINCRBY', kc, field .. ':' .. fmt('%d', k), 1) == 1 then
+              -- A new window or bucket: drop the ones that no longer count, remember the newest.
+              local last = tonumber(redis.call('HGET', kc, field))
+              if not last or last < k then
+                if last then
+                  local keep = 0
+                  if a == 2 then keep = 10 end
+                  local j = last - keep
+                  while j <= last and j <= k - keep - 1 do
+                    redis.call('HDEL', kc, field .. ':' .. fmt('%d', j))
+                    j = j + 1
+                  end
+                end
+                redis.call('HSET', kc, field, fmt('%d', k))
+              end
+            end
+          end
+        end
+      end
+      redis.call('PEXPIRE', kc, set.ctrTtlText)
+    end
+  end
+
+  o = o + 1; out[o] = code
+  o = o + 1; out[o] = hitRule
+  o = o + 1; out[o] = retry
+  o = o + 1; out[o] = t
+  for i = 1, n do
+    o = o + 1; out[o] = counts[i]
+  end
+end
+
+return out

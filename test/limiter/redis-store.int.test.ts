@@ -1,0 +1,287 @@
+/**
+ * RedisStore against real servers: the shared conformance suite on standalone Redis and on the
+ * 3-master cluster, then what only Redis has: script reload after SCRIPT FLUSH, TTLs on every
+ * key, hashed keys, the memory of a log, Redis TIME, and batching.
+ */
+import { randomUUID } from 'node:crypto';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../../src/limiter/clock.js';
+import { Limiter } from '../../src/limiter/limiter.js';
+import { scripts } from '../../src/limiter/stores/redis/lua-script.js';
+import { RedisStore, type RedisStoreClient } from '../../src/limiter/stores/redis/redis-store.js';
+import type { Rule } from '../../src/limiter/types.js';
+import { describeWith, servers } from '../support/servers.js';
+import { defineStoreConformance } from './conformance.js';
+
+/** Keys must outlive the test's explicit clock however slow the machine is: TTLs run on Redis's clock. */
+const TEST_MIN_TTL = 600_000;
+
+interface Target {
+  name: string;
+  variable: string;
+  available: unknown;
+  connect(): Redis | Cluster;
+}
+
+const targets: Target[] = [
+  {
+    name: 'standalone',
+    variable: 'SLUICE_TEST_REDIS_URL',
+    available: servers.redisUrl,
+    connect: () => new Redis(servers.redisUrl!, { maxRetriesPerRequest: 1 }),
+  },
+  {
+    name: 'cluster',
+    variable: 'SLUICE_TEST_REDIS_CLUSTER',
+    available: servers.redisCluster,
+    connect: () => new Cluster(servers.redisCluster!, { redisOptions: { maxRetriesPerRequest: 1 } }),
+  },
+];
+
+/** The nodes holding data: the client itself, or every master of a cluster. */
+function nodesOf(client: Redis | Cluster): Redis[] {
+  return client instanceof Cluster ? client.nodes('master') : [client];
+}
+
+async function keysWithPrefix(client: Redis | Cluster, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for (const node of nodesOf(client)) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== '0');
+  }
+  return keys;
+}
+
+async function deleteKeys(client: Redis | Cluster, prefix: string): Promise<void> {
+  for (const key of await keysWithPrefix(client, prefix)) await client.del(key);
+}
+
+for (const target of targets) {
+  describeWith(target.available, target.variable, `RedisStore on ${target.name}`, () => {
+    const prefix = `test:rs:${randomUUID().slice(0, 8)}`;
+    let shared: Redis | Cluster | undefined;
+    const client = (): Redis | Cluster => {
+      shared ??= target.connect();
+      return shared;
+    };
+
+    afterAll(async () => {
+      if (!shared) return;
+      await deleteKeys(shared, prefix);
+      shared.disconnect();
+    });
+
+    defineStoreConformance(
+      `conformance (${target.name})`,
+      (clock) => new RedisStore({ client: client(), prefix, clock, minTtlMs: TEST_MIN_TTL }),
+    );
+
+    it('reloads its scripts after SCRIPT FLUSH on every node (EVALSHA falls back to EVAL on NOSCRIPT)', async () => {
+      const limiter = new Limiter({ store: new RedisStore({ client: client(), prefix, minTtlMs: TEST_MIN_TTL }) });
+      const rules: Rule[] = [{ windowMs: 60_000, limit: 1000 }];
+      // Subjects spread over many slots, so every master of a cluster runs the script.
+      const subjects = Array.from({ length: 48 }, (_, index) => `flush:${randomUUID()}:${index}`);
+      await Promise.all(subjects.map((subject) => limiter.check({ subject, rules })));
+      const nodes = nodesOf(client());
+      for (const node of nodes) {
+        await node.script('FLUSH');
+        expect(await node.script('EXISTS', scripts.checkBatch.sha)).toEqual([0]);
+      }
+      const decisions = await Promise.all(subjects.map((subject) => limiter.check({ subject, rules })));
+      expect(decisions.map((decision) => decision.counts[0])).toEqual(subjects.map(() => 1));
+      for (const node of nodes) expect(await node.script('EXISTS', scripts.checkBatch.sha)).toEqual([1]);
+      // undo and ban load their own scripts the same way.
+      const subject = subjects[0]!;
+      await limiter.check({ subject, rules, requestId: 'flush-1' });
+      for (const node of nodes) await node.script('FLUSH');
+      await limiter.undo({ subject, rules, requestId: 'flush-1', at: Date.now() });
+      await limiter.ban(subject, 60_000);
+      expect((await limiter.check({ subject, rules })).code).toBe('BANNED');
+    });
+
+    it('sets a TTL on every key it writes: log = longest window, counters = longest span, ban = its remaining time', async () => {
+      const own = `${prefix}:ttl${randomUUID().slice(0, 4)}`;
+      const limiter = new Limiter({ store: new RedisStore({ client: client(), prefix: own }) });
+      const rules: Rule[] = [
+        { windowMs: 30_000, limit: 1, banMs: 90_000 },
+        { windowMs: 40_000, limit: 5, algorithm: 'fixed-window' },
+        { windowMs: 50_000, limit: 5, algorithm: 'sliding-counter' },
+        { windowMs: 20_000, limit: 5, algorithm: 'token-bucket' },
+      ];
+      const subjects = Array.from({ length: 10 }, (_, index) => `ttl:${index}`);
+      for (const subject of subjects) {
+        expect((await limiter.check({ subject, rules, requestId: 'x' })).allowed).toBe(true);
+        expect((await limiter.check({ subject, rules })).code).toBe('RATE_LIMITED');
+      }
+      await limiter.ban('ttl:hand', 45_000);
+      const keys = await keysWithPrefix(client(), own);
+      // Three keys per checked subject (log, ban, counters), one for the ban set by hand.
+      expect(keys).toHaveLength(3 * subjects.length + 1);
+      for (const key of keys) {
+        const ttl = await client().pttl(key);
+        const limit = key.endsWith(':log') ? 50_000 : key.endsWith(':ctr') ? 11 * 5000 : 90_000;
+        expect(ttl, key).toBeGreaterThan(0);
+        expect(ttl, key).toBeLessThanOrEqual(limit);
+      }
+      await deleteKeys(client(), own);
+    });
+
+    it('never writes a subject in clear: keys carry a 16-character hash tag, log members are integers', async () => {
+      const own = `${prefix}:clear${randomUUID().slice(0, 4)}`;
+      const subject = 'acme:sms:+8613800000000';
+      const rules: Rule[] = [
+        { windowMs: 60_000, limit: 1, banMs: 60_000 },
+        { windowMs: 60_000, limit: 9, algorithm: 'fixed-window' },
+      ];
+      const plain = new Limiter({ store: new RedisStore({ client: client(), prefix: own }) });
+      await plain.check({ subject, rules, requestId: 'order-42' });
+      await plain.check({ subject, rules });
+      const keys = await keysWithPrefix(client(), own);
+      expect(keys).toHaveLength(3);
+      for (const key of keys) {
+        expect(key).toMatch(new RegExp(`^${own}:\\{[A-Za-z0-9_-]{16}\\}:(log|ban|ctr)$`));
+        expect(key).not.toContain('8613800000000');
+        expect(key).not.toContain('acme');
+      }
+      const log = keys.find((key) => key.endsWith(':log'))!;
+      for (const member of await client().zrange(log, 0, -1)) {
+        expect(member).toMatch(/^-?\d+$/);
+        expect(Number(member)).toBe(Number(member) | 0);
+      }
+      // With a key secret the tag is an HMAC: a different tag, not computable from the subject alone.
+      const keyed = new Limiter({ store: new RedisStore({ client: client(), prefix: own, keySecret: 'k3y' }) });
+      await keyed.check({ subject, rules });
+      const tags = new Set((await keysWithPrefix(client(), own)).map((key) => key.split(':').at(-2)));
+      expect(tags.size).toBe(2);
+      await deleteKeys(client(), own);
+    });
+
+    it('keeps a 50-entry sliding log in at most 1 KB (MEMORY USAGE)', async () => {
+      const rules: Rule[] = [{ windowMs: 86_400_000, limit: 1000 }];
+      const store = new RedisStore({ client: client(), prefix });
+      const limiter = new Limiter({ store });
+      const usage = async (requestId: (index: number) => string | undefined) => {
+        const subject = `memory:${randomUUID()}`;
+        const start = Date.now();
+        for (let index = 0; index < 50; index++) {
+          const decision = await limiter.check({ subject, rules, requestId: requestId(index), now: start + index * 997 });
+          expect(decision.allowed).toBe(true);
+        }
+        const key = store.keysOf(subject).log;
+        const bytes = await client().memory('USAGE', key);
+        expect(await client().zcard(key)).toBe(50);
+        return bytes;
+      };
+      const anonymous = await usage(() => undefined);
+      const withIds = await usage(() => randomUUID());
+      console.log(`MEMORY USAGE of a 50-entry log on ${target.name}: ${anonymous} B anonymous, ${withIds} B with UUID request ids`);
+      expect(anonymous).toBeLessThanOrEqual(1024);
+      expect(withIds).toBeLessThanOrEqual(1024);
+    });
+
+    it('decides at Redis TIME when no `now` is passed, whatever the process clock says', async () => {
+      const limiter = new Limiter({ store: new RedisStore({ client: client(), prefix }) });
+      const rules: Rule[] = [{ windowMs: 60_000, limit: 5 }];
+      const redisTime = async () => {
+        const [seconds, micros] = await nodesOf(client())[0]!.time();
+        return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      };
+      const before = await redisTime();
+      const skewed = before - 3_600_000;
+      const spy = vi.spyOn(Date, 'now').mockReturnValue(skewed);
+      let decision: Awaited<ReturnType<Limiter['check']>>;
+      try {
+        decision = await limiter.check({ subject: `time:${randomUUID()}`, rules });
+      } finally {
+        spy.mockRestore();
+      }
+      const after = await redisTime();
+      // Cluster nodes share this host's clock, so one node's TIME bounds them all.
+      expect(decision.at).toBeGreaterThanOrEqual(before - 5);
+      expect(decision.at).toBeLessThanOrEqual(after + 5);
+    });
+
+    it('batches concurrent decisions into few script calls with the semantics of one call each', async () => {
+      const calls = { count: 0 };
+      const base = client();
+      const counting: RedisStoreClient = {
+        isCluster: base instanceof Cluster,
+        evalsha: (...args) => {
+          calls.count++;
+          return base.evalsha(...args);
+        },
+        eval: (...args) => base.eval(...args),
+        del: (...keys) => base.del(...keys),
+      };
+      const limiter = new Limiter({ store: new RedisStore({ client: counting, prefix, maxBatch: 64 }) });
+      const rules: Rule[] = [
+        { windowMs: 60_000, limit: 37 },
+        { windowMs: 60_000, limit: 45, algorithm: 'fixed-window' },
+        { windowMs: 60_000, limit: 40, algorithm: 'token-bucket' },
+      ];
+      const subjects = Array.from({ length: 5 }, () => `batch:${randomUUID()}`);
+      const now = Date.UTC(2030, 0, 1, 0, 0, 30);
+      const decisions = await Promise.all(
+        Array.from({ length: 500 }, (_, index) => limiter.check({ subject: subjects[index % 5]!, rules, now })),
+      );
+      for (let s = 0; s < subjects.length; s++) {
+        const own = decisions.filter((_, index) => index % 5 === s);
+        const admitted = own.filter((decision) => decision.allowed);
+        expect(admitted).toHaveLength(37);
+        // In issue order: the first 37 admitted with counts 0..36, the rest refused by rule 0.
+        expect(own.slice(0, 37).map((decision) => decision.counts[0])).toEqual([...Array(37).keys()]);
+        expect(own.slice(37).every((decision) => decision.code === 'RATE_LIMITED' && decision.rule === 0)).toBe(true);
+        expect(own.at(-1)!.counts).toEqual([37, 37, 37]);
+      }
+      // 500 decisions, at most 64 per call; on a cluster one call per slot and batch.
+      expect(calls.count).toBeGreaterThanOrEqual(8);
+      expect(calls.count).toBeLessThan(base instanceof Cluster ? 60 : 20);
+    });
+
+    it('rejects when Redis fails (a denial never is an exception) and never closes its client', async () => {
+      const broken: RedisStoreClient = {
+        evalsha: () => Promise.reject(new Error('connection reset')),
+        eval: () => Promise.reject(new Error('connection reset')),
+        del: () => Promise.reject(new Error('connection reset')),
+      };
+      const failing = new Limiter({ store: new RedisStore({ client: broken }) });
+      const rules: Rule[] = [{ windowMs: 1000, limit: 1 }];
+      await expect(failing.check({ subject: 's', rules })).rejects.toThrow('connection reset');
+      await expect(failing.reset('s')).rejects.toThrow('connection reset');
+      const store = new RedisStore({ client: client(), prefix });
+      await new Limiter({ store }).check({ subject: `close:${randomUUID()}`, rules });
+      await store.close();
+      expect(await client().ping()).toBe('PONG');
+    });
+  });
+}
+
+describe('RedisStore options', () => {
+  it('refuses a prefix with braces (it would move the hash tag) and a bad maxBatch', () => {
+    const client = { evalsha: vi.fn(), eval: vi.fn(), del: vi.fn() } as unknown as RedisStoreClient;
+    expect(() => new RedisStore({ client, prefix: 'a{b}' })).toThrow(TypeError);
+    expect(() => new RedisStore({ client, maxBatch: 0 })).toThrow(RangeError);
+    expect(() => new RedisStore({ client, maxBatch: 5000 })).toThrow(RangeError);
+    expect(() => new RedisStore({ client, minTtlMs: -1 })).toThrow(RangeError);
+  });
+
+  it('a ManualClock supplies `now` when a call passes none', async () => {
+    const client: RedisStoreClient = {
+      evalsha: vi.fn(async (_sha: string, numKeys: number, ...args: (string | number)[]) => {
+        // One decision of one rule: header 4·1 + 1 (has now), then the time, last in ARGV.
+        expect(numKeys).toBe(3);
+        expect(args.at(-2)).toBe(5);
+        return [0, -1, 0, Number(args.at(-1)), 0];
+      }),
+      eval: vi.fn(),
+      del: vi.fn(),
+    };
+    const limiter = new Limiter({ store: new RedisStore({ client, clock: new ManualClock(123_456) }) });
+    expect((await limiter.check({ subject: 's', rules: [{ windowMs: 1000, limit: 1 }] })).at).toBe(123_456);
+  });
+});

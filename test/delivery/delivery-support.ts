@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { createRuntime, type Runtime } from '../../src/app/runtime.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { createConsoleProvider } from '../../src/delivery/providers/console.js';
@@ -137,13 +138,45 @@ export async function loadMessages(runtime: Runtime, ids: readonly string[]): Pr
   return result;
 }
 
-/** How many of `ids` are in a final state (sent, failed, canceled). */
+/** How many of `ids` are in a final state (sent, failed, canceled): one query per 500 ids, cheap to poll. */
 export async function countFinal(runtime: Runtime, ids: readonly string[]): Promise<number> {
-  const messages = await loadMessages(runtime, ids);
-  return [...messages.values()].filter((m) => m.status === 'sent' || m.status === 'failed' || m.status === 'canceled').length;
+  let final = 0;
+  for (let start = 0; start < ids.length; start += 500) {
+    const row = await runtime.database.db
+      .selectFrom('messages')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('id', 'in', ids.slice(start, start + 500))
+      .where('status', 'in', ['sent', 'failed', 'canceled'])
+      .executeTakeFirst();
+    final += Number(row?.count ?? 0);
+  }
+  return final;
 }
 
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+/** A fresh PostgreSQL database on the server of `adminUrl`; `drop()` removes it (FORCE: children may still hold connections). */
+export async function createPgDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `sluice_dlv_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const run = async (statement: string) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** `testEnv` with the database URL replaced (PostgreSQL instead of the SQLite file). */
+export function withDatabaseUrl(env: Record<string, string>, dbUrl: string): Record<string, string> {
+  return { ...env, SLUICE_DB_URL: dbUrl };
 }

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';
 import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
 import { describeWith } from '../support/servers.js';
-import { type PrivateRedis, privateRedisBin, startPrivateRedis } from './lock/private-redis.js';
 import {
   addWebhookProvider,
   countFinal,
@@ -24,6 +23,7 @@ import {
   type WebhookStub,
   waitFor,
 } from './delivery-support.js';
+import { type PrivateRedis, privateRedisBin, startPrivateRedis } from './lock/private-redis.js';
 
 interface Fixture {
   runtime: Runtime;
@@ -37,7 +37,9 @@ async function tenantWithProviders(fixture: Fixture, name: string, paths: string
   const tenant = await fixture.runtime.http.admin.createTenant(`${name}-${Date.now()}`);
   const providerIds: string[] = [];
   for (const [index, path] of paths.entries()) {
-    providerIds.push(await addWebhookProvider(fixture.runtime, tenant.id, `${fixture.stub.url}${path}`, { priority: index + 1, name: `${name}-${index}` }));
+    providerIds.push(
+      await addWebhookProvider(fixture.runtime, tenant.id, `${fixture.stub.url}${path}`, { priority: index + 1, name: `${name}-${index}` }),
+    );
   }
   return { tenant, providerIds };
 }
@@ -46,7 +48,12 @@ async function sendMany(fixture: Fixture, apiKey: string, count: number, extra: 
   const ids: string[] = [];
   for (let start = 0; start < count; start += 50) {
     const batch = Array.from({ length: Math.min(50, count - start) }, (_, k) =>
-      fixture.runtime.http.messages.send(apiKey, { channel: 'webhook', to: `ops-${start + k}`, body: `hello ${start + k}`, ...extra(start + k) }),
+      fixture.runtime.http.messages.send(apiKey, {
+        channel: 'webhook',
+        to: `ops-${start + k}`,
+        body: `hello ${start + k}`,
+        ...extra(start + k),
+      }),
     );
     for (const result of await Promise.all(batch)) ids.push(result.id);
   }
@@ -93,7 +100,8 @@ function deliverySuite(redisUrl: () => string | undefined) {
   it('sends scheduled messages not before their due time and soon after it', async () => {
     const { tenant } = await tenantWithProviders(fixture, 'scheduled', ['/scheduled']);
     const base = Date.now();
-    const ids = await sendMany(fixture, tenant.apiKey, 100, (i) => ({ sendAt: base + 1300 + (i % 10) * 100 }));
+    // 40 messages over 1 s: few enough per tick that lateness measures the tick, not SQLite's write rate.
+    const ids = await sendMany(fixture, tenant.apiKey, 40, (i) => ({ sendAt: base + 1300 + (i % 20) * 50 }));
     const before = await loadMessages(fixture.runtime, ids);
     expect([...before.values()].every((m) => m.status === 'scheduled')).toBe(true);
     expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 15_000)).toBe(true);

@@ -34,6 +34,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     genReqId: () => crypto.randomUUID(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // The API speaks JSON only: a text/plain body is 415, not a string that fails the schema.
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 

@@ -62,3 +62,13 @@ export class SluiceError extends Error {
 }
 
 export const isSluiceError = (error: unknown): error is SluiceError => error instanceof SluiceError;
+
+/**
+ * Every deliberate rejection is a SluiceError; anything else thrown while serving a request is a
+ * dependency failing (database down, Redis and SQL unreachable): 503 UNAVAILABLE, nothing accepted.
+ * Use as `.catch(unavailableUnlessSluiceError)`.
+ */
+export function unavailableUnlessSluiceError(error: unknown): never {
+  if (error instanceof SluiceError) throw error;
+  throw new SluiceError('UNAVAILABLE', 'a dependency is unavailable; nothing was accepted, retry later', { cause: error });
+}

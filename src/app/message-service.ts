@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { AdmissionChain } from '../admission/chain.js';
 import type { AdmissionContext, AdmissionOutcome, SendRequest } from '../admission/context.js';
 import { DuplicateIdempotencyKey, type MessageWriter, type NewMessage } from '../admission/ports.js';
+import { unavailableUnlessSluiceError } from '../errors.js';
 import type { Clock } from '../limiter/index.js';
 import { DuplicateIdempotencyKeyError } from '../storage/errors.js';
 import { newMessageId } from '../storage/ids.js';
@@ -80,20 +81,20 @@ export class SqlMessageService implements MessageService {
       requestHash: requestHashOf(request),
       request,
     };
-    await this.chain.admit(context);
+    await this.chain.admit(context).catch(unavailableUnlessSluiceError);
     if (!context.outcome) throw new Error('admission chain ended without an outcome: the persist step is missing');
     return context.outcome;
   }
 
   async get(tenantId: string, id: string): Promise<MessageView | undefined> {
-    const message = await this.messages.findById(tenantId, id);
+    const message = await this.messages.findById(tenantId, id).catch(unavailableUnlessSluiceError);
     if (!message) return undefined;
-    const attempts = await this.messages.listAttempts(id);
+    const attempts = await this.messages.listAttempts(id).catch(unavailableUnlessSluiceError);
     return toView(message, attempts);
   }
 
   cancel(tenantId: string, id: string) {
-    return this.messages.cancel(tenantId, id, this.clock.now());
+    return this.messages.cancel(tenantId, id, this.clock.now()).catch(unavailableUnlessSluiceError);
   }
 }
 

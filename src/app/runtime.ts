@@ -11,6 +11,7 @@ import { defaultChain } from '../admission/default-chain.js';
 import type { FrequencyGate, NewMessage } from '../admission/ports.js';
 import { type ChangeBus, InProcessChangeBus, LiveCache, RedisChangeBus } from '../config/live-cache.js';
 import type { Settings } from '../config/settings.js';
+import { unavailableUnlessSluiceError } from '../errors.js';
 import { DegradingLimiter } from '../limiter/degrade/index.js';
 import { type Clock, Limiter, MemoryStore, RedisStore, systemClock } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
@@ -79,7 +80,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
 
     const redis = createRedisClient(settings);
     if (redis) closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
-    const bus: ChangeBus = redis ? new RedisChangeBus(redis as Redis) : new InProcessChangeBus();
+    const bus: ChangeBus = redis ? new RedisChangeBus(redis as Redis, `${settings.redisKeyPrefix}config`) : new InProcessChangeBus();
     closers.unshift(() => bus.close());
 
     const repositories = {
@@ -119,7 +120,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     let degrading: DegradingLimiter | undefined;
     let frequency: FrequencyGate = new LocalFrequencyGate(local);
     if (redis) {
-      limiter = new Limiter({ store: new RedisStore({ client: redis, keySecret }) });
+      limiter = new Limiter({ store: new RedisStore({ client: redis, keySecret, prefix: `${settings.redisKeyPrefix}limiter` }) });
       degrading = new DegradingLimiter({
         primary: limiter,
         local,
@@ -201,7 +202,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       risk,
       admin: new SqlAdminService({ ...repositories, directory, limiter, defaultRegion: settings.defaultRegion }),
       health,
-      authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey) : undefined),
+      authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey).catch(unavailableUnlessSluiceError) : undefined),
       metrics: {
         contentType: metrics.registry.contentType,
         render: () => metrics.registry.metrics(),

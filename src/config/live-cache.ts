@@ -89,6 +89,8 @@ export interface LiveCacheOptions<T> {
   redis?: Pick<Redis, 'mget' | 'set' | 'incr' | 'pexpire'>;
   redisTtlMs?: number;
   stats?: CacheStats;
+  /** Prefix of the Redis keys; default `sluice:`. */
+  keyPrefix?: string;
   /** Bounds memory: the oldest entries go first. */
   maxEntries?: number;
 }
@@ -130,7 +132,7 @@ export class LiveCache<T> {
 
   private redisKeys(key: string): [value: string, version: string] {
     // One hash tag for both keys, so MGET works on Redis Cluster.
-    const base = `sluice:cfg:{${this.options.name}:${key}}`;
+    const base = `${this.options.keyPrefix ?? 'sluice:'}cfg:{${this.options.name}:${key}}`;
     return [base, `${base}:v`];
   }
 

@@ -42,6 +42,12 @@ export const SETTINGS = {
     default: [],
     description: 'Comma-separated `host:port` seeds of a Redis Cluster; when set, used instead of SLUICE_REDIS_URL.',
   }),
+  redisKeyPrefix: spec({
+    env: 'SLUICE_REDIS_KEY_PREFIX',
+    kind: 'string',
+    default: 'sluice:',
+    description: 'Prefix of every Redis key and pub/sub channel sluice uses, so several deployments can share one Redis.',
+  }),
   host: spec({
     env: 'SLUICE_HOST',
     kind: 'string',

@@ -86,9 +86,11 @@ export interface Delivery {
 export function startDelivery(runtime: Runtime, consoleProvider: Provider): Delivery {
   const { settings, redis } = runtime;
   const locks: LockFactory = redis
-    ? createRedisLockFactory({ client: redis as Redis, leaseMs: settings.leaseMs })
+    ? createRedisLockFactory({ client: redis as Redis, leaseMs: settings.leaseMs, keyPrefix: settings.redisKeyPrefix })
     : createInProcessLockFactory();
-  const dueIndex: DueIndex | undefined = redis ? new RedisDueIndex({ client: redis as Redis }) : undefined;
+  const dueIndex: DueIndex | undefined = redis
+    ? new RedisDueIndex({ client: redis as Redis, keyPrefix: settings.redisKeyPrefix })
+    : undefined;
   const providers = new SqlProviderDirectory(runtime, consoleProvider);
   const dispatchers: Dispatcher[] = [];
   const byPartition = new Map<string, Dispatcher>();

@@ -137,7 +137,8 @@ for d = 1, decisions do
   local n = set.n
 
   -- Step 0: trim the log to the longest window of the set.
-  redis.call('ZREMRANGEBYSCORE', kl, '-inf', fmt('%d', t - set.longest))
+  local horizon = fmt('%d', t - set.longest)
+  redis.call('ZREMRANGEBYSCORE', kl, '-inf', horizon)
 
   -- Count every rule at t (the formulas of types.ts, same operations in the same order).
   local hitRule, retry, maxBan = -1, 0, 0
@@ -145,7 +146,8 @@ for d = 1, decisions do
     local a, w, lim = set.alg[i], set.w[i], set.lim[i]
     local c, r = 0, -1
     if a == 1 then
-      local lower = '(' .. fmt('%d', t - w)
+      local lower
+      if w == set.longest then lower = '(' .. horizon else lower = '(' .. fmt('%d', t - w) end
       c = redis.call('ZCOUNT', kl, lower, tText)
       if c >= lim then
         local entry = redis.call('ZRANGEBYSCORE', kl, lower, tText, 'WITHSCORES', 'LIMIT', c - lim, 1)

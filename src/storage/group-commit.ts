@@ -18,6 +18,10 @@
  * If a batch transaction fails, nothing of it was committed; each item is then written alone in
  * its own transaction, so one bad row (e.g. a duplicate idempotency key) fails only its own
  * caller, with its own error.
+ *
+ * Items need not be rows of one table: a batch writer may run any statements per item (the
+ * messages repository mixes inserts with guarded status moves) and answer each caller with its
+ * own result (`R`, e.g. "did MY guarded update move a row"), in item order.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from './database.js';
@@ -44,36 +48,43 @@ export interface GroupCommitStats {
   largestBatch: number;
 }
 
-/** Writes `items` inside the transaction `trx` (e.g. one multi-row INSERT). */
-export type BatchWrite<T> = (trx: Kysely<Tables>, items: readonly T[]) => Promise<void>;
+/**
+ * Writes `items` inside the transaction `trx` (e.g. one multi-row INSERT). Resolves with one
+ * result per item, in item order, or `undefined` when there are no results (`R = void`).
+ * A result is handed to its caller only after the commit; if the transaction fails, none is.
+ */
+export type BatchWrite<T, R = void> = (trx: Kysely<Tables>, items: readonly T[]) => Promise<readonly R[] | undefined>;
 
-interface Pending<T> {
+interface Pending<T, R> {
   item: T;
-  resolve: () => void;
+  resolve: (result: R) => void;
   reject: (error: unknown) => void;
 }
 
-export class GroupCommitWriter<T> {
+export class GroupCommitWriter<T, R = void> {
   readonly stats: GroupCommitStats = { items: 0, failedItems: 0, transactions: 0, fallbacks: 0, largestBatch: 0 };
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
-  private queue: Pending<T>[] = [];
+  private queue: Pending<T, R>[] = [];
   private inFlight = 0;
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly database: Database,
-    private readonly writeBatch: BatchWrite<T>,
+    private readonly writeBatch: BatchWrite<T, R>,
     options: GroupCommitOptions = {},
   ) {
     this.maxBatch = Math.max(1, options.maxBatch ?? 256);
     this.maxInFlight = Math.max(1, options.maxInFlight ?? (database.dialect === 'sqlite' ? 1 : 4));
   }
 
-  /** Resolves once `item` is committed; rejects with the error of writing it alone if that fails. */
-  write(item: T): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  /**
+   * Resolves with the item's result once the transaction holding it has committed; rejects with
+   * the error of writing it alone if that fails.
+   */
+  write(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       if (this.queue.length >= this.maxBatch) this.pump();
       else if (!this.scheduled) {
@@ -106,10 +117,11 @@ export class GroupCommitWriter<T> {
     }
   }
 
-  private async commit(batch: Pending<T>[]): Promise<void> {
+  private async commit(batch: Pending<T, R>[]): Promise<void> {
     this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
+    let results: readonly R[] | undefined;
     try {
-      await this.transaction(batch.map((p) => p.item));
+      results = await this.transaction(batch.map((p) => p.item));
     } catch (batchError) {
       if (batch.length === 1) {
         this.fail(batch[0]!, batchError);
@@ -118,28 +130,29 @@ export class GroupCommitWriter<T> {
       this.stats.fallbacks++;
       for (const pending of batch) {
         try {
-          await this.transaction([pending.item]);
-          this.succeed(pending);
+          const [result] = (await this.transaction([pending.item])) ?? [];
+          this.succeed(pending, result);
         } catch (error) {
           this.fail(pending, error);
         }
       }
       return;
     }
-    for (const pending of batch) this.succeed(pending);
+    batch.forEach((pending, index) => this.succeed(pending, results?.[index]));
   }
 
-  private transaction(items: readonly T[]): Promise<void> {
+  private async transaction(items: readonly T[]): Promise<readonly R[] | undefined> {
     this.stats.transactions++;
-    return this.database.db.transaction().execute((trx) => this.writeBatch(trx, items));
+    return (await this.database.db.transaction().execute((trx) => this.writeBatch(trx, items))) ?? undefined;
   }
 
-  private succeed(pending: Pending<T>): void {
+  private succeed(pending: Pending<T, R>, result: R | undefined): void {
     this.stats.items++;
-    pending.resolve();
+    // `undefined` only when R is void (the batch writer answers every item otherwise).
+    pending.resolve(result as R);
   }
 
-  private fail(pending: Pending<T>, error: unknown): void {
+  private fail(pending: Pending<T, R>, error: unknown): void {
     this.stats.failedItems++;
     pending.reject(error);
   }

@@ -1,7 +1,11 @@
 /**
  * Messages and their delivery attempts: the durable queue of DESIGN.md §6.
  *
- * Inserts go through a {@link GroupCommitWriter}: concurrent accepts share one transaction.
+ * Writes go through one {@link GroupCommitWriter}: inserts (accepts) and settles (the guarded
+ * moves out of `sending` with their attempt rows) that arrive in the same event-loop turn share
+ * ONE transaction, so with SQLite `synchronous=FULL` a busy moment costs one fsync, not one per
+ * message. Each settle still answers whether ITS guarded update moved; a failing batch is retried
+ * one item per transaction, so one bad item fails only its own caller.
  *
  * Status moves are guarded UPDATEs (`... WHERE id = ? AND status IN (...)`), each reporting
  * whether it moved, so a late or repeated worker cannot move a message backwards:
@@ -30,7 +34,7 @@ import type { Database } from '../database.js';
 import { DuplicateIdempotencyKeyError, isUniqueViolation, retryTransient } from '../errors.js';
 import { type GroupCommitOptions, type GroupCommitStats, GroupCommitWriter } from '../group-commit.js';
 import { newId, newMessageId, shardOf } from '../ids.js';
-import type { AttemptOutcome, DeliveryAttemptsTable, MessagePayload, MessageRow, MessageStatus, NewMessageRow } from '../schema.js';
+import type { AttemptOutcome, DeliveryAttemptsTable, MessagePayload, MessageRow, MessageStatus } from '../schema.js';
 
 export interface Message {
   id: string;
@@ -194,38 +198,84 @@ function checkPartition({ partition, partitions }: PartitionSelector): void {
     throw new RangeError(`partition must be 0..${partitions - 1}, got ${partition}`);
 }
 
+/** The columns a settle (a guarded move out of `sending`) may change besides the lease. */
+interface SettleChanges {
+  status: MessageStatus;
+  sent_at?: number;
+  due_at?: number;
+  last_error?: string;
+  provider_id?: string;
+  provider_message_id?: string | null;
+}
+
+/** One item of the shared group-commit writer: an accepted message, or a settle. */
+type WriteItem = { kind: 'insert'; row: MessageRow } | { kind: 'settle'; id: string; options: SettleOptions; changes: SettleChanges };
+
+/** The guarded move of one settle: only the claim whose fencing token is `attempt` may move it. */
+async function moveFromSending(db: Database['db'], item: Extract<WriteItem, { kind: 'settle' }>): Promise<boolean> {
+  const { id, options, changes } = item;
+  const result = await db
+    .updateTable('messages')
+    .set({ ...changes, lease_until: null, claim_token: null, updated_at: options.now })
+    .where('id', '=', id)
+    .where('status', '=', 'sending')
+    .where('attempts', '=', options.attempt)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Writes one batch in its transaction: every new row in one multi-row INSERT, then each settle's
+ * guarded UPDATE (in id order, so concurrent batches lock rows in the same order), then the
+ * attempt rows of the settles that moved in one INSERT. Answers, per item, whether it took effect.
+ */
+async function writeBatch(trx: Database['db'], items: readonly WriteItem[]): Promise<boolean[]> {
+  const rows: MessageRow[] = [];
+  const settles: { index: number; item: Extract<WriteItem, { kind: 'settle' }> }[] = [];
+  items.forEach((item, index) => {
+    if (item.kind === 'insert') rows.push(item.row);
+    else settles.push({ index, item });
+  });
+  const results = items.map((item) => item.kind === 'insert');
+  if (rows.length > 0) await trx.insertInto('messages').values(rows).execute();
+  settles.sort((a, b) => (a.item.id < b.item.id ? -1 : a.item.id > b.item.id ? 1 : a.index - b.index));
+  const attempts: DeliveryAttemptsTable[] = [];
+  for (const { index, item } of settles) {
+    const moved = await moveFromSending(trx, item);
+    results[index] = moved;
+    const record = item.options.record;
+    if (moved && record !== undefined) attempts.push(attemptRow({ ...record, messageId: item.id }));
+  }
+  if (attempts.length > 0) await trx.insertInto('delivery_attempts').values(attempts).execute();
+  return results;
+}
+
+/** Ids per claim statement: keeps `IN (...)` lists well inside every dialect's parameter limit. */
+const CLAIM_CHUNK = 500;
+
 /** A constraint message names the index or columns; both spellings contain this. */
 const IDEMPOTENCY_CONSTRAINT = /messages_tenant_idempotency_unique|messages\.idempotency_key/;
 
 export class MessagesRepository {
-  private readonly writer: GroupCommitWriter<NewMessageRow>;
+  private readonly writer: GroupCommitWriter<WriteItem, boolean>;
 
   constructor(
     private readonly database: Database,
     options: { groupCommit?: GroupCommitOptions } = {},
   ) {
-    this.writer = new GroupCommitWriter(
-      database,
-      (trx, rows) =>
-        trx
-          .insertInto('messages')
-          .values(rows)
-          .execute()
-          .then(() => undefined),
-      options.groupCommit,
-    );
+    this.writer = new GroupCommitWriter<WriteItem, boolean>(database, writeBatch, options.groupCommit);
   }
 
   private get db() {
     return this.database.db;
   }
 
-  /** Counters of the group commit writer (items, transactions, fallbacks). */
+  /** Counters of the group commit writer (inserts and settles: items, transactions, fallbacks). */
   get groupCommitStats(): Readonly<GroupCommitStats> {
     return this.writer.stats;
   }
 
-  /** Waits for every insert already submitted to settle (call before closing the database). */
+  /** Waits for every insert and settle already submitted (call before closing the database). */
   drain(): Promise<void> {
     return this.writer.drain();
   }
@@ -260,7 +310,7 @@ export class MessagesRepository {
       sent_at: null,
     };
     try {
-      await this.writer.write(row);
+      await this.writer.write({ kind: 'insert', row });
     } catch (error) {
       if (row.idempotency_key !== null && isUniqueViolation(error) && IDEMPOTENCY_CONSTRAINT.test(String((error as Error).message))) {
         throw new DuplicateIdempotencyKeyError(row.tenant_id, row.idempotency_key, error);
@@ -300,6 +350,23 @@ export class MessagesRepository {
    */
   async claim(id: string, options: ClaimOptions): Promise<Message | undefined> {
     const [claimed] = await retryTransient(() => this.claimIds([id], options));
+    return claimed;
+  }
+
+  /**
+   * Claims many messages at once (the Redis due-index path: a batch of ids from the index): one
+   * guarded UPDATE … IN and one SELECT per 500 ids instead of a round trip per id. Same guard as
+   * {@link claim}; ids that are not claimable are skipped.
+   * @returns the messages this call moved to `sending`, ordered by `dueAt` then id within each
+   * 500-id chunk; each one's `attempts` is its fencing token.
+   */
+  async claimMany(ids: readonly string[], options: ClaimOptions): Promise<Message[]> {
+    const claimed: Message[] = [];
+    const unique = [...new Set(ids)];
+    for (let start = 0; start < unique.length; start += CLAIM_CHUNK) {
+      const chunk = unique.slice(start, start + CLAIM_CHUNK);
+      claimed.push(...(await retryTransient(() => this.claimIds(chunk, options))));
+    }
     return claimed;
   }
 
@@ -490,38 +557,8 @@ export class MessagesRepository {
     return claimed;
   }
 
-  private async settle(
-    id: string,
-    options: SettleOptions,
-    changes: {
-      status: MessageStatus;
-      sent_at?: number;
-      due_at?: number;
-      last_error?: string;
-      provider_id?: string;
-      provider_message_id?: string | null;
-    },
-  ): Promise<boolean> {
-    const move = async (db: Database['db']) => {
-      const result = await db
-        .updateTable('messages')
-        .set({ ...changes, lease_until: null, claim_token: null, updated_at: options.now })
-        .where('id', '=', id)
-        .where('status', '=', 'sending')
-        .where('attempts', '=', options.attempt)
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
-    };
-    const record = options.record;
-    if (record === undefined) return move(this.db);
-    return this.db.transaction().execute(async (trx) => {
-      const moved = await move(trx);
-      if (moved)
-        await trx
-          .insertInto('delivery_attempts')
-          .values(attemptRow({ ...record, messageId: id }))
-          .execute();
-      return moved;
-    });
+  /** A guarded move out of `sending`, group-committed with whatever else is being written. */
+  private settle(id: string, options: SettleOptions, changes: SettleChanges): Promise<boolean> {
+    return this.writer.write({ kind: 'settle', id, options, changes });
   }
 }

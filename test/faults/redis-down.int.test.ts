@@ -1,0 +1,138 @@
+/**
+ * Fault drill 1 (DESIGN.md §7, docs/degradation.md "Measured"): Redis dies under steady load.
+ * A private redis-server is SIGKILLed while a sluice child process takes ~100 sends/s; decisions
+ * must go on in the `local` fallback within 1 s with no 5xx, every message answered 202 must be in
+ * the database, /metrics and /readyz must show the open breaker, and once Redis is back on the
+ * same port decisions must return to it within a few seconds.
+ */
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, expect, it, onTestFailed } from 'vitest';
+import { describeWith } from '../support/servers.js';
+import {
+  createTenant,
+  FaultyRedis,
+  LoadLoop,
+  MetricsPoller,
+  ms,
+  now,
+  percentile,
+  redisBin,
+  type Service,
+  sleep,
+  startService,
+  statusCounts,
+  tempDir,
+  waitUntil,
+} from './fault-support.js';
+
+const RATE = 100;
+
+describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', () => {
+  const temp = tempDir('sluice-fault-redis-down-');
+  const dbFile = `${temp.dir}/db.sqlite`;
+  let redis: FaultyRedis;
+  let service: Service;
+
+  beforeAll(async () => {
+    redis = await FaultyRedis.start(redisBin as string);
+    service = await startService({
+      SLUICE_DB_URL: `sqlite:${dbFile}`,
+      SLUICE_SECRET_KEY_FILE: `${temp.dir}/secret.key`,
+      SLUICE_REDIS_URL: redis.url,
+      SLUICE_REDIS_KEY_PREFIX: `fault-down-${process.pid}:`,
+      SLUICE_ADMIN_TOKEN: 'fault-admin',
+    });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await redis?.stop();
+    temp.cleanup();
+  });
+
+  it('decides in the fallback within 1 s, loses nothing, and returns to Redis when it is back', async () => {
+    onTestFailed(() => console.log(`sluice log tail:\n${service.logTail()}`));
+    const tenant = await createTenant(service.base, 'fault-admin');
+    const poller = new MetricsPoller(service.base);
+    const load = new LoadLoop(service.base, tenant.apiKey, RATE, RATE * 25);
+    let stopAt = 0;
+    let restartedAt = 0;
+    let closedAt: number | undefined;
+    let readyWhileDown: { status: number; body: { checks?: Record<string, { ok: boolean; detail?: string }> } } | undefined;
+    let degradedAfterClose = Number.NaN;
+    let degradedLater = Number.NaN;
+    try {
+      // Steady state on Redis. (The first calls of a new process can be slow enough to open the
+      // breaker once: script loading and a cold JIT. Wait until it has been closed for a second.)
+      expect(await waitUntil(() => poller.steady(0, 1000), 10_000)).toBeDefined();
+
+      stopAt = now();
+      await redis.kill();
+      await sleep(3000); // degraded: the fallback decides
+
+      const ready = await fetch(`${service.base}/readyz`);
+      readyWhileDown = { status: ready.status, body: (await ready.json()) as NonNullable<typeof readyWhileDown>['body'] };
+
+      restartedAt = now();
+      await redis.restart();
+      closedAt = await waitUntil(async () => (await poller.read()).state === 0, 10_000);
+      // Back on Redis: new decisions are not degraded any more.
+      degradedAfterClose = (await poller.read()).degraded;
+      await sleep(1000);
+      degradedLater = (await poller.read()).degraded;
+    } finally {
+      await load.stop();
+      await poller.stop();
+    }
+    const samples = load.samples;
+
+    // Fallback: the first request sent after the kill that was accepted, measured from the kill.
+    const afterStop = samples.filter((sample) => sample.sentAt >= stopAt);
+    const firstAccepted = afterStop.find((sample) => sample.status === 202);
+    const timeToFallback = firstAccepted ? firstAccepted.doneAt - stopAt : Number.NaN;
+    const opened = poller.first(stopAt, (reading) => reading.state === 2);
+    const counts = statusCounts(samples);
+    const serverErrors = samples.filter((sample) => sample.status >= 500).length;
+    const unanswered = samples.filter((sample) => sample.status === 0).length;
+    const non2xx = samples.filter((sample) => sample.status < 200 || sample.status >= 300).length;
+    const down = samples.filter((sample) => sample.sentAt >= stopAt && sample.sentAt < restartedAt);
+    const downLatency = down.map((sample) => sample.doneAt - sample.sentAt);
+    // Decisions the fallback made from the kill until the breaker closed again (the warm-up excluded).
+    const before = poller.readings.filter((reading) => reading.at < stopAt).at(-1)?.degraded ?? 0;
+    const degradedTotal = degradedAfterClose - before;
+
+    const recovered = closedAt === undefined ? Number.NaN : closedAt - restartedAt;
+
+    // Nothing accepted is lost: every id answered 202 is a row.
+    const accepted = samples.filter((sample) => sample.status === 202).map((sample) => sample.id!);
+    const file = new Database(dbFile, { readonly: true, fileMustExist: true });
+    let rows: Set<string>;
+    try {
+      rows = new Set((file.prepare('SELECT id FROM messages WHERE tenant_id = ?').all(tenant.id) as { id: string }[]).map((row) => row.id));
+    } finally {
+      file.close();
+    }
+    const lost = accepted.filter((id) => !rows.has(id));
+
+    console.log(
+      `[fault redis-down] ${samples.length} requests at ${RATE}/s, statuses ${JSON.stringify(counts)}; ` +
+        `SIGKILL → first 202: ${ms(timeToFallback)}, breaker open seen after ${ms(opened && opened.at - stopAt)}; ` +
+        `while down: ${down.length} requests, ${down.filter((s) => s.status === 202).length} accepted, latency p50 ${ms(percentile(downLatency, 50))} ` +
+        `p99 ${ms(percentile(downLatency, 99))} max ${ms(Math.max(...downLatency))}; degraded decisions ${degradedTotal}; ` +
+        `5xx ${serverErrors}, non-2xx ${non2xx}, lost ${lost.length}; /readyz while down ${readyWhileDown?.status} ` +
+        `(limiter: ${readyWhileDown?.body.checks?.limiter?.detail}); restart → breaker closed: ${ms(recovered)}`,
+    );
+
+    expect(unanswered).toBe(0);
+    expect(serverErrors).toBe(0);
+    expect(timeToFallback).toBeLessThan(1000);
+    expect(down.filter((sample) => sample.status === 202).length).toBeGreaterThan(RATE * 2);
+    expect(lost).toEqual([]);
+    expect(opened).toBeDefined();
+    expect(degradedTotal).toBeGreaterThan(0);
+    expect(readyWhileDown?.body.checks?.limiter?.detail).toMatch(/^breaker (open|half-open)$/);
+    expect(closedAt).toBeDefined();
+    expect(recovered).toBeLessThan(5000);
+    expect(degradedLater).toBe(degradedAfterClose);
+  }, 45_000);
+});

@@ -161,7 +161,7 @@ for (const target of targets) {
       await deleteKeys(client(), own);
     });
 
-    it('keeps a 50-entry sliding log in at most 1 KB (MEMORY USAGE)', async () => {
+    it('keeps a 50-entry sliding log in at most 1 KB (MEMORY USAGE), under 900 B without request ids', async () => {
       const rules: Rule[] = [{ windowMs: 86_400_000, limit: 1000 }];
       const store = new RedisStore({ client: client(), prefix });
       const limiter = new Limiter({ store });
@@ -180,7 +180,8 @@ for (const target of targets) {
       const anonymous = await usage(() => undefined);
       const withIds = await usage(() => randomUUID());
       console.log(`MEMORY USAGE of a 50-entry log on ${target.name}: ${anonymous} B anonymous, ${withIds} B with UUID request ids`);
-      expect(anonymous).toBeLessThanOrEqual(1024);
+      // Anonymous members fit 13 bits (3 B each in the listpack): the log stays in jemalloc's 768 B class.
+      expect(anonymous).toBeLessThanOrEqual(900);
       expect(withIds).toBeLessThanOrEqual(1024);
     });
 

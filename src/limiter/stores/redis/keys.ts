@@ -12,7 +12,11 @@ import calculateSlot from 'cluster-key-slot';
 
 /** The keys of one subject, and the cluster slot they all live in. */
 export interface SubjectKeys {
-  /** Sorted set: score = admission time (ms), member = a 32-bit integer (see {@link RedisKeys.requestMember}). */
+  /**
+   * Sorted set: score = admission time (ms); member = an integer, so a listpack stores it as one:
+   * a request id's 32-bit hash ({@link RedisKeys.requestMember}), or for an anonymous attempt a
+   * number chosen by the script to be unique in the set (13 bits while the log is small).
+   */
   readonly log: string;
   /** String: the ban's end time (ms); its PX TTL is the remaining time (cleanup only). */
   readonly ban: string;

@@ -5,7 +5,8 @@ decisions sent one by one would mean (semantics: src/limiter/types.ts, steps 0-4
 one call are in one hash slot (the caller groups by slot).
 
 KEYS: 3 per decision, in decision order:
-  log (sorted set: score = time ms, member = 32-bit integer), ban (string: ban end ms),
+  log (sorted set: score = time ms, member = an integer: 13 bits when anonymous in a small log,
+  else 32), ban (string: ban end ms),
   counters (hash: fixed-window, sliding-counter and token-bucket state).
 ARGV (positional, no tables per decision):
   [1] minTtlMs: floor of every TTL written (0: TTLs are exactly the spans below)
@@ -208,17 +209,26 @@ for d = 1, decisions do
     -- Step 4: record under every rule (state shared by equal rules is written once).
     if set.logRule > 0 or member ~= '' then
       if member == '' then
-        -- An anonymous attempt: a member unique in the set, kept in signed 32 bits so the
-        -- listpack stores it as a small integer. Time and count make collisions rare.
+        -- An anonymous attempt: a member unique in the set. A listpack stores an integer-looking
+        -- member as an integer: in 2 bytes (+1 back-length) when it fits 13 bits, so small logs take
+        -- members from [-4096, 4096) (50 entries: 13 B each with the 10-byte score, 768 B in all);
+        -- larger ones, or a crowded small range, use 32 bits. Time and count spread the choice,
+        -- ZADD NX probes on a collision.
         local seed = 0
         if set.logRule > 0 then seed = counts[set.logRule] end
-        local cand = ((t % 4294967296) * 1009 + seed) % 4294967296 - 2147483648
+        local span = 8192
+        if seed >= 1024 then span = 4294967296 end
+        local cand = ((t % span) * 1009 + seed) % span
         local probes = 0
-        while redis.call('ZADD', kl, 'NX', tText, fmt('%d', cand)) == 0 do
+        while redis.call('ZADD', kl, 'NX', tText, fmt('%d', cand - span / 2)) == 0 do
           probes = probes + 1
           if probes > 100000 then return { -2 } end
-          cand = cand + 1
-          if cand > 2147483647 then cand = -2147483648 end
+          if probes == 64 and span == 8192 then
+            span = 4294967296
+            cand = ((t % span) * 1009 + seed) % span
+          else
+            cand = (cand + 1) % span
+          end
         end
       else
         redis.call('ZADD', kl, tText, member)

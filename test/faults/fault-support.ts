@@ -201,6 +201,8 @@ export interface Service {
   readonly child: ChildProcess;
   /** The last lines the service wrote (pino JSON), for failure reports. */
   logTail(lines?: number): string;
+  /** Every line the service wrote that contains `text` (e.g. breaker state changes). */
+  logLines(text: string): string;
   stop(): Promise<void>;
 }
 
@@ -213,7 +215,7 @@ export async function startService(env: Record<string, string>): Promise<Service
   const log: string[] = [];
   const keep = (chunk: Buffer) => {
     log.push(...chunk.toString().split('\n').filter(Boolean));
-    if (log.length > 400) log.splice(0, log.length - 400);
+    if (log.length > 5000) log.splice(0, log.length - 5000);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
@@ -222,6 +224,7 @@ export async function startService(env: Record<string, string>): Promise<Service
     base,
     child,
     logTail: (lines = 30) => log.slice(-lines).join('\n'),
+    logLines: (text) => log.filter((line) => line.includes(text)).join('\n'),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = once(child, 'exit');
@@ -388,11 +391,31 @@ export class MetricsPoller {
     return this.readings.find((reading) => reading.at >= from && test(reading));
   }
 
-  /** Whether every reading of the last `forMs` (and at least a few) shows `state`. */
+  /**
+   * Whether every reading of the last `forMs` (at least a few) shows `state` and the same count of
+   * degraded decisions: for state 0, "decisions have come from Redis alone for `forMs`".
+   */
   steady(state: number, forMs: number): boolean {
     const from = now() - forMs;
     const recent = this.readings.filter((reading) => reading.at >= from);
-    return recent.length >= 3 && recent.every((reading) => reading.state === state) && (this.readings[0]?.at ?? now()) < from;
+    return (
+      recent.length >= 3 &&
+      (this.readings[0]?.at ?? now()) < from &&
+      recent.every((reading) => reading.state === state && reading.degraded === recent[0]!.degraded)
+    );
+  }
+
+  /** When the last run of readings showing `state` and the latest degraded count began. */
+  steadySince(state: number): number | undefined {
+    const last = this.readings.at(-1);
+    if (!last || last.state !== state) return undefined;
+    let since = last.at;
+    for (let i = this.readings.length - 1; i >= 0; i--) {
+      const reading = this.readings[i]!;
+      if (reading.state !== state || reading.degraded !== last.degraded) break;
+      since = reading.at;
+    }
+    return since;
   }
 
   async stop(): Promise<void> {

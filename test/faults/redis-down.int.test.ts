@@ -51,7 +51,7 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
   });
 
   it('decides in the fallback within 1 s, loses nothing, and returns to Redis when it is back', async () => {
-    onTestFailed(() => console.log(`sluice log tail:\n${service.logTail()}`));
+    onTestFailed(() => console.log(`sluice breaker changes:\n${service.logLines('breaker')}\nlog tail:\n${service.logTail(10)}`));
     const tenant = await createTenant(service.base, 'fault-admin');
     const poller = new MetricsPoller(service.base);
     const load = new LoadLoop(service.base, tenant.apiKey, RATE, RATE * 25);
@@ -59,8 +59,7 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
     let restartedAt = 0;
     let closedAt: number | undefined;
     let readyWhileDown: { status: number; body: { checks?: Record<string, { ok: boolean; detail?: string }> } } | undefined;
-    let degradedAfterClose = Number.NaN;
-    let degradedLater = Number.NaN;
+    let steadyAt: number | undefined;
     try {
       // Steady state on Redis. (The first calls of a new process can be slow enough to open the
       // breaker once: script loading and a cold JIT. Wait until it has been closed for a second.)
@@ -76,10 +75,9 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
       restartedAt = now();
       await redis.restart();
       closedAt = await waitUntil(async () => (await poller.read()).state === 0, 10_000);
-      // Back on Redis: new decisions are not degraded any more.
-      degradedAfterClose = (await poller.read()).degraded;
-      await sleep(1000);
-      degradedLater = (await poller.read()).degraded;
+      // Back on Redis for good: closed, and no decision made by the fallback, for a whole second.
+      // (Right after recovery the first calls can be slow again and reopen it once: that counts.)
+      if (await waitUntil(() => poller.steady(0, 1000), 10_000)) steadyAt = poller.steadySince(0);
     } finally {
       await load.stop();
       await poller.stop();
@@ -97,11 +95,11 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
     const non2xx = samples.filter((sample) => sample.status < 200 || sample.status >= 300).length;
     const down = samples.filter((sample) => sample.sentAt >= stopAt && sample.sentAt < restartedAt);
     const downLatency = down.map((sample) => sample.doneAt - sample.sentAt);
-    // Decisions the fallback made from the kill until the breaker closed again (the warm-up excluded).
-    const before = poller.readings.filter((reading) => reading.at < stopAt).at(-1)?.degraded ?? 0;
-    const degradedTotal = degradedAfterClose - before;
-
     const recovered = closedAt === undefined ? Number.NaN : closedAt - restartedAt;
+    const backOnRedis = steadyAt === undefined ? Number.NaN : steadyAt - restartedAt;
+    // Decisions the fallback made from the kill until Redis was steadily back (the warm-up excluded).
+    const before = poller.readings.filter((reading) => reading.at < stopAt).at(-1)?.degraded ?? 0;
+    const degradedTotal = (poller.readings.at(-1)?.degraded ?? Number.NaN) - before;
 
     // Nothing accepted is lost: every id answered 202 is a row.
     const accepted = samples.filter((sample) => sample.status === 202).map((sample) => sample.id!);
@@ -120,7 +118,7 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
         `while down: ${down.length} requests, ${down.filter((s) => s.status === 202).length} accepted, latency p50 ${ms(percentile(downLatency, 50))} ` +
         `p99 ${ms(percentile(downLatency, 99))} max ${ms(Math.max(...downLatency))}; degraded decisions ${degradedTotal}; ` +
         `5xx ${serverErrors}, non-2xx ${non2xx}, lost ${lost.length}; /readyz while down ${readyWhileDown?.status} ` +
-        `(limiter: ${readyWhileDown?.body.checks?.limiter?.detail}); restart → breaker closed: ${ms(recovered)}`,
+        `(limiter: ${readyWhileDown?.body.checks?.limiter?.detail}); restart → breaker closed: ${ms(recovered)}, steadily back on Redis: ${ms(backOnRedis)}`,
     );
 
     expect(unanswered).toBe(0);
@@ -133,6 +131,7 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
     expect(readyWhileDown?.body.checks?.limiter?.detail).toMatch(/^breaker (open|half-open)$/);
     expect(closedAt).toBeDefined();
     expect(recovered).toBeLessThan(5000);
-    expect(degradedLater).toBe(degradedAfterClose);
+    expect(steadyAt).toBeDefined();
+    expect(backOnRedis).toBeLessThan(8000);
   }, 45_000);
 });

@@ -125,6 +125,8 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
         },
       });
       pool.on('error', (error) => options.onIdleConnectionError?.(error));
+      // A client checked out between two statements has no pool listener: a server shutdown would crash us.
+      pool.on('connect', (client) => client.on('error', (error) => options.onIdleConnectionError?.(error)));
       db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
       break;
     }

@@ -3,18 +3,22 @@ import { frequencySubject } from '../admission/interceptors/frequency.js';
 import type { FallbackPolicy } from '../admission/ports.js';
 import { normalizeRecipient } from '../admission/recipients.js';
 import { CHANNELS, type Channel } from '../channels.js';
+import { createProvider } from '../delivery/providers/registry.js';
 import { SluiceError } from '../errors.js';
 import { type Limiter, normalizeRule } from '../limiter/index.js';
 import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
+import type { Provider, ProvidersRepository } from '../storage/repositories/providers.js';
 import type { RulesRepository } from '../storage/repositories/rules.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
-import type { AdminService, RuleSetView, TenantDetails } from './contracts.js';
+import type { ProviderKind } from '../storage/schema.js';
+import type { AdminService, NewProviderInput, ProviderPatch, ProviderView, RuleSetView, TenantDetails } from './contracts.js';
 import { type CachedTenantDirectory, toLimiterRule } from './directory.js';
 
 export interface AdminServiceDeps {
   tenants: TenantsRepository;
   rules: RulesRepository;
   blacklist: BlacklistRepository;
+  providers: ProvidersRepository;
   directory: CachedTenantDirectory;
   /** The limiter holding recipients' bans. */
   limiter: Pick<Limiter, 'unban'>;
@@ -137,6 +141,56 @@ export class SqlAdminService implements AdminService {
     return { removed, invalid };
   }
 
+  /** Builds the client once so a bad kind, channel, config field or missing secret is a 400 now, not a failed send later. */
+  private checkProvider(spec: { kind: string; channel: Channel; config: Record<string, unknown>; secret: Record<string, string> }): void {
+    try {
+      const client = createProvider({ id: 'check', ...spec });
+      void client.close?.();
+    } catch (error) {
+      throw new SluiceError('INVALID_REQUEST', (error as Error).message, { details: { field: 'provider' } });
+    }
+  }
+
+  async createProvider(input: NewProviderInput): Promise<ProviderView> {
+    if (input.scope !== '*' && !(await this.deps.tenants.get(input.scope))) throw new SluiceError('NOT_FOUND', 'no such tenant (scope)');
+    this.checkProvider({ kind: input.kind, channel: input.channel, config: input.config ?? {}, secret: input.secret ?? {} });
+    const created = await this.deps.providers.create({
+      scope: input.scope,
+      channel: input.channel,
+      kind: input.kind as ProviderKind,
+      name: input.name,
+      qps: input.qps,
+      ...(input.priority === undefined ? {} : { priority: input.priority }),
+      ...(input.config ? { config: input.config } : {}),
+      ...(input.secret ? { secret: JSON.stringify(input.secret) } : {}),
+      ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
+    });
+    return providerView(created);
+  }
+
+  async listProviders(filter: { scope?: string; channel?: Channel }): Promise<ProviderView[]> {
+    return (await this.deps.providers.list(filter)).map(providerView);
+  }
+
+  async updateProvider(id: string, patch: ProviderPatch): Promise<ProviderView | undefined> {
+    const current = await this.deps.providers.get(id);
+    if (!current) return undefined;
+    if (patch.config !== undefined || patch.secret !== undefined) {
+      const secret = patch.secret === undefined ? JSON.parse((await this.deps.providers.revealSecret(id)) ?? '{}') : (patch.secret ?? {});
+      this.checkProvider({ kind: current.kind, channel: current.channel, config: patch.config ?? current.config, secret });
+    }
+    const { secret, ...rest } = patch;
+    const updated = await this.deps.providers.update(id, {
+      ...rest,
+      ...(secret === undefined ? {} : { secret: secret === null ? null : JSON.stringify(secret) }),
+    });
+    return updated ? providerView(updated) : undefined;
+  }
+
+  deleteProvider(id: string): Promise<boolean> {
+    return this.deps.providers.delete(id);
+  }
+
   async liftBan(tenantId: string, channel: Channel, to: string): Promise<boolean> {
     const normalized = normalizeRecipient(channel, to, this.deps.defaultRegion);
     if (!normalized.ok) throw new SluiceError('INVALID_REQUEST', normalized.reason, { details: { field: 'to' } });
@@ -151,4 +205,9 @@ function fromLimiterRule(rule: { windowMs: number; limit: number; banMs?: number
     banSeconds: (rule.banMs ?? 0) / 1000,
     ...(rule.algorithm ? { algorithm: rule.algorithm } : {}),
   };
+}
+
+function providerView(provider: Provider): ProviderView {
+  const { id, scope, channel, kind, name, priority, qps, config, hasSecret, enabled } = provider;
+  return { id, scope, channel, kind, name, priority, qps, config, hasSecret, enabled };
 }

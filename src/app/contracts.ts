@@ -63,6 +63,38 @@ export interface RiskService {
   ): Promise<Decision>;
 }
 
+/** A provider as the admin API shows it: never its secret, only whether one is stored. */
+export interface ProviderView {
+  id: string;
+  scope: string;
+  channel: Channel;
+  kind: string;
+  name: string;
+  priority: number;
+  qps: number;
+  config: Record<string, unknown>;
+  hasSecret: boolean;
+  enabled: boolean;
+}
+
+export interface NewProviderInput {
+  /** A tenant id, or `*` for every tenant. */
+  scope: string;
+  channel: Channel;
+  kind: string;
+  name: string;
+  priority?: number;
+  qps: number;
+  config?: Record<string, unknown>;
+  /** Credentials (password, access key secret, signing secret...): sealed at rest, never shown again. */
+  secret?: Record<string, string>;
+  enabled?: boolean;
+}
+
+export type ProviderPatch = Partial<Omit<NewProviderInput, 'scope' | 'channel' | 'kind' | 'secret'>> & {
+  secret?: Record<string, string> | null;
+};
+
 /** Operator actions, shared by the admin HTTP API and the CLI. Every change is live at once on every instance. */
 export interface AdminService {
   createTenant(name: string, qpsLimit?: number | null): Promise<{ id: string; name: string; apiKey: string }>;
@@ -83,6 +115,11 @@ export interface AdminService {
   removeFromBlacklist(tenantId: string, channel: Channel | '*', recipients: string[]): Promise<{ removed: number; invalid: string[] }>;
   /** Lift a recipient's ban on a channel; resolves whether one was in force. */
   liftBan(tenantId: string, channel: Channel, to: string): Promise<boolean>;
+  /** Registers a provider after checking its config and secret build a working client (INVALID_REQUEST otherwise). */
+  createProvider(input: NewProviderInput): Promise<ProviderView>;
+  listProviders(filter: { scope?: string; channel?: Channel }): Promise<ProviderView[]>;
+  updateProvider(id: string, patch: ProviderPatch): Promise<ProviderView | undefined>;
+  deleteProvider(id: string): Promise<boolean>;
 }
 
 export interface HealthService {

@@ -3,6 +3,7 @@
  * The `sluice` command: serve, migrate, tenant, rules, send, config check. Operator commands work
  * directly on the database (no admin token needed), through the same services as the admin API.
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import pino from 'pino';
 import { createRuntime, type Runtime } from '../app/runtime.js';
@@ -113,6 +114,53 @@ rules
   .action((tenantId: string, channel: string) =>
     withRuntime(async (runtime) => console.log(JSON.stringify(await runtime.http.admin.getRules(tenantId, channelArg(channel)), null, 2))),
   );
+
+const provider = program.command('provider').description('Register, list and remove delivery providers');
+provider
+  .command('add')
+  .description('Register a provider; credentials are read from a JSON file or an environment variable, never from the command line')
+  .requiredOption('--scope <scope>', 'tenant id, or * for every tenant')
+  .requiredOption('--channel <channel>', 'sms, email or webhook', channelArg)
+  .requiredOption('--kind <kind>', 'console, smtp, aliyun-sms, tencent-sms, feishu, slack or http')
+  .requiredOption('--name <name>')
+  .requiredOption('--qps <n>', "the vendor's QPS contract", (value) => Number.parseInt(value, 10))
+  .option('--priority <n>', 'lower is tried first', (value) => Number.parseInt(value, 10))
+  .option('--config <json>', 'non-secret settings as JSON, e.g. {"host":"smtp.example.com","port":465}')
+  .option('--secret-file <path>', 'JSON object of credentials')
+  .option('--secret-env <variable>', 'environment variable holding the JSON object of credentials')
+  .action((options) =>
+    withRuntime(async (runtime) => {
+      const secretText = options.secretFile
+        ? readFileSync(options.secretFile, 'utf8')
+        : options.secretEnv
+          ? process.env[options.secretEnv]
+          : undefined;
+      const created = await runtime.http.admin.createProvider({
+        scope: options.scope,
+        channel: options.channel,
+        kind: options.kind,
+        name: options.name,
+        qps: options.qps,
+        ...(options.priority === undefined ? {} : { priority: options.priority }),
+        ...(options.config ? { config: JSON.parse(options.config) as Record<string, unknown> } : {}),
+        ...(secretText ? { secret: JSON.parse(secretText) as Record<string, string> } : {}),
+      });
+      console.log(JSON.stringify(created, null, 2));
+    }),
+  );
+provider
+  .command('list')
+  .option('--scope <scope>')
+  .option('--channel <channel>', 'sms, email or webhook', channelArg)
+  .action((options: { scope?: string; channel?: Channel }) =>
+    withRuntime(async (runtime) => console.log(JSON.stringify(await runtime.http.admin.listProviders(options), null, 2))),
+  );
+provider.command('remove <id>').action((id: string) =>
+  withRuntime(async (runtime) => {
+    if (!(await runtime.http.admin.deleteProvider(id))) throw new SluiceError('NOT_FOUND', `no provider ${id}`);
+    console.log(`removed ${id}`);
+  }),
+);
 
 program
   .command('send')

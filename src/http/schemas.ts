@@ -114,3 +114,41 @@ export const BanParams = Type.Object({
   channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
   to: Type.String({ minLength: 1, maxLength: 320 }),
 });
+
+const Secret = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 4096 }), {
+  maxProperties: 20,
+  description: 'Credentials; sealed at rest and never returned',
+});
+const ProviderConfig = Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 50 });
+
+export const NewProviderBody = Type.Object(
+  {
+    scope: Type.String({ minLength: 1, maxLength: 64, description: 'A tenant id, or * for every tenant' }),
+    channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
+    kind: Type.String({ enum: ['console', 'smtp', 'aliyun-sms', 'tencent-sms', 'feishu', 'slack', 'http'] }),
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Lower is tried first' })),
+    qps: Type.Integer({ minimum: 1, maximum: 100_000, description: "The vendor's QPS contract; sends are paced to it" }),
+    config: Type.Optional(ProviderConfig),
+    secret: Type.Optional(Secret),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const ProviderPatchBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    qps: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    config: Type.Optional(ProviderConfig),
+    secret: Type.Optional(Type.Union([Secret, Type.Null()])),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const ProviderQuery = Type.Object(
+  { scope: Type.Optional(Type.String({ maxLength: 64 })), channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook'] })) },
+  { additionalProperties: false },
+);

@@ -5,7 +5,18 @@ import { toLimiterRule } from '../../app/directory.js';
 import type { Channel } from '../../channels.js';
 import { SluiceError } from '../../errors.js';
 import { requireAdmin } from '../auth.js';
-import { BanParams, BlacklistBody, ChannelParam, IdParam, NewTenantBody, RuleSetBody, TenantPatchBody } from '../schemas.js';
+import {
+  BanParams,
+  BlacklistBody,
+  ChannelParam,
+  IdParam,
+  NewProviderBody,
+  NewTenantBody,
+  ProviderPatchBody,
+  ProviderQuery,
+  RuleSetBody,
+  TenantPatchBody,
+} from '../schemas.js';
 
 /** Operator API under /v1/admin, behind SLUICE_ADMIN_TOKEN (off when the variable is empty). */
 export const adminRoutes =
@@ -108,4 +119,31 @@ export const adminRoutes =
         return { lifted };
       },
     );
+
+    app.post(
+      '/v1/admin/providers',
+      {
+        schema: { summary: 'Register a provider for a tenant or for all (*); its secret is sealed and never shown', body: NewProviderBody },
+      },
+      async (request, reply) => {
+        const body = request.body;
+        return reply.status(201).send(await admin.createProvider({ ...body, channel: body.channel as Channel }));
+      },
+    );
+    app.get('/v1/admin/providers', { schema: { summary: 'List providers', querystring: ProviderQuery } }, async (request) => ({
+      providers: await admin.listProviders({ ...request.query, channel: request.query.channel as Channel | undefined }),
+    }));
+    app.patch(
+      '/v1/admin/providers/:id',
+      { schema: { summary: 'Change a provider (priority, QPS, config, secret, enabled)', params: IdParam, body: ProviderPatchBody } },
+      async (request) => {
+        const updated = await admin.updateProvider(request.params.id, request.body);
+        if (!updated) throw new SluiceError('NOT_FOUND', 'no such provider');
+        return updated;
+      },
+    );
+    app.delete('/v1/admin/providers/:id', { schema: { summary: 'Remove a provider', params: IdParam } }, async (request) => {
+      if (!(await admin.deleteProvider(request.params.id))) throw new SluiceError('NOT_FOUND', 'no such provider');
+      return { deleted: true };
+    });
   };

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError, startApp, type TestApp } from './support.js';
+
+describe('admin API: providers', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(() => t.close());
+
+  const smtp = (scope: string, extra: Record<string, unknown> = {}) => ({
+    scope,
+    channel: 'email',
+    kind: 'smtp',
+    name: 'relay',
+    qps: 20,
+    priority: 1,
+    config: { host: '127.0.0.1', port: 2525, from: 'noreply@example.com' },
+    secret: { user: 'mailer', password: 'hunter2-secret' },
+    ...extra,
+  });
+
+  it('registers a tenant provider, never shows its secret, and stores it sealed', async () => {
+    const tenant = await t.createTenant();
+    const created = await t.admin('POST', '/v1/admin/providers', smtp(tenant.id));
+    expect(created.statusCode).toBe(201);
+    const body = created.json();
+    expect(body).toMatchObject({ scope: tenant.id, channel: 'email', kind: 'smtp', qps: 20, hasSecret: true, enabled: true });
+    expect(created.body).not.toContain('hunter2');
+    const listed = await t.admin('GET', `/v1/admin/providers?scope=${tenant.id}`);
+    expect(listed.json().providers).toHaveLength(1);
+    expect(listed.body).not.toContain('hunter2');
+    const raw = await t.runtime.database.db.selectFrom('providers').select('secret').where('id', '=', body.id).executeTakeFirstOrThrow();
+    expect(raw.secret).not.toContain('hunter2');
+    expect(await t.runtime.repositories.providers.revealSecret(body.id)).toContain('hunter2');
+  });
+
+  it('refuses a provider whose config cannot build a client, an unknown tenant and a wrong channel', async () => {
+    const tenant = await t.createTenant();
+    expectError(await t.admin('POST', '/v1/admin/providers', smtp(tenant.id, { config: { port: 25 } })), 400, 'INVALID_REQUEST');
+    expectError(await t.admin('POST', '/v1/admin/providers', smtp(tenant.id, { channel: 'sms' })), 400, 'INVALID_REQUEST');
+    expectError(await t.admin('POST', '/v1/admin/providers', smtp('no-such-tenant')), 404, 'NOT_FOUND');
+    expectError(await t.admin('POST', '/v1/admin/providers', { ...smtp(tenant.id), kind: 'carrier-pigeon' }), 400, 'INVALID_REQUEST');
+  });
+
+  it('changes priority, QPS and secret, disables and removes', async () => {
+    const created = (await t.admin('POST', '/v1/admin/providers', smtp('*', { name: 'shared' }))).json();
+    const patched = await t.admin('PATCH', `/v1/admin/providers/${created.id}`, {
+      priority: 5,
+      qps: 50,
+      enabled: false,
+      secret: { user: 'u', password: 'rotated' },
+    });
+    expect(patched.statusCode).toBe(200);
+    expect(patched.json()).toMatchObject({ priority: 5, qps: 50, enabled: false, hasSecret: true });
+    expect(await t.runtime.repositories.providers.revealSecret(created.id)).toContain('rotated');
+    expectError(await t.admin('PATCH', `/v1/admin/providers/${created.id}`, { config: { host: '' } }), 400, 'INVALID_REQUEST');
+    expect((await t.admin('DELETE', `/v1/admin/providers/${created.id}`)).statusCode).toBe(200);
+    expectError(await t.admin('DELETE', `/v1/admin/providers/${created.id}`), 404, 'NOT_FOUND');
+    expectError(await t.admin('PATCH', '/v1/admin/providers/nope', { qps: 1 }), 404, 'NOT_FOUND');
+  });
+});

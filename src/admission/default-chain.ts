@@ -1,4 +1,4 @@
-import type { Limiter } from '../limiter/index.js';
+import type { Decision, Limiter } from '../limiter/index.js';
 import { AdmissionChain, type ChainObserver } from './chain.js';
 import { authInterceptor } from './interceptors/auth.js';
 import { blacklistInterceptor } from './interceptors/blacklist.js';
@@ -19,6 +19,8 @@ export interface DefaultChainDeps {
   frequency: FrequencyGate;
   validation: ValidationOptions;
   observer?: ChainObserver;
+  /** Told every frequency decision (metrics). */
+  onDecision?: (channel: string, decision: Decision) => void;
 }
 
 /**
@@ -34,7 +36,7 @@ export function defaultChain(deps: DefaultChainDeps): AdmissionChain {
       quotaInterceptor(deps.directory, deps.quotaLimiter),
       validationInterceptor(deps.validation),
       blacklistInterceptor(deps.blacklist),
-      frequencyInterceptor(deps.directory, deps.frequency),
+      frequencyInterceptor(deps.directory, deps.frequency, deps.onDecision),
       persistInterceptor(deps.messages),
     ],
     deps.observer,

@@ -7,10 +7,17 @@ import type { DegradedDecision, FallbackPolicy as DegradePolicy, DegradingLimite
 import type { Decision, Limiter, Rule } from '../limiter/index.js';
 
 export class LocalFrequencyGate implements FrequencyGate {
-  constructor(readonly limiter: Limiter) {}
+  constructor(
+    readonly limiter: Limiter,
+    /** Told each decision's duration (the degrading gate reports its own through its listener). */
+    private readonly observe?: (ms: number, outcome: string) => void,
+  ) {}
 
-  check(subject: string, rules: readonly Rule[], requestId: string): Promise<Decision> {
-    return this.limiter.check({ subject, rules, requestId });
+  async check(subject: string, rules: readonly Rule[], requestId: string): Promise<Decision> {
+    const startedAt = performance.now();
+    const decision = await this.limiter.check({ subject, rules, requestId });
+    this.observe?.(performance.now() - startedAt, decision.code);
+    return decision;
   }
 
   undo(subject: string, rules: readonly Rule[], requestId: string, decision: Decision): Promise<void> {

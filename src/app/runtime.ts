@@ -118,7 +118,9 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     const local = new Limiter({ store: new MemoryStore({ clock }) });
     let limiter = local;
     let degrading: DegradingLimiter | undefined;
-    let frequency: FrequencyGate = new LocalFrequencyGate(local);
+    let frequency: FrequencyGate = new LocalFrequencyGate(local, (ms, outcome) =>
+      Metrics.observeMs(metrics.decisionDuration, { store: 'memory', outcome }, ms),
+    );
     if (redis) {
       limiter = new Limiter({ store: new RedisStore({ client: redis, keySecret, prefix: `${settings.redisKeyPrefix}limiter` }) });
       degrading = new DegradingLimiter({
@@ -147,6 +149,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       quotaLimiter: limiter,
       frequency,
       validation: { defaultRegion: settings.defaultRegion, scheduleHorizonMs: settings.scheduleHorizonDays * 86_400_000 },
+      onDecision: (channel, decision) =>
+        metrics.decisions.inc({ outcome: decision.code, channel, rule: decision.rule === undefined ? 'none' : String(decision.rule) }),
       observer: {
         rejected: (interceptor, code) => metrics.admissionRejections.inc({ interceptor, code }),
         undoFailed: (interceptor, error) =>

@@ -77,11 +77,15 @@ export class Limiter {
     return this.store.peek(request.subject, rules, request.now);
   }
 
-  /** Take back an admitted attempt, e.g. because a later admission step rejected the request. */
+  /**
+   * Take back an admitted attempt, e.g. because a later admission step rejected the request. Pass
+   * the request id it was checked with; without one (an attempt checked without an id) the counters
+   * are taken back at `at` unconditionally, so undo each such attempt at most once.
+   */
   async undo(request: UndoRequest): Promise<void> {
     const rules = this.rulesOf(request.rules);
     checkSubject(request.subject);
-    checkRequestId(request.requestId);
+    if (request.requestId !== undefined) checkRequestId(request.requestId);
     if (request.at === undefined) throw new TypeError('at must be the Decision.at of the admitted attempt');
     checkNow(request.at);
     return this.store.undo(request.subject, rules, request.requestId, request.at);

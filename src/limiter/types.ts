@@ -35,11 +35,18 @@
  *   x = max(tat, t). Hit when x + T − t > w; then retryAfter = ceil(x + T − w − t).
  *   Admit: tat = x + T. count = ceil((x − t) / T − 1e-9) (tokens in use; −0 is reported as 0).
  *   Expressions are evaluated left to right: x + T − t is (x + T) − t.
- * Undo of an attempt admitted at `a` with id `q`: only when `q` is in the log (else a no-op: never
- * recorded with that id, already undone, or trimmed), and then once: log entry `q` removed;
- * fixed-window count of window floor(a / w) decremented if that window is still stored and > 0;
- * sliding-counter bucket floor(a / b) decremented if present and > 0; token-bucket tat −= T (not
- * below a) if a tat is stored. An admission updates state shared by several rules once.
+ * Undo of an attempt admitted at `a`. The counter effects are: fixed-window count of window
+ * floor(a / w) decremented if that window is still stored and > 0; sliding-counter bucket
+ * floor(a / b) decremented if present and > 0; token-bucket tat −= T (not below a) if a tat is
+ * stored. State shared by several rules is updated once (as an admission updates it once).
+ * - With request id `q`: only when `q` is in the log (else a no-op: never recorded with that id,
+ *   already undone, or trimmed), and then once: log entry `q` removed, then the counter effects
+ *   with a = the entry's time.
+ * - Without a request id: the caller guarantees that it undoes an attempt admitted at `a` without a
+ *   request id, at most once. The counter effects are applied unconditionally (the store cannot tell
+ *   whether that attempt exists); sliding-log entries cannot be identified and stay, so a set with a
+ *   sliding-log rule needs a request id for its undo to take the attempt back from that rule.
+ *   (Counter-only sets need no id, and then no log: a daily quota of 1e6 keeps one counter.)
  *
  * A denial is a value; a thrown error means the store failed (or the arguments were invalid).
  */
@@ -102,8 +109,11 @@ export interface Decision {
 export interface UndoRequest {
   subject: string;
   rules: readonly Rule[];
-  /** The request id the admitted attempt was checked with. */
-  requestId: string;
+  /**
+   * The request id the admitted attempt was checked with; omit it when the attempt was checked
+   * without one (then the caller must undo each such attempt at most once; see the semantics).
+   */
+  requestId?: string;
   /** `Decision.at` of the admitted attempt. */
   at: number;
 }
@@ -122,9 +132,10 @@ export interface LimiterStore {
   peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision>;
   /**
    * Take back an admitted attempt (a later admission step rejected it): it no longer counts under
-   * any rule. Taking back an attempt that is not recorded is a no-op.
+   * any rule. With a request id, taking back an attempt that is not logged is a no-op; without one
+   * (`undefined`) the counter effects are applied at `at` unconditionally and the log is untouched.
    */
-  undo(subject: string, rules: readonly NormalizedRule[], requestId: string, at: number): Promise<void>;
+  undo(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, at: number): Promise<void>;
   /** Forget the subject's history and ban. */
   reset(subject: string): Promise<void>;
   /** Ban the subject for `ms` from `now` (default: the store's clock). Replaces a shorter ban. */

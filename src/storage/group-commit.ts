@@ -138,7 +138,7 @@ export class GroupCommitWriter<T, R = void> {
       }
       return;
     }
-    batch.forEach((pending, index) => this.succeed(pending, results?.[index]));
+    for (const [index, pending] of batch.entries()) this.succeed(pending, results?.[index]);
   }
 
   private async transaction(items: readonly T[]): Promise<readonly R[] | undefined> {

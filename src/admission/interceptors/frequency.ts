@@ -1,4 +1,5 @@
 import { SluiceError } from '../../errors.js';
+import type { Decision } from '../../limiter/index.js';
 import type { Interceptor } from '../chain.js';
 import type { FrequencyGate, TenantDirectory } from '../ports.js';
 
@@ -9,7 +10,11 @@ export const frequencySubject = (tenantId: string, channel: string, recipient: s
  * Recipient protection: the tenant's rules for the channel, ban and all rules in one atomic
  * decision. The message id is the request id, so a retried admission is recorded once.
  */
-export function frequencyInterceptor(directory: TenantDirectory, gate: FrequencyGate): Interceptor {
+export function frequencyInterceptor(
+  directory: TenantDirectory,
+  gate: FrequencyGate,
+  onDecision?: (channel: string, decision: Decision) => void,
+): Interceptor {
   return {
     name: 'frequency',
     async run(context) {
@@ -19,6 +24,7 @@ export function frequencyInterceptor(directory: TenantDirectory, gate: Frequency
       if (policy.rules.length === 0) return undefined;
       const subject = frequencySubject(tenant.id, message.channel, message.recipient);
       const decision = await gate.check(subject, policy.rules, context.id, policy.fallback);
+      onDecision?.(message.channel, decision);
       if (decision.code === 'BANNED') {
         throw new SluiceError('BANNED', `the recipient is banned on ${message.channel}`, { retryAfterMs: decision.retryAfterMs });
       }

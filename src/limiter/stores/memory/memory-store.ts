@@ -146,11 +146,13 @@ export class MemoryStore implements LimiterStore {
     return Promise.resolve(decision);
   }
 
-  undo(subject: string, rules: readonly NormalizedRule[], requestId: string, _at: number): Promise<void> {
+  undo(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, at: number): Promise<void> {
     const state = this.subjects.get(subject);
-    // The logged time is the admission's own; `at` only repeats it.
-    const a = state?.log?.remove(requestId);
-    if (state === undefined || a === undefined) return Promise.resolve();
+    if (state === undefined) return Promise.resolve();
+    // With an id the logged time is the admission's own (`at` only repeats it); without one the
+    // caller vouches for `at` and the log, which cannot tell anonymous entries apart, is left alone.
+    const a = requestId === undefined ? at : state.log?.remove(requestId);
+    if (a === undefined) return Promise.resolve();
     const stamp = ++this.stamp;
     for (let index = 0; index < rules.length; index++) {
       const rule = rules[index]!;

@@ -93,11 +93,14 @@ export class RedisStore implements LimiterStore {
     return this.enqueue(subject, rules, true, '', now);
   }
 
-  /** Takes back the attempt logged under `requestId`; the admission time is the entry's own score (`_at` only repeats it). */
-  async undo(subject: string, rules: readonly NormalizedRule[], requestId: string, _at: number): Promise<void> {
+  /**
+   * Takes back the attempt logged under `requestId` (the admission time is then the entry's own
+   * score; `at` only repeats it), or without an id the counters of an anonymous attempt at `at`.
+   */
+  async undo(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, at: number): Promise<void> {
     const keys = this.keys.subject(subject);
-    const member = this.keys.requestMember(requestId);
-    const reply = await scripts.undo.run(this.client, 2, [keys.log, keys.counters, member, ...encodeRules(rules)]);
+    const member = requestId === undefined ? '' : this.keys.requestMember(requestId);
+    const reply = await scripts.undo.run(this.client, 2, [keys.log, keys.counters, member, at, this.minTtlMs, ...encodeRules(rules)]);
     throwIfScriptError(scripts.undo.name, reply);
   }
 

@@ -2,33 +2,45 @@
 undo-2: take back an admitted attempt (a later admission step rejected it).
 
 KEYS[1] log (sorted set), KEYS[2] counters (hash); both of one subject (see check-batch.lua).
-ARGV: member (the request id's 32-bit member), then n, then n x (algorithm, windowMs, limit,
-      banMs) as in check-batch.lua. The admission time a is the entry's own score (the caller's
-      `at` only repeats it).
-Returns: 1 when the attempt was recorded and is now taken back, 0 when it was not recorded
-  (never admitted, trimmed, or already undone: a no-op, so undo can be retried safely),
-  -1 on malformed arguments.
+ARGV: member (the request id's 32-bit member, '' when the attempt was checked without an id),
+      at (the admission's Decision.at, epoch ms), minTtlMs (floor of a TTL written), then n, then
+      n x (algorithm, windowMs, limit, banMs) as in check-batch.lua.
+Returns: 1 when the counter effects were applied, 0 when a member was given and is not in the log
+  (never admitted with that id, trimmed, or already undone: a no-op, so undo can be retried
+  safely), -1 on malformed arguments.
 
-For an attempt admitted at a: the log entry is removed; the fixed-window count of window
-floor(a / w) is decremented if still stored and > 0; the sliding-counter bucket floor(a / b)
-likewise; the token bucket's tat becomes max(tat - T, a) if one is stored. TTLs are left alone.
-Rules that share a counter (as named in check-batch.lua) were counted once and are undone once.
+With a member the admission time a is the entry's own score (`at` only repeats it) and the entry
+is removed. Without one a = at and the log is not touched: anonymous entries cannot be told apart,
+and the caller vouches that it undoes an anonymous admission at `at`, at most once.
+Counter effects for an attempt admitted at a: the fixed-window count of window floor(a / w) is
+decremented if still stored and > 0; the sliding-counter bucket floor(a / b) likewise; the token
+bucket's tat becomes max(tat - T, a) if one is stored. Rules that share a counter (as named in
+check-batch.lua) were counted once and are undone once.
+TTLs: a removed entry may have been the log's oldest, which check-batch.lua's TTL argument leans
+on, so after removing one the log's TTL is reset to max(2 x the longest window, minTtlMs);
+counters' TTLs are left alone (an undo adds no field that must outlive them).
 ]]
 
-local member, n = ARGV[1], tonumber(ARGV[2])
-if not n then return -1 end
-local a = tonumber(redis.call('ZSCORE', KEYS[1], member))
-if not a then return 0 end
-redis.call('ZREM', KEYS[1], member)
+local member, a, minTtl, n = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+if not (a and minTtl and n) then return -1 end
+local floor, ceil, fmt, max = math.floor, math.ceil, string.format, math.max
+local removed = false
+if member ~= '' then
+  a = tonumber(redis.call('ZSCORE', KEYS[1], member))
+  if not a then return 0 end
+  redis.call('ZREM', KEYS[1], member)
+  removed = true
+end
 
-local floor, ceil, fmt = math.floor, math.ceil, string.format
 local kc = KEYS[2]
 local seen = {}
-local p = 3
+local longest = 0
+local p = 5
 for _ = 1, n do
   local alg, w, lim = tonumber(ARGV[p]), tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2])
   if not (alg and w and lim) then return -1 end
   p = p + 4
+  if w > longest then longest = w end
   local field
   if alg == 2 then
     local b = ceil(w / 10)
@@ -52,4 +64,5 @@ for _ = 1, n do
     end
   end
 end
+if removed then redis.call('PEXPIRE', KEYS[1], fmt('%d', max(2 * longest, minTtl))) end
 return 1

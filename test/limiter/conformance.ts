@@ -289,6 +289,65 @@ export function defineStoreConformance(
       expect((await check(rules, 3, 'd')).code).toBe('RATE_LIMITED');
     });
 
+    it('undo without a request id takes an anonymous admission back under each counter algorithm', async () => {
+      const algorithms: Algorithm[] = ['fixed-window', 'token-bucket', 'sliding-counter'];
+      for (const algorithm of algorithms) {
+        subject = `conformance:${randomUUID()}`;
+        const rules: Rule[] = [{ windowMs: 10_000, limit: 2, algorithm }];
+        expect((await check(rules, 100)).allowed, algorithm).toBe(true);
+        const second = await check(rules, 200);
+        expect(second.allowed, algorithm).toBe(true);
+        expect((await check(rules, 300)).allowed, algorithm).toBe(false);
+        await limiter.undo({ subject, rules, at: second.at });
+        expect(await peek(rules, 300), algorithm).toEqual(ok([1], T0 + 300));
+        expect(await check(rules, 300), algorithm).toEqual(ok([1], T0 + 300));
+        expect((await check(rules, 400)).allowed, algorithm).toBe(false);
+      }
+    });
+
+    it('undo without a request id: shared counters once, a window no longer stored untouched, never below 0', async () => {
+      // Two rules counting the same fixed window share its counter: one admission, one decrement.
+      const shared: Rule[] = [
+        { windowMs: 10_000, limit: 3, algorithm: 'fixed-window' },
+        { windowMs: 10_000, limit: 5, algorithm: 'fixed-window' },
+      ];
+      expect((await check(shared, 100)).allowed).toBe(true);
+      expect((await check(shared, 200)).allowed).toBe(true);
+      await limiter.undo({ subject, rules: shared, at: T0 + 200 });
+      expect(await peek(shared, 300)).toEqual(ok([1, 1], T0 + 300));
+
+      subject = `conformance:${randomUUID()}`;
+      const fixed: Rule[] = [{ windowMs: 1000, limit: 2, algorithm: 'fixed-window' }];
+      expect((await check(fixed, 500)).allowed).toBe(true);
+      expect((await check(fixed, 1500)).allowed).toBe(true);
+      // The attempt of window 0 is undone after window 1 replaced it: window 1 keeps its count.
+      await limiter.undo({ subject, rules: fixed, at: T0 + 500 });
+      expect(await peek(fixed, 1600)).toEqual(ok([1], T0 + 1600));
+      await limiter.undo({ subject, rules: fixed, at: T0 + 1500 });
+      // A caller breaking its promise (undoing twice) cannot push a count below 0.
+      await limiter.undo({ subject, rules: fixed, at: T0 + 1500 });
+      expect(await peek(fixed, 1600)).toEqual(ok([0], T0 + 1600));
+      expect((await check(fixed, 1600)).allowed).toBe(true);
+      expect(await check(fixed, 1700)).toEqual(ok([1], T0 + 1700));
+      expect(await check(fixed, 1800)).toEqual(limited(0, 200, [2], T0 + 1800));
+    });
+
+    it('undo without a request id leaves sliding-log entries (they cannot be identified) and undoes the counters', async () => {
+      const rules: Rule[] = [
+        { windowMs: 10_000, limit: 2 },
+        { windowMs: 10_000, limit: 2, algorithm: 'fixed-window' },
+        { windowMs: 10_000, limit: 2, algorithm: 'token-bucket' },
+      ];
+      expect(await check(rules, 100)).toEqual(ok([0, 0, 0], T0 + 100));
+      expect(await check(rules, 200)).toEqual(ok([1, 1, 1], T0 + 200));
+      await limiter.undo({ subject, rules, at: T0 + 200 });
+      // The sliding log still holds both entries; the counters hold one.
+      expect(await peek(rules, 300)).toEqual(limited(0, 9800, [2, 1, 1], T0 + 300));
+      // At 10.1 s the entry at 0.1 s has left the log (the one at 0.2 s has not), a new fixed window
+      // has begun and the bucket has drained.
+      expect(await check(rules, 10_100)).toEqual(ok([1, 0, 0], T0 + 10_100));
+    });
+
     it('reset forgets history and ban', async () => {
       const rules: Rule[] = [{ windowMs: MINUTE, limit: 1, banMs: HOUR }];
       expect((await check(rules, 0, 'r')).allowed).toBe(true);

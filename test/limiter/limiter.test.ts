@@ -60,11 +60,15 @@ describe('Limiter argument validation', () => {
     await expect(limiter().check({ subject: 's', rules: RULES, requestId: 7 as unknown as string })).rejects.toThrow(TypeError);
   });
 
-  it('undo needs the request id and the decision time', async () => {
+  it('undo needs the decision time, and a valid request id when one is given', async () => {
     const l = limiter();
     await expect(l.undo({ subject: 's', rules: RULES, requestId: '', at: 5 })).rejects.toThrow(TypeError);
+    await expect(l.undo({ subject: 's', rules: RULES, requestId: 7 as unknown as string, at: 5 })).rejects.toThrow(TypeError);
     await expect(l.undo({ subject: 's', rules: RULES, requestId: 'q' } as never)).rejects.toThrow(TypeError);
+    await expect(l.undo({ subject: 's', rules: RULES } as never)).rejects.toThrow(TypeError);
+    await expect(l.undo({ subject: 's', rules: RULES, at: -1 })).rejects.toThrow(TypeError);
     await expect(l.undo({ subject: 's', rules: RULES, requestId: 'q', at: 5 })).resolves.toBeUndefined();
+    await expect(l.undo({ subject: 's', rules: RULES, at: 5 })).resolves.toBeUndefined();
   });
 
   it('ban needs a positive integer duration', async () => {

@@ -20,7 +20,8 @@ export interface ModelPropertiesOptions {
 type Operation =
   | { kind: 'check'; subject: number; dt: number; id: string | undefined }
   | { kind: 'peek'; subject: number; dt: number }
-  | { kind: 'undo'; subject: number; id: string }
+  /** With an id: undo by request id. Without: undo the `pick`-th anonymous admission still counted (none: skipped). */
+  | { kind: 'undo'; subject: number; id: string | undefined; pick: number }
   | { kind: 'ban'; subject: number; dt: number; ms: number }
   | { kind: 'unban'; subject: number }
   | { kind: 'reset'; subject: number };
@@ -55,7 +56,15 @@ const operationArbitrary: fc.Arbitrary<Operation> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('peek' as const), subject: fc.nat(SUBJECTS - 1), dt: stepArbitrary }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('undo' as const), subject: fc.nat(SUBJECTS - 1), id: fc.constantFrom(...IDS) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('undo' as const),
+      subject: fc.nat(SUBJECTS - 1),
+      id: fc.option(fc.constantFrom(...IDS), { nil: undefined, freq: 3 }),
+      pick: fc.nat(7),
+    }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -138,6 +147,17 @@ async function replayAgainstModel(store: LimiterStore, rules: Rule[], operations
   const subjectOf = (index: number) => `${prefix}${index}`;
   let now = nextBase;
   const trace: string[] = [];
+  // Per subject, the times of admissions made without an id and not yet undone: an undo without an
+  // id may take back only those, each at most once (the caller's promise in types.ts).
+  const anonymous = new Map<string, number[]>();
+  const anonymousOf = (subject: string) => {
+    let times = anonymous.get(subject);
+    if (!times) {
+      times = [];
+      anonymous.set(subject, times);
+    }
+    return times;
+  };
   try {
     for (const operation of operations) {
       const subject = subjectOf(operation.subject);
@@ -150,12 +170,22 @@ async function replayAgainstModel(store: LimiterStore, rules: Rule[], operations
           const expected = model.check(subject, normalized, operation.id, now);
           const actual = await limiter.check({ subject, rules, requestId: operation.id, now });
           expectSameDecision(actual, expected, trace);
+          if (operation.id === undefined && actual.allowed) anonymousOf(subject).push(actual.at);
           break;
         }
         case 'peek':
           expectSameDecision(await limiter.peek({ subject, rules, now }), model.peek(subject, normalized, now), trace);
           break;
         case 'undo': {
+          if (operation.id === undefined) {
+            const times = anonymousOf(subject);
+            if (times.length === 0) break;
+            const [at] = times.splice(operation.pick % times.length, 1) as [number];
+            trace.push(`  (anonymous, at t+${at - nextBase})`);
+            model.undo(subject, normalized, undefined, at);
+            await limiter.undo({ subject, rules, at });
+            break;
+          }
           const at = model.loggedTime(subject, operation.id) ?? now;
           model.undo(subject, normalized, operation.id, at);
           await limiter.undo({ subject, rules, requestId: operation.id, at });
@@ -173,6 +203,7 @@ async function replayAgainstModel(store: LimiterStore, rules: Rule[], operations
           break;
         }
         case 'reset':
+          anonymous.delete(subject);
           model.reset(subject);
           await limiter.reset(subject);
           break;

@@ -17,7 +17,15 @@ interface Admission {
   logged: boolean;
 }
 
-type Operation = { kind: 'admit'; admission: Admission } | { kind: 'undo'; admission: Admission } | { kind: 'trim'; horizon: number };
+/**
+ * `undo` takes an admission back everywhere (an undo by request id); `undo-counters` only from the
+ * counting algorithms (an undo without an id: its log entry, if any, stays).
+ */
+type Operation =
+  | { kind: 'admit'; admission: Admission }
+  | { kind: 'undo'; admission: Admission }
+  | { kind: 'undo-counters'; admission: Admission }
+  | { kind: 'trim'; horizon: number };
 
 interface SubjectHistory {
   operations: Operation[];
@@ -52,8 +60,19 @@ export class ReferenceModel {
     return decide(history, rules, now);
   }
 
-  undo(subject: string, _rules: readonly NormalizedRule[], requestId: string, _at: number): void {
+  /**
+   * With an id: the logged admission with that id, if any. Without: the caller's promise (an
+   * admission without id at `at`, undone at most once) is checked here, so a harness that breaks
+   * it fails loudly instead of comparing against a meaningless model.
+   */
+  undo(subject: string, _rules: readonly NormalizedRule[], requestId: string | undefined, at: number): void {
     const history = this.historyOf(subject);
+    if (requestId === undefined) {
+      const admission = admissionsOf(history).find((candidate) => candidate.id === undefined && candidate.time === at);
+      if (!admission) throw new Error(`model: no anonymous admission at ${at} left to undo`);
+      history.operations.push({ kind: 'undo-counters', admission });
+      return;
+    }
     const entry = logOf(history).find((candidate) => candidate.id === requestId);
     if (entry) history.operations.push({ kind: 'undo', admission: entry });
   }
@@ -117,10 +136,12 @@ function maxBanOfHitRules(history: SubjectHistory, rules: readonly NormalizedRul
   return ban;
 }
 
-/** The admissions in effect: admitted and not undone. */
+/** The admissions the counting algorithms see: admitted and not undone (with or without an id). */
 function admissionsOf(history: SubjectHistory): Admission[] {
   const undone = new Set<Admission>();
-  for (const operation of history.operations) if (operation.kind === 'undo') undone.add(operation.admission);
+  for (const operation of history.operations) {
+    if (operation.kind === 'undo' || operation.kind === 'undo-counters') undone.add(operation.admission);
+  }
   const result: Admission[] = [];
   for (const operation of history.operations) {
     if (operation.kind === 'admit' && !undone.has(operation.admission)) result.push(operation.admission);
@@ -214,7 +235,7 @@ function tatOf(history: SubjectHistory, rule: NormalizedRule, _index: number): n
     if (operation.kind === 'admit') {
       const a = operation.admission.time;
       tat = Math.max(tat ?? a, a) + T;
-    } else if (operation.kind === 'undo' && tat !== undefined) {
+    } else if ((operation.kind === 'undo' || operation.kind === 'undo-counters') && tat !== undefined) {
       tat = Math.max(tat - T, operation.admission.time);
     }
   }

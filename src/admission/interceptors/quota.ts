@@ -30,15 +30,14 @@ export function quotaInterceptor(directory: TenantDirectory, limiter: Limiter): 
       const tenant = context.tenant!;
       const undos: Undo[] = [];
       const take = async (subject: string, rules: Rule[], what: string) => {
-        // The request id lets undo take back exactly this attempt (the limiter undoes only logged ids).
-        const decision = await limiter.check({ subject, rules, requestId: context.id, now: context.now });
+        const decision = await limiter.check({ subject, rules, now: context.now });
         if (!decision.allowed) {
           throw new SluiceError('QUOTA_EXCEEDED', `the tenant's ${what} is used up`, {
             retryAfterMs: decision.retryAfterMs,
             details: { quota: what },
           });
         }
-        undos.push(() => limiter.undo({ subject, rules, requestId: context.id, at: decision.at }));
+        undos.push(() => limiter.undo({ subject, rules, at: decision.at }));
       };
       const undoAll: Undo = async () => {
         for (const undo of undos.reverse()) await undo();

@@ -53,13 +53,10 @@ async function printDemo(runtime: Awaited<ReturnType<typeof createRuntime>>, add
   for (const channel of ['sms', 'email'] as const) await admin.setRules(tenant.id, channel, SEED_RULES);
   console.log(`
 Demo tenant "${tenant.name}" (${tenant.id}) created with the seed rules for sms and email:
-  1 min 3, 1 h 10, 1 day 50; ban 10 min on breach. Its API key (shown once):
+1 min 3, 1 h 10, 1 day 50; ban 10 min on breach. Its API key is shown once: ${tenant.apiKey}
 
-  export SLUICE_API_KEY=${tenant.apiKey}
+Send a message (the console provider prints it here); the 4th to one number within a minute is 429:
 
-Send a message (the console provider prints it); the 4th to one number within a minute is 429:
-
-  curl -s ${address}/v1/messages -H "Authorization: Bearer $SLUICE_API_KEY" \\
-    -H 'Content-Type: application/json' -d '{"channel":"sms","to":"+8613800138000","body":"Your code is 1234"}'
+  curl -si ${address}/v1/messages -H 'Authorization: Bearer ${tenant.apiKey}' -H 'Content-Type: application/json' -d '{"channel":"sms","to":"+8613800138000","body":"Your code is 1234"}'
 `);
 }

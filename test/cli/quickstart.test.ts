@@ -1,0 +1,68 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+// The child runs in an empty directory, where `--import tsx` would not resolve: name the loader by path.
+const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/**
+ * The README quick start on a fresh directory: `serve --demo` on the embedded default prints a curl
+ * line with a key; sending it prints the message through the console provider; the fourth send to
+ * one number within a minute is 429.
+ */
+describe('quick start (serve --demo)', () => {
+  let child: ChildProcess | undefined;
+  afterAll(() => {
+    child?.kill('SIGTERM');
+  });
+
+  it('goes from nothing to a printed message and a 429 on the fourth send', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'sluice-quickstart-'));
+    const port = await freePort();
+    const env = { ...process.env, SLUICE_PORT: String(port), SLUICE_LOG_LEVEL: 'warn' };
+    for (const key of Object.keys(env))
+      if (key.startsWith('SLUICE_') && key !== 'SLUICE_PORT' && key !== 'SLUICE_LOG_LEVEL') delete env[key];
+    child = spawn(process.execPath, ['--import', tsx, cli, 'serve', '--demo'], { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const waitFor = async (pattern: RegExp) => {
+      for (let i = 0; i < 300 && !pattern.test(output); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      return pattern.exec(output);
+    };
+    const curl = await waitFor(/curl -si (\S+) -H 'Authorization: Bearer (sk_[\w-]+)'/);
+    expect(curl, output).not.toBeNull();
+    const [, url, key] = curl!;
+    const send = () =>
+      fetch(url!, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ channel: 'sms', to: '+8613800138000', body: 'Your code is 1234' }),
+      });
+    const first = await send();
+    expect(first.status).toBe(202);
+    const { id } = (await first.json()) as { id: string };
+    expect(await waitFor(new RegExp(`\\[sluice sms\\] id=${id} .*to=\\+8613800138000 body="Your code is 1234"`))).not.toBeNull();
+    expect((await send()).status).toBe(202);
+    expect((await send()).status).toBe(202);
+    const fourth = await send();
+    expect(fourth.status).toBe(429);
+    expect(Number(fourth.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await fourth.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+  }, 60_000);
+});

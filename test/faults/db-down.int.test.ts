@@ -51,7 +51,7 @@ describeWith(pgBin, 'PostgreSQL 15 binaries (/usr/lib/postgresql/15/bin)', 'faul
   it('answers 503 UNAVAILABLE quickly while PostgreSQL is down, writes nothing half, and recovers without a restart', async () => {
     onTestFailed(() => console.log(`sluice log tail:\n${service.logTail(60)}`));
     const tenant = await createTenant(service.base, 'fault-admin');
-    const load = new LoadLoop(service.base, tenant.apiKey, RATE, RATE * 25);
+    const load = new LoadLoop(service.base, tenant.apiKey, RATE, RATE * 40);
     let stopAt = 0;
     let stoppedAt = 0;
     let startAt = 0;
@@ -117,5 +117,5 @@ describeWith(pgBin, 'PostgreSQL 15 binaries (/usr/lib/postgresql/15/bin)', 'faul
     expect(rows.size).toBe(accepted.length); // no row for a request answered 503
     expect(recoveredAt).toBeDefined();
     expect((recoveredAt ?? Number.POSITIVE_INFINITY) - startedAt).toBeLessThan(5000);
-  }, 45_000);
+  }, 60_000);
 });

@@ -41,6 +41,9 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
       SLUICE_REDIS_URL: redis.url,
       SLUICE_REDIS_KEY_PREFIX: `fault-down-${process.pid}:`,
       SLUICE_ADMIN_TOKEN: 'fault-admin',
+      // The drill is about the limiter's path. A tenant-config reload during the outage would wait
+      // for Redis (LiveCache reads Redis without a timeout: see docs/degradation.md "Measured").
+      SLUICE_CONFIG_CACHE_MS: '600000',
     });
   });
 
@@ -54,7 +57,7 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
     onTestFailed(() => console.log(`sluice breaker changes:\n${service.logLines('breaker')}\nlog tail:\n${service.logTail(10)}`));
     const tenant = await createTenant(service.base, 'fault-admin');
     const poller = new MetricsPoller(service.base);
-    const load = new LoadLoop(service.base, tenant.apiKey, RATE, RATE * 25);
+    const load = new LoadLoop(service.base, tenant.apiKey, RATE, RATE * 40);
     let stopAt = 0;
     let restartedAt = 0;
     let closedAt: number | undefined;
@@ -63,7 +66,7 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
     try {
       // Steady state on Redis. (The first calls of a new process can be slow enough to open the
       // breaker once: script loading and a cold JIT. Wait until it has been closed for a second.)
-      expect(await waitUntil(() => poller.steady(0, 1000), 10_000)).toBeDefined();
+      expect(await waitUntil(() => poller.steady(0, 1000), 15_000)).toBeDefined();
 
       stopAt = now();
       await redis.kill();
@@ -74,10 +77,10 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
 
       restartedAt = now();
       await redis.restart();
-      closedAt = await waitUntil(async () => (await poller.read()).state === 0, 10_000);
+      closedAt = await waitUntil(async () => (await poller.read()).state === 0, 12_000);
       // Back on Redis for good: closed, and no decision made by the fallback, for a whole second.
       // (Right after recovery the first calls can be slow again and reopen it once: that counts.)
-      if (await waitUntil(() => poller.steady(0, 1000), 10_000)) steadyAt = poller.steadySince(0);
+      if (await waitUntil(() => poller.steady(0, 1000), 12_000)) steadyAt = poller.steadySince(0);
     } finally {
       await load.stop();
       await poller.stop();
@@ -130,8 +133,9 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
     expect(degradedTotal).toBeGreaterThan(0);
     expect(readyWhileDown?.body.checks?.limiter?.detail).toMatch(/^breaker (open|half-open)$/);
     expect(closedAt).toBeDefined();
-    expect(recovered).toBeLessThan(5000);
+    // A few seconds: reconnection backoff, then each failed round of half-open probes costs another open period.
+    expect(recovered).toBeLessThan(8000);
     expect(steadyAt).toBeDefined();
-    expect(backOnRedis).toBeLessThan(8000);
-  }, 45_000);
+    expect(backOnRedis).toBeLessThan(10_000);
+  }, 60_000);
 });

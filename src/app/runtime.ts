@@ -187,11 +187,12 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
               redis.ping(),
               new Promise((_, reject) => setTimeout(() => reject(new Error('ping timed out')), 1000).unref()),
             ]);
-            checks.redis = { ok: true };
+            checks.redis = { ok: true, detail: 'reachable' };
           } catch (error) {
-            checks.redis = { ok: false, detail: (error as Error).message };
+            // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
+            // taking every instance out of the load balancer would turn a degraded service into none.
+            checks.redis = { ok: true, detail: `unreachable (${(error as Error).message}): decisions use the fallback` };
           }
-          // Degraded is still ready: decisions go on in the fallback. The state is shown, not judged.
           checks.limiter = { ok: true, detail: `breaker ${degrading?.state() ?? 'closed'}` };
         } else {
           checks.limiter = { ok: true, detail: 'in process (embedded)' };

@@ -89,6 +89,8 @@ export interface LiveCacheOptions<T> {
   redis?: Pick<Redis, 'mget' | 'set' | 'incr' | 'pexpire'>;
   redisTtlMs?: number;
   stats?: CacheStats;
+  /** A Redis read slower than this is abandoned for SQL (Redis is only a cache here); default 100 ms. */
+  redisTimeoutMs?: number;
   /** Prefix of the Redis keys; default `sluice:`. */
   keyPrefix?: string;
   /** Bounds memory: the oldest entries go first. */
@@ -96,6 +98,15 @@ export interface LiveCacheOptions<T> {
 }
 
 const MISSING = '\u0000missing';
+
+/** Rejects after `ms`; the late answer, if any, is ignored. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis config read timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
 
 /**
  * A read-through cache over SQL with a Redis level and bus invalidation. Concurrent misses of one
@@ -150,7 +161,7 @@ export class LiveCache<T> {
     let version = '0';
     if (redis) {
       try {
-        const [text, currentVersion] = await redis.mget(valueKey, versionKey);
+        const [text, currentVersion] = await withTimeout(redis.mget(valueKey, versionKey), this.options.redisTimeoutMs ?? 100);
         version = currentVersion ?? '0';
         const separator = text?.indexOf('|') ?? -1;
         if (text && separator > 0 && text.slice(0, separator) === version) {

@@ -104,7 +104,7 @@ for (const target of targets) {
       expect((await limiter.check({ subject, rules })).code).toBe('BANNED');
     });
 
-    it('sets a TTL on every key it writes: log = longest window, counters = longest span, ban = its remaining time', async () => {
+    it('sets a TTL on every key it writes: log = 2 x longest window, counters = longest span, ban = its remaining time', async () => {
       const own = `${prefix}:ttl${randomUUID().slice(0, 4)}`;
       const limiter = new Limiter({ store: new RedisStore({ client: client(), prefix: own }) });
       const rules: Rule[] = [
@@ -124,10 +124,53 @@ for (const target of targets) {
       expect(keys).toHaveLength(3 * subjects.length + 1);
       for (const key of keys) {
         const ttl = await client().pttl(key);
-        const limit = key.endsWith(':log') ? 50_000 : key.endsWith(':ctr') ? 11 * 5000 : 90_000;
-        expect(ttl, key).toBeGreaterThan(0);
+        const limit = key.endsWith(':log') ? 2 * 50_000 : key.endsWith(':ctr') ? 11 * 5000 : 90_000;
+        // The log's TTL was set when its first entry went in: more than the longest window.
+        expect(ttl, key).toBeGreaterThan(key.endsWith(':log') ? 50_000 : 0);
         expect(ttl, key).toBeLessThanOrEqual(limit);
       }
+      await deleteKeys(client(), own);
+    });
+
+    it('resets TTLs only when needed: the log when it was empty or lost entries, counters on a new window', async () => {
+      const own = `${prefix}:ttl${randomUUID().slice(0, 4)}`;
+      const store = new RedisStore({ client: client(), prefix: own });
+      const limiter = new Limiter({ store });
+      const L = 60_000;
+      const rules: Rule[] = [
+        { windowMs: L, limit: 100 },
+        { windowMs: L, limit: 100, algorithm: 'fixed-window' },
+      ];
+      const subject = 'ttl:policy';
+      const { log, counters } = store.keysOf(subject);
+      const far = 5_000_000;
+      const t0 = Date.UTC(2030, 0, 1);
+      const pttl = (key: string) => client().pttl(key);
+      // Into an empty log and a new window: both TTLs set.
+      expect((await limiter.check({ subject, rules, now: t0 })).allowed).toBe(true);
+      expect(await pttl(log)).toBeGreaterThan(L);
+      expect(await pttl(log)).toBeLessThanOrEqual(2 * L);
+      expect(await pttl(counters)).toBeLessThanOrEqual(L);
+      // Marked far out: an admission that trims nothing, into the same window, leaves both alone.
+      await client().pexpire(log, far);
+      await client().pexpire(counters, far);
+      expect((await limiter.check({ subject, rules, now: t0 + 1000 })).allowed).toBe(true);
+      expect(await pttl(log)).toBeGreaterThan(2 * L);
+      expect(await pttl(counters)).toBeGreaterThan(2 * L);
+      // A new fixed window: the counters' TTL is set again; the trim removes the entry at t0: so is the log's.
+      expect((await limiter.check({ subject, rules, now: t0 + L + 500 })).allowed).toBe(true);
+      expect(await pttl(counters)).toBeLessThanOrEqual(L);
+      expect(await pttl(log)).toBeLessThanOrEqual(2 * L);
+      // A peek whose trim removes an entry resets the log's TTL too (the oldest entry moved on).
+      await client().pexpire(log, far);
+      await limiter.peek({ subject, rules, now: t0 + L + 1500 });
+      expect(await client().zcard(log)).toBe(1);
+      expect(await pttl(log)).toBeLessThanOrEqual(2 * L);
+      // So does an undo that removes an entry.
+      expect((await limiter.check({ subject, rules, now: t0 + L + 2000, requestId: 'u' })).allowed).toBe(true);
+      await client().pexpire(log, far);
+      await limiter.undo({ subject, rules, requestId: 'u', at: t0 + L + 2000 });
+      expect(await pttl(log)).toBeLessThanOrEqual(2 * L);
       await deleteKeys(client(), own);
     });
 

@@ -49,7 +49,8 @@ export interface RedisStoreOptions {
    */
   clock?: Clock;
   /**
-   * Floor of every TTL written, default 0 (TTL = longest window, ban = its remaining time). TTLs
+   * Floor of every TTL written, default 0 (log: 2 × the longest window, counters: the longest span
+   * a counter matters, ban: its remaining time; see scripts/check-batch.lua for when each is set). TTLs
    * run on the Redis server's clock: a test or replay passing `now` from another clock raises
    * this so keys do not vanish while its clock stands still.
    */

@@ -27,12 +27,34 @@ admission updates it once):
   f<w>:<k> = admitted in fixed window k, f<w> = newest window index written
   s<b>:<k> = admitted in sliding-counter bucket k (b = bucket ms), s<b> = newest bucket index written
   t<w>:<limit> = token-bucket theoretical arrival time (a double, %.17g)
-TTLs: log = longest window of the set; counters = the longest span a field still matters
-(fixed-window and token-bucket: w; sliding-counter: 11 buckets); ban = its remaining time.
 Bans of the whole call are read with one MGET; bans this call writes override what it read.
 
+TTLs (cleanup only: decisions never depend on them) are set only when needed, because a PEXPIRE
+on every admission cost ~6k instructions of an admitting decision's ~52k (callgrind, one
+sliding-log rule, batches of 100). They assume decision times follow
+the Redis clock (the default; callers passing `now` from another clock raise minTtlMs). With D a
+TTL below, setting it at time s makes the key expire at s + D, so expiry never moves earlier
+(D is fixed per rule set, s only grows). Every TTL is at least minTtlMs.
+- ban: its remaining time, set with the ban.
+- log: D = 2L (L = longest window of the set), set when the log may have been empty before this
+  record (the longest sliding-log rule counted 0, or the set has none), and whenever the trim (or
+  an undo) removed entries, on any path. Claim: an entry added at t lives until >= t + L.
+  Invariant K: while the log is non-empty its expiry E >= o + 2L, o = its oldest entry time.
+  Setting E = s + 2L keeps K (every entry is <= s); adding entries does not change o (they are
+  newer); removing entries can raise o, and every removal resets E. Now add an entry at t: if the
+  log may have been empty, E = t + 2L; otherwise the trim at t removed nothing and left entries,
+  all > t - L, so o > t - L and by K, E >= o + 2L > t + L. E never moving earlier, the entry lives
+  until >= t + L, so it is never lost while a window can count it. An idle log vanishes within 2L
+  of its last write.
+- counters: D = the longest span a field still matters after its window or bucket began
+  (fixed-window: w, sliding-counter: 11 buckets, token-bucket: w), set when an admission creates a
+  fixed-window or sliding-counter field (HINCRBY answered 1: it was created at t >= the start of
+  its window, which matters until start + span <= t + D), and on every admission of a set with a
+  token-bucket rule (its tat <= t + w must outlive t + w).
+
 Cost: each redis.call costs ~6-9k instructions, about what a whole command costs a client, so
-the common path (one sliding-log rule, no id) makes four: ZREMRANGEBYSCORE, ZCOUNT, ZADD, PEXPIRE.
+the common path (one sliding-log rule, no id) makes three: ZREMRANGEBYSCORE, ZCOUNT, ZADD (plus
+PEXPIRE when the log was empty or the trim removed entries).
 ]]
 
 local floor, ceil, fmt, max = math.floor, math.ceil, string.format, math.max
@@ -48,7 +70,7 @@ for s = 1, setCount do
   local n = tonumber(ARGV[p])
   if not n then return { -1 } end
   p = p + 1
-  local set = { n = n, alg = {}, w = {}, lim = {}, ban = {}, field = {}, own = {}, longest = 0, logRule = 0, ctrTtl = 0 }
+  local set = { n = n, alg = {}, w = {}, lim = {}, ban = {}, field = {}, own = {}, longest = 0, logRule = 0, ctrTtl = 0, bucket = false }
   local seen = {}
   for i = 1, n do
     local a, w, lim, ban = tonumber(ARGV[p]), tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3])
@@ -66,6 +88,7 @@ for s = 1, setCount do
       field, span = 'f' .. fmt('%d', w), w
     elseif a == 4 then
       field, span = 't' .. fmt('%d', w) .. ':' .. fmt('%d', lim), w
+      set.bucket = true
     else
       return { -1 }
     end
@@ -78,7 +101,7 @@ for s = 1, setCount do
       if span > set.ctrTtl then set.ctrTtl = span end
     end
   end
-  set.logTtl = fmt('%d', max(set.longest, minTtl))
+  set.logTtl = fmt('%d', max(2 * set.longest, minTtl))
   set.ctrTtlText = fmt('%d', max(set.ctrTtl, minTtl))
   sets[s] = set
 end
@@ -139,7 +162,8 @@ for d = 1, decisions do
 
   -- Step 0: trim the log to the longest window of the set.
   local horizon = fmt('%d', t - set.longest)
-  redis.call('ZREMRANGEBYSCORE', kl, '-inf', horizon)
+  -- A removal may raise the log's oldest entry: its TTL is reset below, whatever the decision.
+  local logTtlDue = redis.call('ZREMRANGEBYSCORE', kl, '-inf', horizon) > 0
 
   -- Count every rule at t (the formulas of types.ts, same operations in the same order).
   local hitRule, retry, maxBan = -1, 0, 0
@@ -233,9 +257,11 @@ for d = 1, decisions do
       else
         redis.call('ZADD', kl, tText, member)
       end
-      redis.call('PEXPIRE', kl, set.logTtl)
+      -- The log may have been empty (a count of 0 under its longest sliding-log rule, or no such rule).
+      if set.logRule == 0 or counts[set.logRule] == 0 then logTtlDue = true end
     end
     if set.ctrTtl > 0 then
+      local ctrTtlDue = set.bucket
       for i = 1, n do
         if set.own[i] then
           local a, field = set.alg[i], set.field[i]
@@ -246,6 +272,7 @@ for d = 1, decisions do
             if a == 2 then k = floor(t / ceil(set.w[i] / 10)) else k = floor(t / set.w[i]) end
             if redis.call('HINCRBY', kc, field .. ':' .. fmt('%d', k), 1) == 1 then
               -- A new window or bucket: drop the ones that no longer count, remember the newest.
+              ctrTtlDue = true
               local last = tonumber(redis.call('HGET', kc, field))
               if not last or last < k then
                 if last then
@@ -263,9 +290,10 @@ for d = 1, decisions do
           end
         end
       end
-      redis.call('PEXPIRE', kc, set.ctrTtlText)
+      if ctrTtlDue then redis.call('PEXPIRE', kc, set.ctrTtlText) end
     end
   end
+  if logTtlDue then redis.call('PEXPIRE', kl, set.logTtl) end
 
   o = o + 1; out[o] = code
   o = o + 1; out[o] = hitRule

@@ -1,11 +1,11 @@
-import type { Decision, Limiter } from '../limiter/index.js';
+import type { Decision } from '../limiter/index.js';
 import { AdmissionChain, type ChainObserver } from './chain.js';
 import { authInterceptor } from './interceptors/auth.js';
 import { blacklistInterceptor } from './interceptors/blacklist.js';
 import { frequencyInterceptor } from './interceptors/frequency.js';
 import { idempotencyInterceptor } from './interceptors/idempotency.js';
 import { persistInterceptor } from './interceptors/persist.js';
-import { quotaInterceptor } from './interceptors/quota.js';
+import { type QuotaCounter, quotaInterceptor } from './interceptors/quota.js';
 import { tenantStatusInterceptor } from './interceptors/tenant-status.js';
 import { type ValidationOptions, validationInterceptor } from './interceptors/validation.js';
 import type { BlacklistLookup, FrequencyGate, MessageWriter, TenantDirectory } from './ports.js';
@@ -15,7 +15,7 @@ export interface DefaultChainDeps {
   blacklist: BlacklistLookup;
   messages: MessageWriter;
   /** Counts tenant quotas (QPS, daily). */
-  quotaLimiter: Limiter;
+  quotaLimiter: QuotaCounter;
   frequency: FrequencyGate;
   validation: ValidationOptions;
   observer?: ChainObserver;

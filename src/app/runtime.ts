@@ -146,7 +146,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       directory,
       blacklist: repositories.blacklist,
       messages: writer,
-      quotaLimiter: limiter,
+      quotaLimiter: degrading ?? limiter,
       frequency,
       validation: { defaultRegion: settings.defaultRegion, scheduleHorizonMs: settings.scheduleHorizonDays * 86_400_000 },
       onDecision: (channel, decision) =>

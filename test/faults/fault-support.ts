@@ -261,6 +261,13 @@ export async function createTenant(base: string, adminToken: string): Promise<{ 
     body: JSON.stringify({ rules: [{ windowSeconds: 60, limit: 3, banSeconds: 0 }] }),
   });
   if (rules.status !== 200) throw new Error(`set rules: ${rules.status} ${await rules.text()}`);
+  // Quotas too (far above the load), so the drills show they also go on in the fallback.
+  const quotas = await fetch(`${base}/v1/admin/tenants/${tenant.id}`, {
+    method: 'PATCH',
+    headers: admin,
+    body: JSON.stringify({ qpsLimit: 10_000, dailyQuotas: { sms: 1_000_000 } }),
+  });
+  if (quotas.status !== 200) throw new Error(`set quotas: ${quotas.status} ${await quotas.text()}`);
   return tenant;
 }
 

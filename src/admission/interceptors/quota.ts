@@ -1,17 +1,26 @@
 import { isChannel } from '../../channels.js';
 import { SluiceError } from '../../errors.js';
-import type { Limiter, Rule } from '../../limiter/index.js';
+import type { CheckRequest, Decision, Rule, UndoRequest } from '../../limiter/index.js';
 import type { Interceptor, Undo } from '../chain.js';
 import type { TenantDirectory } from '../ports.js';
 
 const DAY_MS = 86_400_000;
 
 /**
+ * What counts quotas: a Limiter, or the DegradingLimiter (so quotas, like recipient rules, go on
+ * in the fallback while Redis is away). `degraded` tells the undo which store decided.
+ */
+export interface QuotaCounter {
+  check(request: CheckRequest): Promise<Decision & { degraded?: string }>;
+  undo(request: UndoRequest & { degraded?: string }): Promise<unknown>;
+}
+
+/**
  * Tenant quotas: requests per second (token bucket, any channel) and admitted messages per UTC day
  * per channel (fixed window aligned to midnight UTC, as a daily quota is read by people).
  * Runs before validation (DESIGN.md §4); a later rejection gives the quota back through the undo.
  */
-export function quotaInterceptor(directory: TenantDirectory, limiter: Limiter): Interceptor {
+export function quotaInterceptor(directory: TenantDirectory, limiter: QuotaCounter): Interceptor {
   // One rule array per limit value, so the limiter's normalisation cache hits.
   const qpsRules = new Map<number, Rule[]>();
   const dailyRules = new Map<number, Rule[]>();
@@ -30,14 +39,17 @@ export function quotaInterceptor(directory: TenantDirectory, limiter: Limiter): 
       const tenant = context.tenant!;
       const undos: Undo[] = [];
       const take = async (subject: string, rules: Rule[], what: string) => {
-        const decision = await limiter.check({ subject, rules, now: context.now });
+        // No request id: quotas need no per-attempt log (a daily quota would keep one id per send);
+        // the undo takes the count back anonymously. No `now`: the store's clock (Redis TIME) decides.
+        const decision = await limiter.check({ subject, rules });
         if (!decision.allowed) {
           throw new SluiceError('QUOTA_EXCEEDED', `the tenant's ${what} is used up`, {
             retryAfterMs: decision.retryAfterMs,
             details: { quota: what },
           });
         }
-        undos.push(() => limiter.undo({ subject, rules, at: decision.at }));
+        const { degraded } = decision;
+        undos.push(() => limiter.undo({ subject, rules, at: decision.at, ...(degraded ? { degraded } : {}) }).then(() => undefined));
       };
       const undoAll: Undo = async () => {
         for (const undo of undos.reverse()) await undo();

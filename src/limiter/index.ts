@@ -5,7 +5,7 @@
 
 export { type Clock, ManualClock, systemClock } from './clock.js';
 export * from './degrade/index.js';
-export { Limiter, type LimiterOptions, normalizeRule } from './limiter.js';
+export { Limiter, type LimiterOptions, normalizeRule, normalizeRules, validateCheckRequest } from './limiter.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory/memory-store.js';
 export { RedisStore, type RedisStoreOptions } from './stores/redis/redis-store.js';
 export * from './types.js';

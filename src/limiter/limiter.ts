@@ -46,10 +46,36 @@ export function normalizeRule(rule: Rule, index = 0): NormalizedRule {
  * ```
  * A denial is a resolved {@link Decision}; a rejection means invalid arguments or a failed store.
  */
+/** Rule arrays are usually long-lived config objects: normalise each once (so treat a rule array as immutable once passed). */
+const normalizedRules = new WeakMap<readonly Rule[], readonly NormalizedRule[]>();
+
+/** Validates a rule array (once per array object) and returns it normalised; throws RangeError. */
+export function normalizeRules(rules: readonly Rule[]): readonly NormalizedRule[] {
+  const cached = normalizedRules.get(rules);
+  if (cached) return cached;
+  if (!Array.isArray(rules) || rules.length === 0) throw new RangeError('rules must be a non-empty array');
+  if (rules.length > 16) throw new RangeError('at most 16 rules per check');
+  const result = Object.freeze(rules.map((rule, index) => normalizeRule(rule, index)));
+  normalizedRules.set(rules, result);
+  return result;
+}
+
+/**
+ * Throws TypeError/RangeError for a malformed check request; returns its rules normalised. Shared
+ * by every limiter front (Limiter, DegradingLimiter), so a store failure is never mistaken for bad
+ * arguments, or the reverse.
+ */
+export function validateCheckRequest(request: CheckRequest): readonly NormalizedRule[] {
+  if (request === null || typeof request !== 'object') throw new TypeError('request must be an object');
+  const rules = normalizeRules(request.rules);
+  checkSubject(request.subject);
+  checkNow(request.now);
+  if (request.requestId !== undefined) checkRequestId(request.requestId);
+  return rules;
+}
+
 export class Limiter {
   readonly store: LimiterStore;
-  /** Rule arrays are usually long-lived config objects: normalise each once (so treat a rule array as immutable once passed). */
-  private readonly normalized = new WeakMap<readonly Rule[], readonly NormalizedRule[]>();
 
   constructor(options: LimiterOptions) {
     if (!options?.store) throw new TypeError('Limiter needs a store');
@@ -59,10 +85,7 @@ export class Limiter {
   /** Decide one attempt and record it when allowed (semantics: src/limiter/types.ts). */
   check(request: CheckRequest): Promise<Decision> {
     try {
-      const rules = this.rulesOf(request.rules);
-      checkSubject(request.subject);
-      checkNow(request.now);
-      if (request.requestId !== undefined) checkRequestId(request.requestId);
+      const rules = validateCheckRequest(request);
       return this.store.check(request.subject, rules, request.requestId, request.now);
     } catch (error) {
       return Promise.reject(error);
@@ -71,7 +94,7 @@ export class Limiter {
 
   /** The decision a check would make now, without recording or banning. */
   async peek(request: Omit<CheckRequest, 'requestId'>): Promise<Decision> {
-    const rules = this.rulesOf(request.rules);
+    const rules = normalizeRules(request.rules);
     checkSubject(request.subject);
     checkNow(request.now);
     return this.store.peek(request.subject, rules, request.now);
@@ -83,7 +106,7 @@ export class Limiter {
    * are taken back at `at` unconditionally, so undo each such attempt at most once.
    */
   async undo(request: UndoRequest): Promise<void> {
-    const rules = this.rulesOf(request.rules);
+    const rules = normalizeRules(request.rules);
     checkSubject(request.subject);
     if (request.requestId !== undefined) checkRequestId(request.requestId);
     if (request.at === undefined) throw new TypeError('at must be the Decision.at of the admitted attempt');
@@ -109,16 +132,6 @@ export class Limiter {
   async unban(subject: string): Promise<boolean> {
     checkSubject(subject);
     return this.store.unban(subject);
-  }
-
-  private rulesOf(rules: readonly Rule[]): readonly NormalizedRule[] {
-    const cached = this.normalized.get(rules);
-    if (cached) return cached;
-    if (!Array.isArray(rules) || rules.length === 0) throw new RangeError('rules must be a non-empty array');
-    if (rules.length > 16) throw new RangeError('at most 16 rules per check');
-    const result = Object.freeze(rules.map((rule, index) => normalizeRule(rule, index)));
-    this.normalized.set(rules, result);
-    return result;
   }
 }
 

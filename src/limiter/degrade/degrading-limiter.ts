@@ -21,7 +21,7 @@
  * (TypeError/RangeError), in every state.
  */
 import type { Limiter } from '../limiter.js';
-import { normalizeRule } from '../limiter.js';
+import { validateCheckRequest } from '../limiter.js';
 import type { CheckRequest, DecisionCode, Rule, UndoRequest } from '../types.js';
 import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { type DegradedDecision, divideRules, type FallbackMode, type FallbackPolicy, validateFallbackPolicy } from './fallback-policy.js';
@@ -192,32 +192,5 @@ export class DegradingLimiter {
     } catch {
       // A broken listener must not break decisions.
     }
-  }
-}
-
-const validatedRules = new WeakSet<readonly Rule[]>();
-
-/**
- * The argument checks of {@link Limiter.check}, done before calling the primary, so that a
- * rejection from the primary always means a store failure (and invalid arguments are never
- * mistaken for an outage, nor answered from the fallback).
- */
-function validateCheckRequest(request: CheckRequest): void {
-  if (request === null || typeof request !== 'object') throw new TypeError('request must be an object');
-  const { rules, subject, now, requestId } = request;
-  if (!validatedRules.has(rules)) {
-    if (!Array.isArray(rules) || rules.length === 0) throw new RangeError('rules must be a non-empty array');
-    if (rules.length > 16) throw new RangeError('at most 16 rules per check');
-    for (const [index, rule] of rules.entries()) normalizeRule(rule, index);
-    validatedRules.add(rules);
-  }
-  if (typeof subject !== 'string' || subject.length === 0 || subject.length > 512) {
-    throw new TypeError('subject must be a string of 1 to 512 characters');
-  }
-  if (now !== undefined && !(typeof now === 'number' && Number.isInteger(now) && now >= 0)) {
-    throw new TypeError('now must be a non-negative integer (epoch ms)');
-  }
-  if (requestId !== undefined && (typeof requestId !== 'string' || requestId.length === 0)) {
-    throw new TypeError('requestId must be a non-empty string');
   }
 }

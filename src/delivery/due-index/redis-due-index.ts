@@ -4,16 +4,16 @@
  * operation is atomic and works on Redis Cluster (one hash tag per partition).
  */
 import { randomBytes } from 'node:crypto';
-import { RedisScript, type ScriptClient } from '../lock/redis-script.js';
+import { LuaScript, type ScriptClient } from '../../limiter/index.js';
 import type { DueEntry, DueIndex } from './due-index.js';
 import { bucketOf, type DueIndexKeys, dueIndexKeys } from './keys.js';
 
 const scripts = new URL('./scripts/', import.meta.url);
-const addScript = RedisScript.fromFile(scripts, 'add');
-const claimScript = RedisScript.fromFile(scripts, 'claim');
-const removeScript = RedisScript.fromFile(scripts, 'remove');
-const sizeScript = RedisScript.fromFile(scripts, 'size');
-const finishRebuildScript = RedisScript.fromFile(scripts, 'finish-rebuild');
+const addScript = LuaScript.fromFile(scripts, 'add');
+const claimScript = LuaScript.fromFile(scripts, 'claim');
+const removeScript = LuaScript.fromFile(scripts, 'remove');
+const sizeScript = LuaScript.fromFile(scripts, 'size');
+const finishRebuildScript = LuaScript.fromFile(scripts, 'finish-rebuild');
 
 /** The part of an ioredis `Redis` or `Cluster` the index needs. */
 export interface DueIndexClient extends ScriptClient {
@@ -65,17 +65,18 @@ export class RedisDueIndex implements DueIndex {
     const keys = dueIndexKeys(this.prefix, partition);
     const take = Math.min(Math.floor(limit), this.maxClaim);
     if (!(take > 0)) return [];
-    const ids = await claimScript.run(this.client, [keys.buckets], [keys.bucketPrefix, now, take]);
+    const ids = await claimScript.run(this.client, 1, [keys.buckets, keys.bucketPrefix, now, take]);
     return ids as string[];
   }
 
   async remove(partition: string, id: string, dueAt?: number): Promise<void> {
     const keys = dueIndexKeys(this.prefix, partition);
-    await removeScript.run(
-      this.client,
-      [keys.buckets],
-      [keys.bucketPrefix, id, dueAt === undefined ? '' : String(bucketOf(dueAt, this.bucketMs))],
-    );
+    await removeScript.run(this.client, 1, [
+      keys.buckets,
+      keys.bucketPrefix,
+      id,
+      dueAt === undefined ? '' : String(bucketOf(dueAt, this.bucketMs)),
+    ]);
   }
 
   /**
@@ -95,7 +96,7 @@ export class RedisDueIndex implements DueIndex {
       await this.client.set(keys.rebuilt, marker);
     }
     const added = await this.addAll(keys, entries);
-    await finishRebuildScript.run(this.client, [keys.rebuilt], [marker, `ready:${token}`]);
+    await finishRebuildScript.run(this.client, 1, [keys.rebuilt, marker, `ready:${token}`]);
     return added;
   }
 
@@ -111,7 +112,7 @@ export class RedisDueIndex implements DueIndex {
       if (batch.length === 0) return;
       const args = batch;
       batch = [];
-      added += (await addScript.run(this.client, [keys.buckets], [keys.bucketPrefix, ...args])) as number;
+      added += (await addScript.run(this.client, 1, [keys.buckets, keys.bucketPrefix, ...args])) as number;
     };
     for await (const { id, dueAt } of entries) {
       if (!Number.isFinite(dueAt)) throw new Error(`due time of ${id} is not a number: ${dueAt}`);
@@ -124,6 +125,6 @@ export class RedisDueIndex implements DueIndex {
 
   async size(partition: string, dueBy?: number): Promise<number> {
     const keys = dueIndexKeys(this.prefix, partition);
-    return (await sizeScript.run(this.client, [keys.buckets], [keys.bucketPrefix, dueBy ?? ''])) as number;
+    return (await sizeScript.run(this.client, 1, [keys.buckets, keys.bucketPrefix, dueBy ?? ''])) as number;
   }
 }

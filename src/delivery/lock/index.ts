@@ -9,4 +9,3 @@ export {
   type RedisLeaseLockOptions,
   type RedisLockFactoryOptions,
 } from './redis-lease-lock.js';
-export { RedisScript, type ScriptClient } from './redis-script.js';

@@ -13,12 +13,12 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { LuaScript, type ScriptClient } from '../../limiter/index.js';
 import type { LeaseLock, LockFactory, LockLossReason } from './lease-lock.js';
-import { RedisScript, type ScriptClient } from './redis-script.js';
 
 const scripts = new URL('./scripts/', import.meta.url);
-const renewScript = RedisScript.fromFile(scripts, 'renew');
-const releaseScript = RedisScript.fromFile(scripts, 'release');
+const renewScript = LuaScript.fromFile(scripts, 'renew');
+const releaseScript = LuaScript.fromFile(scripts, 'release');
 
 /** The part of an ioredis `Redis` or `Cluster` the lock needs. */
 export interface LockClient extends ScriptClient {
@@ -152,7 +152,7 @@ export class RedisLeaseLock implements LeaseLock {
     const sentAt = this.now();
     let reply: unknown;
     try {
-      reply = await renewScript.run(this.client, [this.key], [tenure.token, this.leaseMs]);
+      reply = await renewScript.run(this.client, 1, [this.key, tenure.token, this.leaseMs]);
     } catch (error) {
       if (this.tenure !== tenure) return;
       this.onEvent({ type: 'renewal-error', name: this.name, error });
@@ -216,7 +216,7 @@ export class RedisLeaseLock implements LeaseLock {
 
   private async deleteIfOwner(token: string): Promise<void> {
     try {
-      await releaseScript.run(this.client, [this.key], [token]);
+      await releaseScript.run(this.client, 1, [this.key, token]);
     } catch (error) {
       this.onEvent({ type: 'release-error', name: this.name, error });
     }

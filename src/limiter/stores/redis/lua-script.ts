@@ -1,53 +1,51 @@
 /**
- * Loading and running the store's Lua scripts: each read once at module load, run by EVALSHA,
- * falling back to EVAL when the server answers NOSCRIPT (script caches vanish on restart,
- * failover, SCRIPT FLUSH, and are per node in a cluster). EVAL also caches the script on the
- * node that ran it, so the next EVALSHA there succeeds.
+ * Lua scripts run by EVALSHA, falling back to EVAL when the server answers NOSCRIPT (script caches
+ * vanish on restart, failover, SCRIPT FLUSH, and are per node in a cluster). EVAL also caches the
+ * script on the node that ran it, so the next EVALSHA there succeeds. Exported by the library so
+ * the rest of sluice (locks, due index) runs its scripts the same way.
  *
- * The `.lua` sources sit in `scripts/` beside this module. `tsc` does not copy them to `dist/`,
- * so the loader looks next to the compiled module first and then in the package's `src/` tree
- * (`dist/limiter/stores/redis/` → `src/limiter/stores/redis/`); a build that copies
- * `src/limiter/stores/redis/scripts/*.lua` to `dist/limiter/stores/redis/scripts/` uses the first.
+ * Sources are `.lua` files read once at module load. `npm run build` copies them next to the
+ * compiled modules; when a `dist/` folder holds no copy, the same path under `src/` is used.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** What the store needs of an ioredis `Redis` or `Cluster`. */
+/**
+ * What a script needs of an ioredis `Redis` or `Cluster`. A `Cluster` routes the call by its first
+ * key, so every key of one script must share a hash tag.
+ */
 export interface ScriptClient {
-  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
-  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  evalsha(sha1: string, numkeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
+  eval(script: string, numkeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
 }
 
-function scriptPath(file: string): string {
-  const candidates = [
-    new URL(`./scripts/${file}`, import.meta.url),
-    new URL(`../../../../src/limiter/stores/redis/scripts/${file}`, import.meta.url),
-  ];
-  for (const candidate of candidates) {
-    const path = fileURLToPath(candidate);
-    if (existsSync(path)) return path;
-  }
-  throw new Error(`Lua script ${file} not found next to ${fileURLToPath(import.meta.url)} nor in src/ (copy scripts/*.lua into dist/)`);
-}
-
-/** One Lua script: its source, its SHA1, and a runner with the NOSCRIPT fallback. */
+/** One Lua script: its name, source and SHA1, and a runner with the NOSCRIPT fallback. */
 export class LuaScript {
-  readonly source: string;
   readonly sha: string;
 
-  constructor(readonly name: string) {
-    this.source = readFileSync(scriptPath(`${name}.lua`), 'utf8');
-    this.sha = createHash('sha1').update(this.source).digest('hex');
+  constructor(
+    readonly name: string,
+    readonly source: string,
+  ) {
+    this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  /** Runs the script; `args` holds the keys first (`numKeys` of them), then ARGV. */
-  async run(client: ScriptClient, numKeys: number, args: (string | number)[]): Promise<unknown> {
+  /** Loads `<name>.lua` from a folder given as a file URL, e.g. `new URL('./scripts/', import.meta.url)`. */
+  static fromFile(folder: URL, name: string): LuaScript {
+    const built = fileURLToPath(new URL(`${name}.lua`, folder));
+    const source = built.replace(/([/\\])dist([/\\])(?!.*[/\\]dist[/\\])/, '$1src$2');
+    if (!existsSync(built) && !existsSync(source)) throw new Error(`Lua script ${name}.lua not found in ${built} nor ${source}`);
+    return new LuaScript(name, readFileSync(existsSync(built) ? built : source, 'utf8'));
+  }
+
+  /** Runs the script; `keysAndArgs` holds the keys first (`numKeys` of them), then ARGV. */
+  async run(client: ScriptClient, numKeys: number, keysAndArgs: readonly (string | number)[]): Promise<unknown> {
     try {
-      return await client.evalsha(this.sha, numKeys, ...args);
+      return await client.evalsha(this.sha, numKeys, ...keysAndArgs);
     } catch (error) {
       if (!isNoScript(error)) throw error;
-      return client.eval(this.source, numKeys, ...args);
+      return client.eval(this.source, numKeys, ...keysAndArgs);
     }
   }
 }
@@ -56,9 +54,11 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
+const folder = new URL('./scripts/', import.meta.url);
+
 /** The store's scripts, loaded once per process. */
 export const scripts = {
-  checkBatch: new LuaScript('check-batch'),
-  undo: new LuaScript('undo-2'),
-  ban: new LuaScript('ban-1'),
+  checkBatch: LuaScript.fromFile(folder, 'check-batch'),
+  undo: LuaScript.fromFile(folder, 'undo-2'),
+  ban: LuaScript.fromFile(folder, 'ban-1'),
 } as const;

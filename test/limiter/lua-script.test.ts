@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { RedisScript, type ScriptClient } from '../../../src/delivery/lock/redis-script.js';
+import { LuaScript, type ScriptClient } from '../../src/limiter/index.js';
 
 function fakeClient(cached: Set<string>): ScriptClient & { calls: string[] } {
   const calls: string[] = [];
@@ -16,34 +16,34 @@ function fakeClient(cached: Set<string>): ScriptClient & { calls: string[] } {
     },
     async eval(script, numkeys, ...rest) {
       calls.push(`eval ${numkeys} ${rest.join(' ')}`);
-      cached.add(new RedisScript('x', script).sha1);
+      cached.add(new LuaScript('x', script).sha);
       return 'evaluated';
     },
   };
 }
 
-describe('RedisScript', () => {
+describe('LuaScript', () => {
   it('falls back to EVAL on NOSCRIPT, then uses EVALSHA', async () => {
-    const script = new RedisScript('t', 'return 1');
+    const script = new LuaScript('t', 'return 1');
     const client = fakeClient(new Set());
-    expect(await script.run(client, ['k1', 'k2'], ['a', 3])).toBe('evaluated');
-    expect(await script.run(client, ['k1', 'k2'], ['a', 3])).toBe('cached');
+    expect(await script.run(client, 2, ['k1', 'k2', 'a', 3])).toBe('evaluated');
+    expect(await script.run(client, 2, ['k1', 'k2', 'a', 3])).toBe('cached');
     expect(client.calls).toEqual(['evalsha 2 k1 k2 a 3', 'eval 2 k1 k2 a 3', 'evalsha 2 k1 k2 a 3']);
   });
 
   it('passes other errors through', async () => {
-    const script = new RedisScript('t', 'return 1');
+    const script = new LuaScript('t', 'return 1');
     const client: ScriptClient = {
       evalsha: () => Promise.reject(new Error('ERR wrong number of arguments')),
       eval: () => Promise.resolve('never'),
     };
-    await expect(script.run(client, [], [])).rejects.toThrow(/wrong number/);
+    await expect(script.run(client, 0, [])).rejects.toThrow(/wrong number/);
   });
 
-  it('the lock scripts have headers naming KEYS, ARGV and the return value', async () => {
-    const folder = new URL('../../../src/delivery/lock/scripts/', import.meta.url);
+  it('the lock scripts (loaded by delivery through the library) have headers naming KEYS, ARGV and the return value', async () => {
+    const folder = new URL('../../src/delivery/lock/scripts/', import.meta.url);
     for (const name of ['renew', 'release']) {
-      const { source } = RedisScript.fromFile(folder, name);
+      const { source } = LuaScript.fromFile(folder, name);
       expect(source).toMatch(/KEYS\[1\]/);
       expect(source).toMatch(/ARGV\[1\]/);
       expect(source).toMatch(/Returns/);
@@ -57,9 +57,9 @@ describe('RedisScript', () => {
       mkdirSync(join(root, 'dist/delivery/lock/scripts'), { recursive: true });
       writeFileSync(join(root, 'src/delivery/lock/scripts/probe.lua'), 'return "src"');
       const folder = pathToFileURL(join(root, 'dist/delivery/lock/scripts/'));
-      expect(RedisScript.fromFile(folder, 'probe').source).toBe('return "src"');
+      expect(LuaScript.fromFile(folder, 'probe').source).toBe('return "src"');
       writeFileSync(join(root, 'dist/delivery/lock/scripts/probe.lua'), 'return "dist"');
-      expect(RedisScript.fromFile(folder, 'probe').source).toBe('return "dist"');
+      expect(LuaScript.fromFile(folder, 'probe').source).toBe('return "dist"');
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -33,7 +33,7 @@ describe('quick start (serve --demo)', () => {
   it('goes from nothing to a printed message and a 429 on the fourth send', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'sluice-quickstart-'));
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, SLUICE_PORT: String(port), SLUICE_LOG_LEVEL: "warn" };
+    const env: NodeJS.ProcessEnv = { ...process.env, SLUICE_PORT: String(port), SLUICE_LOG_LEVEL: 'warn' };
     for (const key of Object.keys(env))
       if (key.startsWith('SLUICE_') && key !== 'SLUICE_PORT' && key !== 'SLUICE_LOG_LEVEL') delete env[key];
     child = spawn(process.execPath, ['--import', tsx, cli, 'serve', '--demo'], { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -1,22 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freePort } from '../support/net.js';
 import { describeWith, servers } from '../support/servers.js';
 
 const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 async function waitReady(base: string, child: ChildProcess): Promise<void> {
   for (let i = 0; i < 150; i++) {

@@ -1,23 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/net.js';
 
 const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 // The child runs in an empty directory, where `--import tsx` would not resolve: name the loader by path.
 const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 /**
  * The README quick start on a fresh directory: `serve --demo` on the embedded default prints a curl

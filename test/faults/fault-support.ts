@@ -8,10 +8,12 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { accessSync, chmodSync, chownSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../support/net.js';
+
+export { freePort };
 
 const run = promisify(execFile);
 const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
@@ -32,16 +34,6 @@ export const pgBin = (() => {
     return undefined;
   }
 })();
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 export function tempDir(prefix: string): { dir: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));

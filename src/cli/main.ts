@@ -9,7 +9,7 @@ import pino from 'pino';
 import { createRuntime, type Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel, isChannel } from '../channels.js';
 import { describeSettings, loadSettings, SettingsError } from '../config/settings.js';
-import { SluiceError } from '../errors.js';
+import { ERROR_CODES, type ErrorCode, SluiceError } from '../errors.js';
 import { openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
 import { serve } from './serve.js';
@@ -164,10 +164,14 @@ provider.command('remove <id>').action((id: string) =>
 
 program
   .command('send')
-  .description('Send a message through the admission chain (as the tenant owning --key)')
+  .description(
+    'Send a message through the running service (POST /v1/messages), so its limiter counts it like any other: ' +
+      'the embedded default keeps recipient counts in the serving process',
+  )
   .requiredOption('--key <apiKey>', 'tenant API key (or SLUICE_API_KEY)', process.env.SLUICE_API_KEY)
   .requiredOption('--channel <channel>', 'sms, email or webhook', channelArg)
   .requiredOption('--to <recipient>')
+  .option('--url <url>', 'base URL of the service (default: http://SLUICE_HOST:SLUICE_PORT)')
   .option('--template <template>')
   .option('--param <name=value...>', 'template parameter (repeatable)')
   .option('--subject <subject>')
@@ -175,30 +179,43 @@ program
   .option('--html <html>')
   .option('--send-at <time>', 'ISO 8601 time to send at')
   .option('--idempotency-key <key>')
-  .action((options) =>
-    withRuntime(async (runtime) => {
-      const params = options.param
-        ? Object.fromEntries(
-            (options.param as string[]).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-          )
-        : undefined;
-      const outcome = await runtime.http.messages.send(
-        options.key,
-        {
-          channel: options.channel,
-          to: options.to,
-          template: options.template,
-          params,
-          subject: options.subject,
-          body: options.body,
-          html: options.html,
-          sendAt: options.sendAt,
+  .action(async (options) => {
+    const settings = settingsOf();
+    const base = options.url ?? `http://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${settings.port}`;
+    const params = options.param
+      ? Object.fromEntries((options.param as string[]).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
+      : undefined;
+    const body = {
+      channel: options.channel,
+      to: options.to,
+      template: options.template,
+      params,
+      subject: options.subject,
+      body: options.body,
+      html: options.html,
+      sendAt: options.sendAt,
+    };
+    let response: Response;
+    try {
+      response = await fetch(new URL('/v1/messages', base), {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${options.key}`,
+          'Content-Type': 'application/json',
+          ...(options.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {}),
         },
-        options.idempotencyKey,
+        body: JSON.stringify(body),
+      });
+    } catch (error) {
+      throw new SluiceError(
+        'UNAVAILABLE',
+        `no sluice answers at ${base} (start it with \`sluice serve\`, or pass --url): ${(error as Error).message}`,
       );
-      console.log(JSON.stringify(outcome));
-    }),
-  );
+    }
+    const answer = (await response.json()) as { id?: string; status?: string; error?: { code: ErrorCode; message: string } };
+    if (answer.error) throw new SluiceError(answer.error.code in ERROR_CODES ? answer.error.code : 'INTERNAL', answer.error.message);
+    console.log(JSON.stringify(answer));
+  });
 
 program
   .command('config')

@@ -125,8 +125,10 @@ export class Dispatcher {
       this.lastRebuild = now;
     }
     // Claim until nothing is due or every send slot is busy; check the lease before each claim.
-    // Under load, claim only once a quarter of the slots are free: each claim is a write (an
-    // fsync in SQLite), so claiming one message per finished send would cost one per message.
+    // Under load, claim only once a quarter of the slots are free: each claim is a write (shared
+    // with the outcomes of the moment, see MessagesRepository), and one per finished send would
+    // make many tiny ones. A slot is held until its outcome is committed, so a crash leaves at
+    // most `concurrency` messages per dispatcher that reached the provider unrecorded.
     const minClaim = Math.max(1, Math.floor(this.options.concurrency / 4));
     while (this.running && lock.isHeld()) {
       const free = this.options.concurrency - this.inFlight.size;

@@ -30,7 +30,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Channel } from '../../channels.js';
-import type { Database } from '../database.js';
+import type { Database, Dialect } from '../database.js';
 import { DuplicateIdempotencyKeyError, isUniqueViolation, retryTransient } from '../errors.js';
 import { type GroupCommitOptions, type GroupCommitStats, GroupCommitWriter } from '../group-commit.js';
 import { newId, newMessageId, shardOf } from '../ids.js';
@@ -208,12 +208,20 @@ interface SettleChanges {
   provider_message_id?: string | null;
 }
 
-/** One item of the shared group-commit writer: an accepted message, or a settle. */
-type WriteItem = { kind: 'insert'; row: MessageRow } | { kind: 'settle'; id: string; options: SettleOptions; changes: SettleChanges };
+/** One item of the shared group-commit writer: an accepted message, a settle, or a claim. */
+type WriteItem =
+  | { kind: 'insert'; row: MessageRow }
+  | { kind: 'settle'; id: string; options: SettleOptions; changes: SettleChanges }
+  | { kind: 'claim'; run: (trx: Database['db']) => Promise<Message[]> };
+
+/** Per item: inserts `true`, settles whether they moved, claims the messages they moved. */
+type WriteResult = boolean | Message[];
 
 /** The guarded move of one settle: only the claim whose fencing token is `attempt` may move it. */
-async function moveFromSending(db: Database['db'], item: Extract<WriteItem, { kind: 'settle' }>): Promise<boolean> {
-  const { id, options, changes } = item;
+async function moveFromSending(
+  db: Database['db'],
+  { id, options, changes }: { id: string; options: SettleOptions; changes: SettleChanges },
+): Promise<boolean> {
   const result = await db
     .updateTable('messages')
     .set({ ...changes, lease_until: null, claim_token: null, updated_at: options.now })
@@ -224,29 +232,86 @@ async function moveFromSending(db: Database['db'], item: Extract<WriteItem, { ki
   return result.numUpdatedRows > 0n;
 }
 
+async function sequentially<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (const item of items) results.push(await work(item));
+  return results;
+}
+
+/** The columns a settle may set, besides `updated_at` (every settle) and the cleared lease. */
+const SETTLE_COLUMNS = ['status', 'sent_at', 'due_at', 'last_error', 'provider_id', 'provider_message_id'] as const;
+
+/**
+ * The guarded moves of many settles (distinct ids) in ONE statement: each row moves only if it is
+ * still `sending` under the settle's own fencing token (`attempts = CASE id WHEN … END`), and
+ * takes its own values (`CASE id WHEN … THEN … ELSE column END`). `RETURNING id` tells each
+ * caller whether ITS row moved (SQLite ≥ 3.35 and PostgreSQL; MySQL moves rows one by one).
+ * One statement instead of one per message: at thousands of sends per second, preparing and
+ * running a statement per outcome was the largest cost of the writer.
+ */
+async function moveManyFromSending(trx: Database['db'], items: readonly Extract<WriteItem, { kind: 'settle' }>[]): Promise<boolean[]> {
+  const caseOf = (column: string, values: readonly { id: string; value: unknown }[]) =>
+    sql`${sql.ref(column)} = CASE id ${sql.join(
+      values.map(({ id, value }) => sql`WHEN ${id} THEN ${value}`),
+      sql` `,
+    )} ELSE ${sql.ref(column)} END`;
+  const assignments = [
+    sql`lease_until = NULL`,
+    sql`claim_token = NULL`,
+    caseOf(
+      'updated_at',
+      items.map((item) => ({ id: item.id, value: item.options.now })),
+    ),
+  ];
+  for (const column of SETTLE_COLUMNS) {
+    const values = items.flatMap((item) => (item.changes[column] === undefined ? [] : [{ id: item.id, value: item.changes[column] }]));
+    if (values.length > 0) assignments.push(caseOf(column, values));
+  }
+  const ids = items.map((item) => item.id);
+  const tokens = sql.join(
+    items.map((item) => sql`WHEN ${item.id} THEN ${item.options.attempt}`),
+    sql` `,
+  );
+  const result = await sql<{ id: string }>`UPDATE messages SET ${sql.join(assignments)}
+    WHERE id IN (${sql.join(ids)}) AND status = 'sending' AND attempts = CASE id ${tokens} END
+    RETURNING id`.execute(trx);
+  const moved = new Set(result.rows.map((row) => row.id));
+  return items.map((item) => moved.has(item.id));
+}
+
 /**
  * Writes one batch in its transaction: every new row in one multi-row INSERT, then each settle's
  * guarded UPDATE (in id order, so concurrent batches lock rows in the same order), then the
- * attempt rows of the settles that moved in one INSERT. Answers, per item, whether it took effect.
+ * attempt rows of the settles that moved in one INSERT, then the claims. Answers per item.
  */
-async function writeBatch(trx: Database['db'], items: readonly WriteItem[]): Promise<boolean[]> {
+async function writeBatch(trx: Database['db'], dialect: Dialect, items: readonly WriteItem[]): Promise<WriteResult[]> {
   const rows: MessageRow[] = [];
   const settles: { index: number; item: Extract<WriteItem, { kind: 'settle' }> }[] = [];
+  const claims: { index: number; item: Extract<WriteItem, { kind: 'claim' }> }[] = [];
   items.forEach((item, index) => {
     if (item.kind === 'insert') rows.push(item.row);
-    else settles.push({ index, item });
+    else if (item.kind === 'settle') settles.push({ index, item });
+    else claims.push({ index, item });
   });
-  const results = items.map((item) => item.kind === 'insert');
+  const results: WriteResult[] = items.map((item) => item.kind === 'insert');
   if (rows.length > 0) await trx.insertInto('messages').values(rows).execute();
   settles.sort((a, b) => (a.item.id < b.item.id ? -1 : a.item.id > b.item.id ? 1 : a.index - b.index));
+  const distinct = new Set(settles.map(({ item }) => item.id)).size === settles.length;
+  const moved =
+    distinct && settles.length > 1 && dialect !== 'mysql'
+      ? await moveManyFromSending(
+          trx,
+          settles.map(({ item }) => item),
+        )
+      : await sequentially(settles, ({ item }) => moveFromSending(trx, item));
   const attempts: DeliveryAttemptsTable[] = [];
-  for (const { index, item } of settles) {
-    const moved = await moveFromSending(trx, item);
-    results[index] = moved;
+  for (const [position, { index, item }] of settles.entries()) {
+    results[index] = moved[position] as boolean;
     const record = item.options.record;
-    if (moved && record !== undefined) attempts.push(attemptRow({ ...record, messageId: item.id }));
+    if (moved[position] && record !== undefined) attempts.push(attemptRow({ ...record, messageId: item.id }));
   }
   if (attempts.length > 0) await trx.insertInto('delivery_attempts').values(attempts).execute();
+  for (const { index, item } of claims) results[index] = await item.run(trx);
   return results;
 }
 
@@ -257,13 +322,17 @@ const CLAIM_CHUNK = 500;
 const IDEMPOTENCY_CONSTRAINT = /messages_tenant_idempotency_unique|messages\.idempotency_key/;
 
 export class MessagesRepository {
-  private readonly writer: GroupCommitWriter<WriteItem, boolean>;
+  private readonly writer: GroupCommitWriter<WriteItem, WriteResult>;
 
   constructor(
     private readonly database: Database,
     options: { groupCommit?: GroupCommitOptions } = {},
   ) {
-    this.writer = new GroupCommitWriter<WriteItem, boolean>(database, writeBatch, options.groupCommit);
+    this.writer = new GroupCommitWriter<WriteItem, WriteResult>(
+      database,
+      (trx, items) => writeBatch(trx, database.dialect, items),
+      options.groupCommit,
+    );
   }
 
   private get db() {
@@ -349,7 +418,7 @@ export class MessagesRepository {
    * was not claimable (not due, already claimed, finished, canceled, unknown).
    */
   async claim(id: string, options: ClaimOptions): Promise<Message | undefined> {
-    const [claimed] = await retryTransient(() => this.claimIds([id], options));
+    const [claimed] = await this.claimMany([id], options);
     return claimed;
   }
 
@@ -365,7 +434,7 @@ export class MessagesRepository {
     const unique = [...new Set(ids)];
     for (let start = 0; start < unique.length; start += CLAIM_CHUNK) {
       const chunk = unique.slice(start, start + CLAIM_CHUNK);
-      claimed.push(...(await retryTransient(() => this.claimIds(chunk, options))));
+      claimed.push(...(await this.claimInWriter((trx) => this.claimIds(trx, chunk, options))));
     }
     return claimed;
   }
@@ -381,24 +450,30 @@ export class MessagesRepository {
     checkPartition(selector);
     const { now, limit } = selector;
     if (limit <= 0) return [];
-    return retryTransient(async () => {
-      const expired = await this.partitionQuery(selector)
+    return this.claimInWriter(async (trx) => {
+      const expired = await this.partitionQuery(trx, selector)
         .select('id')
         .where('status', '=', 'sending')
         .where('lease_until', '<', now)
         .orderBy('lease_until')
         .limit(limit)
         .execute();
-      const due = await this.partitionQuery(selector)
-        .select('id')
-        .where('status', 'in', PENDING)
-        .where('due_at', '<=', now)
-        .orderBy('due_at')
-        .orderBy('id')
-        .limit(limit)
-        .execute();
+      // One range scan of the (channel, status, due_at) index per status, merged here: a single
+      // `status IN (...) ORDER BY due_at, id` sorts EVERY due row of the backlog on each claim.
+      const due: { id: string; due_at: number }[] = [];
+      for (const status of PENDING) {
+        const rows = await this.partitionQuery(trx, selector)
+          .select(['id', 'due_at'])
+          .where('status', '=', status)
+          .where('due_at', '<=', now)
+          .orderBy('due_at')
+          .limit(limit)
+          .execute();
+        due.push(...rows.map((row) => ({ id: row.id, due_at: Number(row.due_at) })));
+      }
+      due.sort((x, y) => x.due_at - y.due_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
       const ids = [...new Set([...expired, ...due].map((r) => r.id))].slice(0, limit);
-      return this.claimIds(ids, selector);
+      return this.claimIds(trx, ids, selector);
     });
   }
 
@@ -411,7 +486,7 @@ export class MessagesRepository {
     selector: PartitionSelector & { untilMs: number; afterId?: string; limit: number },
   ): Promise<{ id: string; dueAt: number }[]> {
     checkPartition(selector);
-    let query = this.partitionQuery(selector)
+    let query = this.partitionQuery(this.db, selector)
       .select(['id', 'status', 'due_at', 'lease_until'])
       .where((eb) =>
         eb.or([
@@ -511,18 +586,30 @@ export class MessagesRepository {
     return rows.map(toAttempt);
   }
 
-  private partitionQuery(selector: PartitionSelector) {
-    let query = this.db.selectFrom('messages').where('channel', '=', selector.channel);
+  /**
+   * Runs a claim inside the group-commit writer's transaction: a claim is a write too (an fsync
+   * in SQLite), so it shares the commit with the inserts and settles of the moment. Re-submitted
+   * on a transient conflict (deadlock, serialization failure, SQLite busy).
+   */
+  private claimInWriter(run: (trx: Database['db']) => Promise<Message[]>): Promise<Message[]> {
+    return retryTransient(async () => (await this.writer.write({ kind: 'claim', run })) as Message[]);
+  }
+
+  private partitionQuery(db: Database['db'], selector: PartitionSelector) {
+    let query = db.selectFrom('messages').where('channel', '=', selector.channel);
     if (selector.partitions > 1) query = query.where(sql<number>`shard % ${selector.partitions}`, '=', selector.partition);
     return query;
   }
 
-  /** The guarded claim shared by `claim` and `claimDue`: one UPDATE, then read back by token. */
-  private async claimIds(ids: readonly string[], options: ClaimOptions): Promise<Message[]> {
+  /**
+   * The guarded claim shared by `claimMany` and `claimDue`, inside the writer's transaction `trx`:
+   * one UPDATE, then read back by token. A re-claim past `max_attempts` fails the message there.
+   */
+  private async claimIds(trx: Database['db'], ids: readonly string[], options: ClaimOptions): Promise<Message[]> {
     if (ids.length === 0) return [];
     const { now, leaseMs } = options;
     const token = randomBytes(12).toString('base64url');
-    const moved = await this.db
+    const moved = await trx
       .updateTable('messages')
       .set((eb) => ({
         status: 'sending',
@@ -541,7 +628,7 @@ export class MessagesRepository {
       )
       .executeTakeFirst();
     if (moved.numUpdatedRows === 0n) return [];
-    const rows = await this.db
+    const rows = await trx
       .selectFrom('messages')
       .selectAll()
       .where('id', 'in', ids)
@@ -552,13 +639,18 @@ export class MessagesRepository {
     const claimed: Message[] = [];
     for (const row of rows.map(toMessage)) {
       if (row.attempts <= row.maxAttempts) claimed.push(row);
-      else await this.settle(row.id, { attempt: row.attempts, now }, { status: 'failed', last_error: EXHAUSTED_LEASE_ERROR });
+      else
+        await moveFromSending(trx, {
+          id: row.id,
+          options: { attempt: row.attempts, now },
+          changes: { status: 'failed', last_error: EXHAUSTED_LEASE_ERROR },
+        });
     }
     return claimed;
   }
 
   /** A guarded move out of `sending`, group-committed with whatever else is being written. */
-  private settle(id: string, options: SettleOptions, changes: SettleChanges): Promise<boolean> {
-    return this.writer.write({ kind: 'settle', id, options, changes });
+  private async settle(id: string, options: SettleOptions, changes: SettleChanges): Promise<boolean> {
+    return (await this.writer.write({ kind: 'settle', id, options, changes })) as boolean;
   }
 }

@@ -1,0 +1,286 @@
+/**
+ * Delivery throughput: messages accepted through the real admission chain
+ * (`runtime.http.messages.send`, every one committed to SQL before it is accepted) and sent by the
+ * worker role's dispatchers to a zero-latency HTTP stub on 127.0.0.1, from the first accept to
+ * the last row `sent`. Embedded default (SQLite, synchronous=FULL) and Redis mode (private
+ * redis-server + SQLite), beside BullMQ 5 adding and processing the same number of jobs, its
+ * worker calling the same stub with fetch at the same concurrency, in the same run.
+ * Then scheduled lateness: 1,000 messages due within the same second, `sentAt − dueAt`.
+ *
+ * `BENCH_DELIVERY_MESSAGES` sets the message count (default 20,000; e.g. 2,000 for a smoke run).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Queue, Worker } from 'bullmq';
+import { createRuntime, type Runtime } from '../src/app/runtime.js';
+import { loadSettings } from '../src/config/settings.js';
+import { startDelivery } from '../src/delivery/delivery.js';
+import { createConsoleProvider } from '../src/delivery/providers/console.js';
+import type { BenchContext, Benchmark } from './support/benchmark.js';
+import { type HttpStub, startHttpStub } from './support/http-stub.js';
+import { startPrivateRedis } from './support/redis-server.js';
+import { formatCount, formatMs, markdownTable } from './support/table.js';
+
+const SEND_CONCURRENCY = 32;
+/** Accepts (or BullMQ adds) in flight at once: the callers of a busy API. */
+const ACCEPT_CONCURRENCY = 200;
+const LATENESS_MESSAGES = 1000;
+const TIMEOUT_MS = 10 * 60_000;
+
+function messageCount(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.BENCH_DELIVERY_MESSAGES;
+  const count = raw ? Number(raw) : 20_000;
+  if (!Number.isInteger(count) || count < 1) throw new RangeError(`BENCH_DELIVERY_MESSAGES must be a positive integer, got ${raw}`);
+  return count;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `work(0..count-1)` with at most `concurrency` in flight; rejects on the first failure. */
+async function pool(count: number, concurrency: number, work: (index: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < count) await work(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+interface Throughput {
+  name: string;
+  count: number;
+  acceptMs: number;
+  totalMs: number;
+  load: string;
+}
+
+interface Lateness {
+  name: string;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' / ');
+
+async function countSent(runtime: Runtime, tenantId: string): Promise<number> {
+  const row = await runtime.database.db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .where('status', '=', 'sent')
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+/** Polls until `target` messages of the tenant are `sent`; returns when that was seen (performance.now()). */
+async function waitForSent(runtime: Runtime, tenantId: string, target: number, context: BenchContext, label: string): Promise<number> {
+  const deadline = performance.now() + TIMEOUT_MS;
+  let lastReport = performance.now();
+  for (;;) {
+    const sent = await countSent(runtime, tenantId);
+    if (sent >= target) return performance.now();
+    if (performance.now() > deadline) throw new Error(`${label}: only ${sent} of ${target} sent after ${TIMEOUT_MS} ms`);
+    if (performance.now() - lastReport > 5000) {
+      context.progress(`${label}: ${sent} / ${target} sent`);
+      lastReport = performance.now();
+    }
+    await sleep(20);
+  }
+}
+
+async function runSluice(
+  name: string,
+  stub: HttpStub,
+  count: number,
+  context: BenchContext,
+  redisUrl?: string,
+): Promise<{ throughput: Throughput; lateness: Lateness }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-delivery-'));
+  const env: Record<string, string> = {
+    SLUICE_DB_URL: `sqlite:${join(dir, 'sluice.db')}`,
+    SLUICE_SECRET_KEY_FILE: join(dir, 'secret.key'),
+    SLUICE_LOG_LEVEL: 'silent',
+    SLUICE_SEND_CONCURRENCY: String(SEND_CONCURRENCY),
+    ...(redisUrl ? { SLUICE_REDIS_URL: redisUrl, SLUICE_REDIS_KEY_PREFIX: `bench-delivery-${process.pid}:` } : {}),
+  };
+  const runtime = await createRuntime(loadSettings(env, undefined));
+  const delivery = startDelivery(runtime, createConsoleProvider({ id: 'console', channel: 'webhook', out: { write: () => true } }));
+  try {
+    // A tenant without frequency rules; distinct recipients anyway.
+    const tenant = await runtime.http.admin.createTenant(`bench-${name}`);
+    await runtime.repositories.providers.create({
+      scope: tenant.id,
+      channel: 'webhook',
+      kind: 'http',
+      name: 'stub',
+      priority: 1,
+      qps: 1_000_000,
+      config: { url: stub.url, timeoutMs: 5000 },
+      secret: JSON.stringify({ signingSecret: 'bench-signing-secret' }),
+    });
+    const loadBefore = load();
+    context.progress(`${name}: accepting ${count} messages`);
+    const started = performance.now();
+    await pool(count, ACCEPT_CONCURRENCY, (i) =>
+      runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: `bench-${i}`, body: `hello ${i}` }),
+    );
+    const acceptMs = performance.now() - started;
+    const finished = await waitForSent(runtime, tenant.id, count, context, name);
+    const throughput = { name, count, acceptMs, totalMs: finished - started, load: loadBefore };
+
+    // Scheduled lateness: LATENESS_MESSAGES due within one second, 3 s from now.
+    const lateTenant = await runtime.http.admin.createTenant(`bench-${name}-late`);
+    await runtime.repositories.providers.create({
+      scope: lateTenant.id,
+      channel: 'webhook',
+      kind: 'http',
+      name: 'stub',
+      priority: 1,
+      qps: 1_000_000,
+      config: { url: stub.url, timeoutMs: 5000 },
+      secret: JSON.stringify({ signingSecret: 'bench-signing-secret' }),
+    });
+    const second = Math.ceil(Date.now() / 1000) * 1000 + 3000;
+    context.progress(`${name}: ${LATENESS_MESSAGES} messages due in the second starting ${new Date(second).toISOString()}`);
+    const ids: string[] = [];
+    await pool(LATENESS_MESSAGES, ACCEPT_CONCURRENCY, async (i) => {
+      const { id } = await runtime.http.messages.send(lateTenant.apiKey, {
+        channel: 'webhook',
+        to: `late-${i}`,
+        body: `late ${i}`,
+        sendAt: second + Math.floor((i * 1000) / LATENESS_MESSAGES),
+      });
+      ids.push(id);
+    });
+    if (Date.now() >= second) context.progress(`${name}: WARNING accepting the scheduled messages took past their due second`);
+    await waitForSent(runtime, lateTenant.id, LATENESS_MESSAGES, context, `${name} lateness`);
+    const rows = await runtime.database.db
+      .selectFrom('messages')
+      .select(['due_at', 'sent_at'])
+      .where('tenant_id', '=', lateTenant.id)
+      .execute();
+    const late = rows.map((row) => Number(row.sent_at) - Number(row.due_at)).sort((a, b) => a - b);
+    return { throughput, lateness: { name, p50: percentile(late, 50), p99: percentile(late, 99), max: late.at(-1) ?? Number.NaN } };
+  } finally {
+    await delivery.stop();
+    await runtime.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runBullMq(stub: HttpStub, count: number, context: BenchContext, port: number): Promise<Throughput> {
+  const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
+  const queueName = `bench-delivery-${process.pid}`;
+  const queue = new Queue(queueName, { connection, defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 1000 } } });
+  let completed = 0;
+  let failed = 0;
+  let resolveDone: (at: number) => void = () => {};
+  const done = new Promise<number>((resolve) => {
+    resolveDone = resolve;
+  });
+  const worker = new Worker(
+    queueName,
+    async (job) => {
+      const response = await fetch(stub.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-sluice-message-id': String(job.id) },
+        body: JSON.stringify(job.data),
+      });
+      await response.text();
+      if (!response.ok) throw new Error(`stub answered ${response.status}`);
+    },
+    { connection, concurrency: SEND_CONCURRENCY },
+  );
+  worker.on('completed', () => {
+    completed++;
+    if (completed === count) resolveDone(performance.now());
+  });
+  worker.on('failed', () => {
+    failed++;
+  });
+  try {
+    await worker.waitUntilReady();
+    await queue.waitUntilReady();
+    const loadBefore = load();
+    context.progress(`bullmq: adding ${count} jobs`);
+    const started = performance.now();
+    await pool(count, ACCEPT_CONCURRENCY, (i) => queue.add('send', { channel: 'webhook', to: `bench-${i}`, body: `hello ${i}` }));
+    const acceptMs = performance.now() - started;
+    const timeout = sleep(TIMEOUT_MS).then(() => Number.NaN);
+    const finished = await Promise.race([done, timeout]);
+    if (Number.isNaN(finished)) throw new Error(`bullmq: only ${completed} of ${count} completed (${failed} failures)`);
+    return { name: 'BullMQ 5 (Redis only)', count, acceptMs, totalMs: finished - started, load: loadBefore };
+  } finally {
+    await worker.close();
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+  }
+}
+
+export const benchmark: Benchmark = {
+  name: 'delivery',
+  title: 'Delivery',
+  async run(context) {
+    const count = messageCount();
+    const stub = await startHttpStub();
+    const redis = await startPrivateRedis();
+    try {
+      const embedded = await runSluice('embedded (SQLite)', stub, count, context);
+      const withRedis = await runSluice('Redis + SQLite', stub, count, context, redis.url);
+      const bull = await runBullMq(stub, count, context, redis.port);
+      const rate = (result: Throughput) => (result.count * 1000) / result.totalMs;
+      const bullRate = rate(bull);
+      const throughputRows = [embedded.throughput, withRedis.throughput, bull].map((result) => [
+        result.name,
+        formatCount(result.count),
+        `${formatCount((result.count * 1000) / result.acceptMs)} /s`,
+        `${(result.totalMs / 1000).toFixed(2)} s`,
+        `${formatCount(rate(result))} /s`,
+        `${(rate(result) / bullRate).toFixed(2)}×`,
+        result.load,
+      ]);
+      const throughput = markdownTable(
+        [
+          { header: 'system' },
+          { header: 'messages', align: 'right' },
+          { header: 'accept (add) rate', align: 'right' },
+          { header: 'first accept → last sent', align: 'right' },
+          { header: 'sent', align: 'right' },
+          { header: 'vs BullMQ', align: 'right' },
+          { header: 'load 1/5/15 before' },
+        ],
+        throughputRows,
+      );
+      const lateness = markdownTable(
+        [{ header: 'mode' }, { header: 'p50', align: 'right' }, { header: 'p99', align: 'right' }, { header: 'max', align: 'right' }],
+        [embedded.lateness, withRedis.lateness].map((row) => [
+          row.name,
+          `${formatMs(row.p50)} ms`,
+          `${formatMs(row.p99)} ms`,
+          `${formatMs(row.max)} ms`,
+        ]),
+      );
+      return [
+        `Accept-to-sent throughput: ${formatCount(count)} messages through \`runtime.http.messages.send\` (${ACCEPT_CONCURRENCY} in flight), sent by the worker role (SLUICE_SEND_CONCURRENCY=${SEND_CONCURRENCY}) to a zero-latency HTTP stub on 127.0.0.1; BullMQ adds as many jobs (${ACCEPT_CONCURRENCY} in flight) and its worker (concurrency ${SEND_CONCURRENCY}) POSTs each to the same stub with fetch. Sluice commits every message and every attempt to SQLite (synchronous=FULL) before answering; BullMQ keeps its jobs in a Redis without persistence.`,
+        '',
+        throughput,
+        '',
+        `Scheduled lateness (\`sentAt − dueAt\`): ${formatCount(LATENESS_MESSAGES)} messages due within the same second (SLUICE_POLL_MS default).`,
+        '',
+        lateness,
+      ].join('\n');
+    } finally {
+      await redis.stop();
+      await stub.close();
+    }
+  },
+};

@@ -1,0 +1,167 @@
+/**
+ * At least once under kill -9 (DESIGN.md §6): two real service instances (`sluice serve`, one
+ * worker-only, one api+worker) share a PostgreSQL database and a private redis-server. 5,000
+ * messages are accepted up front; while they are sent to a webhook stub, the instance holding
+ * the dispatch lock is SIGKILLed at 5 random moments and restarted at once. Afterwards every
+ * message must be `sent` and must have reached the stub at least once (nothing lost); a message
+ * may arrive twice only if its request was in flight at a kill, so the duplicates are at most
+ * kills × SLUICE_SEND_CONCURRENCY. The stub paces nothing; the provider's QPS (a token bucket
+ * shared through Redis) stretches the sending over ~17 s so that the kills land mid-stream.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Runtime } from '../../src/app/runtime.js';
+import { describeWith, servers } from '../support/servers.js';
+import {
+  addWebhookProvider,
+  countFinal,
+  createPgDatabase,
+  loadMessages,
+  sleep,
+  startWebhookStub,
+  tempDir,
+  testEnv,
+  testRuntime,
+  type WebhookStub,
+  waitFor,
+  withDatabaseUrl,
+} from './delivery-support.js';
+import { type PrivateRedis, privateRedisBin, startPrivateRedis } from './lock/private-redis.js';
+
+const COUNT = 5000;
+const KILLS = 5;
+const SEND_CONCURRENCY = 32;
+const PROVIDER_QPS = 300;
+const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+interface Instance {
+  roles: string;
+  child: ChildProcess;
+  output: string[];
+}
+
+describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TEST_REDIS_BIN', 'delivery under kill -9', () => {
+  let redis: PrivateRedis;
+  let database: { url: string; drop(): Promise<void> };
+  let stub: WebhookStub;
+  let runtime: Runtime;
+  let env: Record<string, string>;
+  const instances: Instance[] = [];
+  const temp = tempDir();
+  const keyPrefix = `kill-${process.pid}-${Math.random().toString(36).slice(2, 8)}:`;
+
+  function start(roles: string): Instance {
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], {
+      env: { ...process.env, ...env, SLUICE_ROLES: roles, SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const instance: Instance = { roles, child, output: [] };
+    const keep = (chunk: Buffer) => {
+      instance.output.push(chunk.toString());
+      if (instance.output.length > 50) instance.output.shift();
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    return instance;
+  }
+
+  async function kill(instance: Instance): Promise<void> {
+    if (instance.child.exitCode !== null || instance.child.signalCode !== null) return;
+    const exited = once(instance.child, 'exit');
+    instance.child.kill('SIGKILL');
+    await exited;
+  }
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    database = await createPgDatabase(servers.pgUrl as string);
+    stub = await startWebhookStub();
+    env = withDatabaseUrl(
+      testEnv(temp.dir, redis.url, {
+        SLUICE_LEASE_MS: '1500',
+        SLUICE_REDIS_KEY_PREFIX: keyPrefix,
+        // One partition: one dispatcher sends at a time, so a kill interrupts at most
+        // SLUICE_SEND_CONCURRENCY sends (each slot is held until its outcome is committed).
+        SLUICE_PARTITIONS: '1',
+        SLUICE_SEND_CONCURRENCY: String(SEND_CONCURRENCY),
+      }),
+      database.url,
+    );
+    // Migrates the database and creates the secret key file the children share.
+    runtime = await testRuntime(env);
+  });
+
+  afterAll(async () => {
+    await Promise.all(instances.map(kill));
+    await runtime?.close();
+    await stub?.close();
+    await redis?.stop();
+    await database?.drop();
+    temp.cleanup();
+  });
+
+  it('loses nothing and duplicates only what was in flight at a kill', { timeout: 90_000 }, async () => {
+    const tenant = await runtime.http.admin.createTenant(`kill-${Date.now()}`);
+    await addWebhookProvider(runtime, tenant.id, `${stub.url}/kill`, { qps: PROVIDER_QPS });
+    const ids: string[] = [];
+    for (let start = 0; start < COUNT; start += 250) {
+      const batch = Array.from({ length: Math.min(250, COUNT - start) }, (_, k) =>
+        runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: `kill-${start + k}`, body: `hello ${start + k}` }),
+      );
+      for (const result of await Promise.all(batch)) ids.push(result.id);
+    }
+
+    instances.push(start('worker'), start('api,worker'));
+    const lockKey = `${keyPrefix}lock:{sluice:dispatch:webhook:0}`;
+    const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await client.connect();
+    let kills = 0;
+    try {
+      // Each kill lands while messages flow: once 150 more have arrived since the last one (the
+      // survivor took over or the restarted instance is up), then after a random 0–1 s.
+      while (kills < KILLS && stub.arrivals.size < COUNT) {
+        const mark = stub.arrivals.size;
+        expect(await waitFor(() => stub.arrivals.size >= Math.min(COUNT, mark + 150), 30_000)).toBe(true);
+        await sleep(Math.random() * 1000);
+        if (stub.arrivals.size >= COUNT) break;
+        const holder = await client.get(lockKey);
+        const holderPid = holder?.split(':')[1];
+        const index = instances.findIndex((instance) => String(instance.child.pid) === holderPid);
+        const victim = index >= 0 ? index : Math.floor(Math.random() * instances.length);
+        const instance = instances[victim] as Instance;
+        await kill(instance);
+        kills++;
+        console.log(
+          `kill ${kills}: pid ${instance.child.pid} (${instance.roles}${index >= 0 ? ', lock holder' : ''}) after ${stub.arrivals.size} of ${COUNT} arrived`,
+        );
+        instances[victim] = start(instance.roles);
+      }
+    } finally {
+      client.disconnect();
+    }
+    expect(kills).toBe(KILLS);
+
+    const done = await waitFor(async () => (await countFinal(runtime, ids)) === ids.length, 60_000);
+    if (!done) for (const instance of instances) console.log(`[${instance.roles}] ${instance.output.join('')}`);
+    expect(done).toBe(true);
+
+    const messages = await loadMessages(runtime, ids);
+    let duplicates = 0;
+    let duplicated = 0;
+    for (const id of ids) {
+      expect(messages.get(id)?.status, `${id}: ${messages.get(id)?.lastError}`).toBe('sent');
+      const arrived = stub.arrivals.get(id)?.length ?? 0;
+      expect(arrived, `${id} never reached the provider`).toBeGreaterThanOrEqual(1);
+      if (arrived > 1) {
+        duplicates += arrived - 1;
+        duplicated++;
+      }
+    }
+    console.log(
+      `kill -9 ×${kills}: ${COUNT} messages all sent; ${duplicates} duplicate requests (${duplicated} messages), bound ${kills * SEND_CONCURRENCY}`,
+    );
+    expect(duplicates).toBeLessThanOrEqual(kills * SEND_CONCURRENCY);
+  });
+});

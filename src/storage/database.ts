@@ -21,12 +21,34 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, MysqlDialect, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import { createPool } from 'mysql2';
 import pg from 'pg';
 import type { Tables } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres' | 'mysql';
+
+/**
+ * Kysely asks better-sqlite3 to prepare every query it runs, and preparing costs about as much as
+ * running a small statement. sluice's SQL text repeats (parameters are bound), so prepared
+ * statements are kept, the least recently added dropped past `max`. Safe because better-sqlite3
+ * runs a statement to completion synchronously; nothing here iterates a statement lazily.
+ */
+function withStatementCache(file: BetterSqlite3.Database, max = 1000): SqliteDatabase {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => file.close(),
+    prepare(text: string) {
+      let statement = statements.get(text);
+      if (!statement) {
+        statement = file.prepare(text);
+        if (statements.size >= max) statements.delete(statements.keys().next().value as string);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}
 
 /** An open database: the Kysely instance, which dialect it speaks, and how to close it. */
 export interface Database {
@@ -109,7 +131,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
         file.close();
         throw error;
       }
-      db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: file }) });
+      db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
       break;
     }
     case 'postgres': {

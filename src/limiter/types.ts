@@ -1,22 +1,28 @@
 /**
  * The limiter's public contract: rules, requests, decisions and the store interface.
  *
- * Semantics (DESIGN.md §2), for a check of subject `s` at time `t` with request id `q`:
- * 0. The subject's log is first trimmed to entries with time > t − L (L = longest window of the
- *    rule set passed). `check` and `peek` trim; `undo`, `reset`, `ban` and `unban` do not.
- * 1. If `q` is given and is already in the subject's log (recorded and not yet trimmed): the same
- *    send retried → `OK`, nothing recorded again, nothing else looked at. (Checked before the ban:
- *    answering BANNED to the retry of a send that was admitted would tell the caller it was not.)
+ * Semantics (DESIGN.md §2), for a check of subject `s` at time `t` with request id `q`
+ * (L = longest window of the rule set passed):
+ * 1. If `q` is given and is in the subject's log: recorded, not removed by an earlier trim or undo,
+ *    and with time > t − L → `OK`, the same send retried: the log is trimmed (step 3), nothing
+ *    is recorded again, `counts` are as in step 4. (Checked before the ban: answering BANNED to
+ *    the retry of a send that was admitted would tell the caller it was not.) Only this step
+ *    reads the log before the ban, and only when `q` is given.
  * 2. If a ban on `s` is in force at `t` (its stored end time is `> t`): `BANNED`,
- *    `retryAfterMs` = ban end − t. Nothing is recorded.
- * 3. Every rule `i` is counted at `t` (`counts[i]`). If some rule is hit (its count has reached its
+ *    `retryAfterMs` = ban end − t, `counts` = [] (the ban decides without reading the log or the
+ *    counters: O(1) whatever the subject's history). Nothing is trimmed, nothing recorded.
+ * 3. The subject's log is trimmed to entries with time > t − L. (`check` trims here, `peek` at
+ *    its start; `undo`, `reset`, `ban` and `unban` do not.)
+ * 4. Every rule `i` is counted at `t` (`counts[i]`). If some rule is hit (its count has reached its
  *    limit) → `RATE_LIMITED`, `rule` = the first hit rule's index, nothing recorded; when a hit rule
  *    has `banMs > 0` the subject is banned until `t + max(banMs of hit rules)`. `retryAfterMs` = the
  *    later of the ban's end and the earliest time at which every hit rule would admit again.
- * 4. Otherwise `OK`: the attempt is recorded under every rule, atomically with the check.
- * In every decision (steps 1 and 2 included) `counts[i]` is rule `i` counted at `t` as in step 3,
- * before anything this call records; `retryAfterMs` is 0 when allowed. `peek` is steps 0, 2, 3
- * without recording or banning: its `retryAfterMs` includes the ban a check would impose.
+ * 5. Otherwise `OK`: the attempt is recorded under every rule, atomically with the check.
+ * In every decision but a check's `BANNED` (steps 1 and 4-5) `counts[i]` is rule `i` counted at `t`
+ * as in step 4, after the trim and before anything this call records; `retryAfterMs` is 0 when
+ * allowed. `peek` is the look call: it trims (step 3), then applies step 2 and step 4 without
+ * recording or banning, and reports `counts` also when banned; its `retryAfterMs` includes the
+ * ban a check would impose.
  *
  * Counting per algorithm (identical in every store; both use IEEE doubles in this order):
  * - `sliding-log`: count = log entries with time in `(t − w, t]`. Hit when count ≥ limit; then
@@ -81,7 +87,7 @@ export interface CheckRequest {
   subject: string;
   /** The rule set; every rule must pass. At least one rule. */
   rules: readonly Rule[];
-  /** Unique id of this attempt; the same id is recorded once (see semantics step 2). */
+  /** Unique id of this attempt; the same id is recorded once (see semantics step 1). */
   requestId?: string;
   /** Decision time in epoch ms; default: the store's clock (Redis `TIME` for RedisStore). */
   now?: number;
@@ -98,7 +104,8 @@ export interface Decision {
   retryAfterMs: number;
   /**
    * Per rule, the admitted count in its window at the decision time, before this attempt was
-   * recorded (for `token-bucket`: the tokens in use, rounded up).
+   * recorded (for `token-bucket`: the tokens in use, rounded up). Empty for a check answered
+   * `BANNED`: a ban in force decides without counting (a peek still counts).
    */
   counts: number[];
   /** The decision time in epoch ms (the store's clock unless `now` was passed). */

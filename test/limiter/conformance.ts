@@ -28,7 +28,8 @@ const SEED_RULES: Rule[] = [
 ];
 
 const ok = (counts: number[], at: number): Decision => ({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at });
-const banned = (retryAfterMs: number, counts: number[], at: number): Decision => ({
+/** A check answered BANNED: no counts (a ban decides alone); a peek's BANNED passes its counts. */
+const banned = (retryAfterMs: number, at: number, counts: number[] = []): Decision => ({
   allowed: false,
   code: 'BANNED',
   retryAfterMs,
@@ -76,8 +77,8 @@ export function defineStoreConformance(
       expect(await check(SEED_RULES, 20 * s)).toEqual(ok([2, 2, 2], T0 + 20 * s));
       // The 4th in a minute: rule 0 hit, banned 10 min (longer than the 30 s the window needs).
       expect(await check(SEED_RULES, 30 * s)).toEqual(limited(0, 10 * MINUTE, [3, 3, 3], T0 + 30 * s));
-      expect(await check(SEED_RULES, 31 * s)).toEqual(banned(599 * s, [3, 3, 3], T0 + 31 * s));
-      expect(await check(SEED_RULES, 629 * s)).toEqual(banned(1 * s, [0, 3, 3], T0 + 629 * s));
+      expect(await check(SEED_RULES, 31 * s)).toEqual(banned(599 * s, T0 + 31 * s));
+      expect(await check(SEED_RULES, 629 * s)).toEqual(banned(1 * s, T0 + 629 * s));
       // The ban ends at 30 s + 10 min.
       expect(await check(SEED_RULES, 630 * s)).toEqual(ok([0, 3, 3], T0 + 630 * s));
       expect(await check(SEED_RULES, 640 * s)).toEqual(ok([1, 4, 4], T0 + 640 * s));
@@ -89,10 +90,10 @@ export function defineStoreConformance(
       expect(await check(SEED_RULES, 1000 * s)).toEqual(ok([0, 9, 9], T0 + 1000 * s));
       // The 11th in an hour: rule 1 hit; the oldest send (0 s) leaves the hour at 3600 s, after the ban.
       expect(await check(SEED_RULES, 1100 * s)).toEqual(limited(1, 3600 * s - 1100 * s, [0, 10, 10], T0 + 1100 * s));
-      expect(await check(SEED_RULES, 1200 * s)).toEqual(banned(500 * s, [0, 10, 10], T0 + 1200 * s));
+      expect(await check(SEED_RULES, 1200 * s)).toEqual(banned(500 * s, T0 + 1200 * s));
       // The ban is over at 1700 s but the hour is full until 3600 s: hit again, banned again.
       expect(await check(SEED_RULES, 3599 * s)).toEqual(limited(1, 600 * s, [0, 10, 10], T0 + 3599 * s));
-      expect(await check(SEED_RULES, 3600 * s)).toEqual(banned(600 * s - 1 * s, [0, 9, 10], T0 + 3600 * s));
+      expect(await check(SEED_RULES, 3600 * s)).toEqual(banned(600 * s - 1 * s, T0 + 3600 * s));
       expect(await check(SEED_RULES, 4199 * s)).toEqual(ok([0, 7, 10], T0 + 4199 * s));
     });
 
@@ -134,7 +135,7 @@ export function defineStoreConformance(
       const rules: Rule[] = [{ windowMs: 100, limit: 1, banMs: 5000 }];
       expect(await check(rules, 0)).toEqual(ok([0], T0));
       expect(await check(rules, 10)).toEqual(limited(0, 5000, [1], T0 + 10));
-      expect(await check(rules, 5009)).toEqual(banned(1, [0], T0 + 5009));
+      expect(await check(rules, 5009)).toEqual(banned(1, T0 + 5009));
       expect(await check(rules, 5010)).toEqual(ok([0], T0 + 5010));
     });
 
@@ -146,9 +147,35 @@ export function defineStoreConformance(
       expect(await check(rules, 3, 'send-2')).toEqual(ok([1], T0 + 3));
       expect(await check(rules, 4, 'send-3')).toEqual(limited(0, MINUTE, [2], T0 + 4));
       // send-3 was rejected: not recorded, so while banned it is BANNED; send-1's retry is still OK.
-      expect(await check(rules, 5, 'send-3')).toEqual(banned(MINUTE - 1, [2], T0 + 5));
+      expect(await check(rules, 5, 'send-3')).toEqual(banned(MINUTE - 1, T0 + 5));
       expect(await check(rules, 6, 'send-1')).toEqual(ok([2], T0 + 6));
-      expect(await peek(rules, 7)).toEqual(banned(MINUTE - 3, [2], T0 + 7));
+      expect(await peek(rules, 7)).toEqual(banned(MINUTE - 3, T0 + 7, [2]));
+    });
+
+    it('a check of a banned subject reads neither log nor counters: no counts, nothing trimmed', async () => {
+      const rules: Rule[] = [
+        { windowMs: 100, limit: 5 },
+        { windowMs: 50, limit: 5, algorithm: 'fixed-window' },
+      ];
+      expect(await check(rules, 0, 'a')).toEqual(ok([0, 0], T0));
+      await limiter.ban(subject, 10_000, T0 + 1);
+      expect(await check(rules, 500)).toEqual(banned(9501, T0 + 500));
+      // The peek is the look call: it still counts (and trims to 500 − 100 = 400: `a` is gone).
+      expect(await peek(rules, 500)).toEqual(banned(9501, T0 + 500, [0, 0]));
+      expect(await check(rules, 30, 'a')).toEqual(banned(9971, T0 + 30));
+    });
+
+    it('a banned check does not trim: a retry at an earlier time still finds its entry', async () => {
+      const rules: Rule[] = [{ windowMs: 100, limit: 5 }];
+      expect(await check(rules, 0, 'a')).toEqual(ok([0], T0));
+      await limiter.ban(subject, 10_000, T0 + 1);
+      // A trim at 500 would remove `a` (time 0 ≤ 400); the banned check must not run one.
+      expect(await check(rules, 500)).toEqual(banned(9501, T0 + 500));
+      expect(await check(rules, 500, 'b')).toEqual(banned(9501, T0 + 500));
+      // Step 1 before the ban: `a` is in the log and within (t − L, ...] at 50, so its retry is OK.
+      expect(await check(rules, 50, 'a')).toEqual(ok([1], T0 + 50));
+      // At 100 its time 0 is not > 100 − 100: no longer in the log for this check, so BANNED.
+      expect(await check(rules, 100, 'a')).toEqual(banned(9901, T0 + 100));
     });
 
     it('a request id is remembered while its entry is within the longest window of the set', async () => {
@@ -173,7 +200,7 @@ export function defineStoreConformance(
       ];
       expect(await check(rules, 0)).toEqual(ok([0, 0, 0, 0], T0));
       expect(await check(rules, 400)).toEqual(limited(1, 20_000, [1, 1, 1, 1], T0 + 400));
-      expect(await check(rules, 20_399)).toEqual(banned(1, [1, 0, 0, 0], T0 + 20_399));
+      expect(await check(rules, 20_399)).toEqual(banned(1, T0 + 20_399));
       expect(await check(rules, 20_400)).toEqual(ok([1, 0, 0, 0], T0 + 20_400));
     });
 
@@ -223,7 +250,7 @@ export function defineStoreConformance(
 
       subject = `conformance:${randomUUID()}`;
       await limiter.ban(subject, 10 * MINUTE, T0);
-      expect(await check(SEED_RULES, 1)).toEqual(banned(10 * MINUTE - 1, [0, 0, 0], T0 + 1));
+      expect(await check(SEED_RULES, 1)).toEqual(banned(10 * MINUTE - 1, T0 + 1));
     });
 
     it('a rejected attempt is not recorded, for every algorithm', async () => {
@@ -364,9 +391,9 @@ export function defineStoreConformance(
       expect(await limiter.unban(subject)).toBe(false);
       await limiter.ban(subject, 10_000, T0);
       await limiter.ban(subject, 5000, T0);
-      expect(await check(rules, 100)).toEqual(banned(9900, [0], T0 + 100));
+      expect(await check(rules, 100)).toEqual(banned(9900, T0 + 100));
       await limiter.ban(subject, 20_000, T0 + 100);
-      expect(await check(rules, 200)).toEqual(banned(19_900, [0], T0 + 200));
+      expect(await check(rules, 200)).toEqual(banned(19_900, T0 + 200));
       expect(await limiter.unban(subject)).toBe(true);
       expect(await check(rules, 300)).toEqual(ok([0], T0 + 300));
       expect(await limiter.unban(subject)).toBe(false);

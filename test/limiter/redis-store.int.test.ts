@@ -287,6 +287,31 @@ for (const target of targets) {
       expect(calls.count).toBeLessThan(base instanceof Cluster ? 60 : 20);
     });
 
+    it('decodes a batch mixing banned checks (no counts) with peeks and counted decisions', async () => {
+      const limiter = new Limiter({ store: new RedisStore({ client: client(), prefix, maxBatch: 64 }) });
+      const rules: Rule[] = [
+        { windowMs: 60_000, limit: 1, banMs: 60_000 },
+        { windowMs: 60_000, limit: 9, algorithm: 'fixed-window' },
+      ];
+      const subject = `mixed:${randomUUID()}`;
+      const now = Date.UTC(2030, 0, 1, 0, 0, 30);
+      // Issued in one tick: one script call, decided in this order.
+      const [first, limited, banned, peeked, retried, bannedAgain] = await Promise.all([
+        limiter.check({ subject, rules, now, requestId: 'one' }),
+        limiter.check({ subject, rules, now: now + 1 }),
+        limiter.check({ subject, rules, now: now + 2 }),
+        limiter.peek({ subject, rules, now: now + 3 }),
+        limiter.check({ subject, rules, now: now + 4, requestId: 'one' }),
+        limiter.check({ subject, rules, now: now + 5, requestId: 'two' }),
+      ]);
+      expect(first).toEqual({ allowed: true, code: 'OK', retryAfterMs: 0, counts: [0, 0], at: now });
+      expect(limited).toEqual({ allowed: false, code: 'RATE_LIMITED', rule: 0, retryAfterMs: 60_000, counts: [1, 1], at: now + 1 });
+      expect(banned).toEqual({ allowed: false, code: 'BANNED', retryAfterMs: 59_999, counts: [], at: now + 2 });
+      expect(peeked).toEqual({ allowed: false, code: 'BANNED', retryAfterMs: 59_998, counts: [1, 1], at: now + 3 });
+      expect(retried).toEqual({ allowed: true, code: 'OK', retryAfterMs: 0, counts: [1, 1], at: now + 4 });
+      expect(bannedAgain).toEqual({ allowed: false, code: 'BANNED', retryAfterMs: 59_996, counts: [], at: now + 5 });
+    });
+
     it('rejects when Redis fails (a denial never is an exception) and never closes its client', async () => {
       const broken: RedisStoreClient = {
         evalsha: () => Promise.reject(new Error('connection reset')),

@@ -39,10 +39,17 @@ export class ReferenceModel {
 
   check(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, now: number): Decision {
     const history = this.historyOf(subject);
-    history.operations.push({ kind: 'trim', horizon: now - longestWindow(rules) });
-    if (requestId !== undefined && logOf(history).some((entry) => entry.id === requestId)) {
+    const horizon = now - longestWindow(rules);
+    // Step 1: in the log and kept by this check's trim (time > t − L); then the trim runs.
+    if (requestId !== undefined && logOf(history).some((entry) => entry.id === requestId && entry.time > horizon)) {
+      history.operations.push({ kind: 'trim', horizon });
       return { allowed: true, code: 'OK', retryAfterMs: 0, counts: countsAt(history, rules, now), at: now };
     }
+    // Step 2: a ban in force decides alone: no trim, no counts.
+    if (history.banEnd !== undefined && history.banEnd > now) {
+      return { allowed: false, code: 'BANNED', retryAfterMs: history.banEnd - now, counts: [], at: now };
+    }
+    history.operations.push({ kind: 'trim', horizon });
     const decision = decide(history, rules, now);
     if (decision.code === 'RATE_LIMITED') {
       const ban = maxBanOfHitRules(history, rules, now);
@@ -114,7 +121,7 @@ function longestWindow(rules: readonly NormalizedRule[]): number {
   return Math.max(...rules.map((rule) => rule.windowMs));
 }
 
-/** Steps 2 and 3 of the semantics, without side effects. */
+/** Steps 2 and 4 of the semantics, without side effects (a peek's BANNED reports counts). */
 function decide(history: SubjectHistory, rules: readonly NormalizedRule[], now: number): Decision {
   const counts = countsAt(history, rules, now);
   if (history.banEnd !== undefined && history.banEnd > now) {

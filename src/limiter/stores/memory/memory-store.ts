@@ -75,6 +75,11 @@ export class MemoryStore implements LimiterStore {
     const t = now ?? c;
     this.sweep();
     let state = this.subjects.get(subject);
+    // Step 2 before any trim or count, so a banned subject costs one map lookup (two with an id:
+    // step 1, the retry of an admitted send, still comes first and needs the log).
+    if (state !== undefined && state.banEnd > t && !(requestId !== undefined && this.isRepeat(state, rules, requestId, t))) {
+      return Promise.resolve({ allowed: false, code: 'BANNED', retryAfterMs: state.banEnd - t, counts: [], at: t });
+    }
     let longest = 0;
     let keepsLog = requestId !== undefined;
     let relevance = 0;
@@ -115,9 +120,6 @@ export class MemoryStore implements LimiterStore {
       }
       if (c + relevance > state.deadline) state.deadline = c + relevance;
       return Promise.resolve({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at: t });
-    }
-    if (evaluation.code === 'BANNED') {
-      return Promise.resolve({ allowed: false, code: 'BANNED', retryAfterMs: evaluation.retryAfterMs, counts, at: t });
     }
     if (evaluation.banMs > 0) {
       if (!state) state = this.create(subject);
@@ -212,7 +214,22 @@ export class MemoryStore implements LimiterStore {
     return now;
   }
 
-  /** Steps 2 and 3 of the semantics: fills `counts`, decides, records nothing. */
+  /**
+   * Step 1 without trimming: whether `requestId` is logged with a time the trim at `t` would keep
+   * (> t − longest window), i.e. whether a check would find it after its trim.
+   */
+  private isRepeat(state: SubjectState, rules: readonly NormalizedRule[], requestId: string, t: number): boolean {
+    const time = state.log?.timeOf(requestId);
+    if (time === undefined) return false;
+    let longest = 0;
+    for (let index = 0; index < rules.length; index++) if (rules[index]!.windowMs > longest) longest = rules[index]!.windowMs;
+    return time > t - longest;
+  }
+
+  /**
+   * Steps 2 and 4 of the semantics (a check has already answered a ban in force; peek reaches
+   * BANNED here, with counts): fills `counts`, decides, records nothing.
+   */
   private evaluate(state: SubjectState | undefined, rules: readonly NormalizedRule[], t: number, counts: number[]): Evaluation {
     const evaluation = this.evaluation;
     evaluation.code = 'OK';

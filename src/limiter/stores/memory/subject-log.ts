@@ -49,6 +49,11 @@ export class SubjectLog {
     return this.idTimes?.has(requestId) === true;
   }
 
+  /** Time of the entry of `requestId`, or undefined when it is not in the log (map lookup, no trim). */
+  timeOf(requestId: string): number | undefined {
+    return this.idTimes?.get(requestId);
+  }
+
   /** Drops every entry with time ≤ `horizon`. */
   trim(horizon: number): void {
     const times = this.times;

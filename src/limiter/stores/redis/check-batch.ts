@@ -74,7 +74,8 @@ export function decodeBatch(items: readonly PendingDecision[], reply: unknown): 
   let p = 0;
   for (const item of items) {
     const code = DECISION_CODES[reply[p] as number];
-    const n = item.rules.length;
+    // A check answered BANNED carries no counts (the ban decided without counting); a peek does.
+    const n = code === 'BANNED' && !item.peek ? 0 : item.rules.length;
     if (code === undefined || reply.length < p + 4 + n) throw new TypeError('check-batch returned a malformed reply');
     const retryAfterMs = reply[p + 2] as number;
     const at = reply[p + 3] as number;

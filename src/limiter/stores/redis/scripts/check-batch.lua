@@ -1,7 +1,7 @@
 --[[
 check-batch: decide a batch of checks and peeks, one after the other, atomically.
 Each decision sees the writes of the ones before it, so a batch means exactly what the same
-decisions sent one by one would mean (semantics: src/limiter/types.ts, steps 0-4). All keys of
+decisions sent one by one would mean (semantics: src/limiter/types.ts, steps 1-5). All keys of
 one call are in one hash slot (the caller groups by slot).
 
 KEYS: 3 per decision, in decision order:
@@ -18,7 +18,8 @@ ARGV (positional, no tables per decision):
       (epoch ms) if flagged; without now the decision uses Redis TIME, read once per call.
       (One value in the common case: every argument costs Redis parsing and a Lua string.)
 Returns: one flat array; per decision: code (0 OK, 1 BANNED, 2 RATE_LIMITED, 3 OK as a repeated
-  request id), hit rule (0-based, -1 none), retryAfterMs, at, then n counts.
+  request id), hit rule (0-based, -1 none), retryAfterMs, at, then n counts; a check answered
+  BANNED has no counts (a ban in force decides without counting; a peek still counts).
   On failure a single negative code (see script-errors.ts): -1 malformed arguments,
   -2 no free log member found.
 
@@ -54,7 +55,9 @@ TTL below, setting it at time s makes the key expire at s + D, so expiry never m
 
 Cost: each redis.call costs ~6-9k instructions, about what a whole command costs a client, so
 the common path (one sliding-log rule, no id) makes three: ZREMRANGEBYSCORE, ZCOUNT, ZADD (plus
-PEXPIRE when the log was empty or the trim removed entries).
+PEXPIRE when the log was empty or the trim removed entries). A check of a banned subject makes
+none (one ZSCORE with an id): its ban end came with the call's MGET, and a ban decides alone
+(the seed's O(1) rejection), so an attack on banned recipients costs little more than parsing.
 ]]
 
 local floor, ceil, fmt, max = math.floor, math.ceil, string.format, math.max
@@ -160,147 +163,162 @@ for d = 1, decisions do
   end
   local n = set.n
 
-  -- Step 0: trim the log to the longest window of the set.
-  local horizon = fmt('%d', t - set.longest)
-  -- A removal may raise the log's oldest entry: its TTL is reset below, whatever the decision.
-  local logTtlDue = redis.call('ZREMRANGEBYSCORE', kl, '-inf', horizon) > 0
-
-  -- Count every rule at t (the formulas of types.ts, same operations in the same order).
-  local hitRule, retry, maxBan = -1, 0, 0
-  for i = 1, n do
-    local a, w, lim = set.alg[i], set.w[i], set.lim[i]
-    local c, r = 0, -1
-    if a == 1 then
-      local lower
-      if w == set.longest then lower = '(' .. horizon else lower = '(' .. fmt('%d', t - w) end
-      c = redis.call('ZCOUNT', kl, lower, tText)
-      if c >= lim then
-        local entry = redis.call('ZRANGEBYSCORE', kl, lower, tText, 'WITHSCORES', 'LIMIT', c - lim, 1)
-        r = tonumber(entry[2]) + w - t
-      end
-    elseif a == 2 then
-      local b = ceil(w / 10)
-      local k = floor(t / b)
-      local m = t - k * b
-      local f = set.field[i] .. ':'
-      local v = redis.call('HMGET', kc, f .. fmt('%d', k - 10), f .. fmt('%d', k - 9), f .. fmt('%d', k - 8),
-        f .. fmt('%d', k - 7), f .. fmt('%d', k - 6), f .. fmt('%d', k - 5), f .. fmt('%d', k - 4),
-        f .. fmt('%d', k - 3), f .. fmt('%d', k - 2), f .. fmt('%d', k - 1), f .. fmt('%d', k))
-      local S = 0
-      for j = 2, 11 do
-        S = S + (tonumber(v[j]) or 0)
-      end
-      local x = S * b + (tonumber(v[1]) or 0) * (b - m)
-      c = floor(x / b)
-      if x >= lim * b then r = b - m end
-    elseif a == 3 then
-      local k = floor(t / w)
-      c = tonumber(redis.call('HGET', kc, set.field[i] .. ':' .. fmt('%d', k))) or 0
-      if c >= lim then r = (k + 1) * w - t end
-    else
-      local T = w / lim
-      local x = tonumber(redis.call('HGET', kc, set.field[i])) or t
-      if t > x then x = t end
-      arrival[i] = x
-      c = ceil((x - t) / T - 1e-9)
-      if x + T - t > w then r = ceil(x + T - w - t) end
-    end
-    counts[i] = c
-    if r >= 0 then
-      if hitRule < 0 then hitRule = i - 1 end
-      if r > retry then retry = r end
-      if set.ban[i] > maxBan then maxBan = set.ban[i] end
-    end
+  -- Step 1 before the trim: an entry the trim at t would keep (score > t - L) is in the log.
+  local repeated = false
+  if member ~= '' then
+    local score = redis.call('ZSCORE', kl, member)
+    if score then repeated = tonumber(score) > t - set.longest end
   end
-
-  local code = 0
   local banEnd = banEnds[kb]
-  if member ~= '' and redis.call('ZSCORE', kl, member) then
-    -- Step 1: the same send retried.
-    code, hitRule, retry = 3, -1, 0
-  elseif banEnd and banEnd > t then
-    code, hitRule, retry = 1, -1, banEnd - t
-  elseif hitRule >= 0 then
-    code = 2
-    if maxBan > 0 then
-      if maxBan > retry then retry = maxBan end
-      if not peek then
-        redis.call('SET', kb, fmt('%d', t + maxBan), 'PX', fmt('%d', max(maxBan, minTtl)))
-        banEnds[kb] = t + maxBan
-      end
-    end
-  elseif not peek then
-    -- Step 4: record under every rule (state shared by equal rules is written once).
-    if set.logRule > 0 or member ~= '' then
-      if member == '' then
-        -- An anonymous attempt: a member unique in the set. A listpack stores an integer-looking
-        -- member as an integer: in 2 bytes (+1 back-length) when it fits 13 bits, so small logs take
-        -- members from [-4096, 4096) (50 entries: 13 B each with the 10-byte score, 768 B in all);
-        -- larger ones, or a crowded small range, use 32 bits. Time and count spread the choice,
-        -- ZADD NX probes on a collision.
-        local seed = 0
-        if set.logRule > 0 then seed = counts[set.logRule] end
-        local span = 8192
-        if seed >= 1024 then span = 4294967296 end
-        local cand = ((t % span) * 1009 + seed) % span
-        local probes = 0
-        while redis.call('ZADD', kl, 'NX', tText, fmt('%d', cand - span / 2)) == 0 do
-          probes = probes + 1
-          if probes > 100000 then return { -2 } end
-          if probes == 64 and span == 8192 then
-            span = 4294967296
-            cand = ((t % span) * 1009 + seed) % span
-          else
-            cand = (cand + 1) % span
-          end
+  if not peek and not repeated and banEnd and banEnd > t then
+    -- Step 2: a ban in force decides alone, in O(1): no trim, no count, no counts in the reply.
+    o = o + 1; out[o] = 1
+    o = o + 1; out[o] = -1
+    o = o + 1; out[o] = banEnd - t
+    o = o + 1; out[o] = t
+  else
+    -- Step 3: trim the log to the longest window of the set.
+    local horizon = fmt('%d', t - set.longest)
+    -- A removal may raise the log's oldest entry: its TTL is reset below, whatever the decision.
+    local logTtlDue = redis.call('ZREMRANGEBYSCORE', kl, '-inf', horizon) > 0
+
+    -- Count every rule at t (the formulas of types.ts, same operations in the same order).
+    local hitRule, retry, maxBan = -1, 0, 0
+    for i = 1, n do
+      local a, w, lim = set.alg[i], set.w[i], set.lim[i]
+      local c, r = 0, -1
+      if a == 1 then
+        local lower
+        if w == set.longest then lower = '(' .. horizon else lower = '(' .. fmt('%d', t - w) end
+        c = redis.call('ZCOUNT', kl, lower, tText)
+        if c >= lim then
+          local entry = redis.call('ZRANGEBYSCORE', kl, lower, tText, 'WITHSCORES', 'LIMIT', c - lim, 1)
+          r = tonumber(entry[2]) + w - t
         end
+      elseif a == 2 then
+        local b = ceil(w / 10)
+        local k = floor(t / b)
+        local m = t - k * b
+        local f = set.field[i] .. ':'
+        local v = redis.call('HMGET', kc, f .. fmt('%d', k - 10), f .. fmt('%d', k - 9), f .. fmt('%d', k - 8),
+          f .. fmt('%d', k - 7), f .. fmt('%d', k - 6), f .. fmt('%d', k - 5), f .. fmt('%d', k - 4),
+          f .. fmt('%d', k - 3), f .. fmt('%d', k - 2), f .. fmt('%d', k - 1), f .. fmt('%d', k))
+        local S = 0
+        for j = 2, 11 do
+          S = S + (tonumber(v[j]) or 0)
+        end
+        local x = S * b + (tonumber(v[1]) or 0) * (b - m)
+        c = floor(x / b)
+        if x >= lim * b then r = b - m end
+      elseif a == 3 then
+        local k = floor(t / w)
+        c = tonumber(redis.call('HGET', kc, set.field[i] .. ':' .. fmt('%d', k))) or 0
+        if c >= lim then r = (k + 1) * w - t end
       else
-        redis.call('ZADD', kl, tText, member)
+        local T = w / lim
+        local x = tonumber(redis.call('HGET', kc, set.field[i])) or t
+        if t > x then x = t end
+        arrival[i] = x
+        c = ceil((x - t) / T - 1e-9)
+        if x + T - t > w then r = ceil(x + T - w - t) end
       end
-      -- The log may have been empty (a count of 0 under its longest sliding-log rule, or no such rule).
-      if set.logRule == 0 or counts[set.logRule] == 0 then logTtlDue = true end
+      counts[i] = c
+      if r >= 0 then
+        if hitRule < 0 then hitRule = i - 1 end
+        if r > retry then retry = r end
+        if set.ban[i] > maxBan then maxBan = set.ban[i] end
+      end
     end
-    if set.ctrTtl > 0 then
-      local ctrTtlDue = set.bucket
-      for i = 1, n do
-        if set.own[i] then
-          local a, field = set.alg[i], set.field[i]
-          if a == 4 then
-            redis.call('HSET', kc, field, fmt('%.17g', arrival[i] + set.w[i] / set.lim[i]))
-          else
-            local k
-            if a == 2 then k = floor(t / ceil(set.w[i] / 10)) else k = floor(t / set.w[i]) end
-            if redis.call('HINCRBY', kc, field .. ':' .. fmt('%d', k), 1) == 1 then
-              -- A new window or bucket: drop the ones that no longer count, remember the newest.
-              ctrTtlDue = true
-              local last = tonumber(redis.call('HGET', kc, field))
-              if not last or last < k then
-                if last then
-                  local keep = 0
-                  if a == 2 then keep = 10 end
-                  local j = last - keep
-                  while j <= last and j <= k - keep - 1 do
-                    redis.call('HDEL', kc, field .. ':' .. fmt('%d', j))
-                    j = j + 1
+
+    local code = 0
+    if repeated then
+      -- Step 1: the same send retried.
+      code, hitRule, retry = 3, -1, 0
+    elseif banEnd and banEnd > t then
+      -- Only a peek gets here: it reports the counts of a banned subject.
+      code, hitRule, retry = 1, -1, banEnd - t
+    elseif hitRule >= 0 then
+      code = 2
+      if maxBan > 0 then
+        if maxBan > retry then retry = maxBan end
+        if not peek then
+          redis.call('SET', kb, fmt('%d', t + maxBan), 'PX', fmt('%d', max(maxBan, minTtl)))
+          banEnds[kb] = t + maxBan
+        end
+      end
+    elseif not peek then
+      -- Step 5: record under every rule (state shared by equal rules is written once).
+      if set.logRule > 0 or member ~= '' then
+        if member == '' then
+          -- An anonymous attempt: a member unique in the set. A listpack stores an integer-looking
+          -- member as an integer: in 2 bytes (+1 back-length) when it fits 13 bits, so small logs take
+          -- members from [-4096, 4096) (50 entries: 13 B each with the 10-byte score, 768 B in all);
+          -- larger ones, or a crowded small range, use 32 bits. Time and count spread the choice,
+          -- ZADD NX probes on a collision.
+          local seed = 0
+          if set.logRule > 0 then seed = counts[set.logRule] end
+          local span = 8192
+          if seed >= 1024 then span = 4294967296 end
+          local cand = ((t % span) * 1009 + seed) % span
+          local probes = 0
+          while redis.call('ZADD', kl, 'NX', tText, fmt('%d', cand - span / 2)) == 0 do
+            probes = probes + 1
+            if probes > 100000 then return { -2 } end
+            if probes == 64 and span == 8192 then
+              span = 4294967296
+              cand = ((t % span) * 1009 + seed) % span
+            else
+              cand = (cand + 1) % span
+            end
+          end
+        else
+          redis.call('ZADD', kl, tText, member)
+        end
+        -- The log may have been empty (a count of 0 under its longest sliding-log rule, or no such rule).
+        if set.logRule == 0 or counts[set.logRule] == 0 then logTtlDue = true end
+      end
+      if set.ctrTtl > 0 then
+        local ctrTtlDue = set.bucket
+        for i = 1, n do
+          if set.own[i] then
+            local a, field = set.alg[i], set.field[i]
+            if a == 4 then
+              redis.call('HSET', kc, field, fmt('%.17g', arrival[i] + set.w[i] / set.lim[i]))
+            else
+              local k
+              if a == 2 then k = floor(t / ceil(set.w[i] / 10)) else k = floor(t / set.w[i]) end
+              if redis.call('HINCRBY', kc, field .. ':' .. fmt('%d', k), 1) == 1 then
+                -- A new window or bucket: drop the ones that no longer count, remember the newest.
+                ctrTtlDue = true
+                local last = tonumber(redis.call('HGET', kc, field))
+                if not last or last < k then
+                  if last then
+                    local keep = 0
+                    if a == 2 then keep = 10 end
+                    local j = last - keep
+                    while j <= last and j <= k - keep - 1 do
+                      redis.call('HDEL', kc, field .. ':' .. fmt('%d', j))
+                      j = j + 1
+                    end
                   end
+                  redis.call('HSET', kc, field, fmt('%d', k))
                 end
-                redis.call('HSET', kc, field, fmt('%d', k))
               end
             end
           end
         end
+        if ctrTtlDue then redis.call('PEXPIRE', kc, set.ctrTtlText) end
       end
-      if ctrTtlDue then redis.call('PEXPIRE', kc, set.ctrTtlText) end
     end
-  end
-  if logTtlDue then redis.call('PEXPIRE', kl, set.logTtl) end
+    if logTtlDue then redis.call('PEXPIRE', kl, set.logTtl) end
 
-  o = o + 1; out[o] = code
-  o = o + 1; out[o] = hitRule
-  o = o + 1; out[o] = retry
-  o = o + 1; out[o] = t
-  for i = 1, n do
-    o = o + 1; out[o] = counts[i]
+    o = o + 1; out[o] = code
+    o = o + 1; out[o] = hitRule
+    o = o + 1; out[o] = retry
+    o = o + 1; out[o] = t
+    for i = 1, n do
+      o = o + 1; out[o] = counts[i]
+    end
   end
 end
 

@@ -70,7 +70,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const metrics = options.metrics ?? new Metrics();
   const secretKey = resolveSecretKey(settings);
 
-  const database = await openDatabase(settings.dbUrl);
+  const database = await openDatabase(settings.dbUrl, { sqliteSynchronous: settings.sqliteSynchronous as 'full' | 'normal' });
   const closers: (() => Promise<unknown> | unknown)[] = [() => database.close()];
   try {
     if (options.migrate ?? true) {

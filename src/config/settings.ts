@@ -29,6 +29,14 @@ export const SETTINGS = {
     secret: true,
     description: 'Database: `sqlite:PATH` (embedded default), `postgres://…` or `mysql://…`.',
   }),
+  sqliteSynchronous: spec({
+    env: 'SLUICE_SQLITE_SYNCHRONOUS',
+    kind: 'string',
+    default: 'full',
+    oneOf: ['full', 'normal'],
+    description:
+      'SQLite durability: `full` fsyncs every commit (survives power loss); `normal` survives a process crash but may lose the last commits on an OS crash or power cut, and is faster (docs/storage.md).',
+  }),
   redisUrl: spec({
     env: 'SLUICE_REDIS_URL',
     kind: 'string',

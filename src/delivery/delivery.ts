@@ -16,7 +16,7 @@ import { createProvider } from './providers/registry.js';
 
 const PROVIDER_CACHE_MS = 5000;
 
-/** Providers per tenant channel from SQL (cached for a few seconds), paced by a shared token bucket each. */
+/** Providers per tenant channel from SQL (cached for a few seconds), each paced to its QPS through the shared limiter. */
 export class SqlProviderDirectory implements ProviderDirectory {
   private readonly cache = new Map<string, { providers: Promise<Provider[]>; expiresAt: number }>();
   private readonly built = new Map<string, Provider>();
@@ -61,13 +61,17 @@ export class SqlProviderDirectory implements ProviderDirectory {
     return result;
   }
 
-  /** Waits until the provider's token bucket (shared through Redis when configured) admits one more send. */
+  /**
+   * Waits until the provider may take one more send (shared through Redis when configured). An
+   * exact sliding log of one second, not a token bucket: a vendor's "N per second" holds in every
+   * second, and a bucket's burst plus refill would let up to 2N − 1 through some one-second window.
+   */
   async pace(provider: Provider): Promise<void> {
     const qps = this.qps.get(provider.id);
     if (!qps) return;
     let rules = this.paceRules.get(provider.id);
     if (rules?.[0]?.limit !== qps) {
-      rules = [{ windowMs: 1000, limit: qps, algorithm: 'token-bucket' }];
+      rules = [{ windowMs: 1000, limit: qps, algorithm: 'sliding-log' }];
       this.paceRules.set(provider.id, rules);
     }
     for (;;) {

@@ -97,6 +97,26 @@ function deliverySuite(redisUrl: () => string | undefined) {
     expect(fixture.consoleLines).toEqual([]);
   });
 
+  it("paces sends to the provider's QPS: over the pace a message waits, it never fails", async () => {
+    const tenant = await fixture.runtime.http.admin.createTenant(`paced-${Date.now()}`);
+    await addWebhookProvider(fixture.runtime, tenant.id, `${fixture.stub.url}/paced`, { name: 'paced', qps: 10 });
+    const ids = await sendMany(fixture, tenant.apiKey, 30);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 20_000)).toBe(true);
+    const messages = await loadMessages(fixture.runtime, ids);
+    const arrivals = ids.map((id) => fixture.stub.arrivals.get(id)?.[0] ?? Number.NaN).sort((a, b) => a - b);
+    for (const id of ids) {
+      expect(messages.get(id)?.status).toBe('sent');
+      expect(messages.get(id)?.attempts).toBe(1);
+    }
+    // At most 10 in any second: the first 10 at once, the next 10 a second later, the last 10 a second after that.
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(1700);
+    // No one-second window carries more than the contract (arrivals are stamped by the stub: 50 ms of slack for the trip).
+    for (let i = 0; i < arrivals.length; i++) {
+      const inWindow = arrivals.filter((t) => t >= arrivals[i]! && t < arrivals[i]! + 950).length;
+      expect(inWindow).toBeLessThanOrEqual(10);
+    }
+  });
+
   it('sends scheduled messages not before their due time and soon after it', async () => {
     const { tenant } = await tenantWithProviders(fixture, 'scheduled', ['/scheduled']);
     const base = Date.now();

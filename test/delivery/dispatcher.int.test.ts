@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';
 import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
+import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith } from '../support/servers.js';
 import {
   addWebhookProvider,
@@ -23,7 +24,6 @@ import {
   type WebhookStub,
   waitFor,
 } from './delivery-support.js';
-import { type PrivateRedis, privateRedisBin, startPrivateRedis } from './lock/private-redis.js';
 
 interface Fixture {
   runtime: Runtime;

@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';
 import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
+import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith, servers } from '../support/servers.js';
 import {
   addWebhookProvider,
@@ -27,7 +28,6 @@ import {
   waitFor,
   withDatabaseUrl,
 } from './delivery-support.js';
-import { type PrivateRedis, privateRedisBin, startPrivateRedis } from './lock/private-redis.js';
 
 const COUNT = 1000;
 

@@ -28,7 +28,7 @@ import {
   waitFor,
   withDatabaseUrl,
 } from './delivery-support.js';
-import { type PrivateRedis, privateRedisBin, startPrivateRedis } from './lock/private-redis.js';
+import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 
 const COUNT = 5000;
 const KILLS = 5;

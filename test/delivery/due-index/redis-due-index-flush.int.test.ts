@@ -5,8 +5,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisDueIndex } from '../../../src/delivery/due-index/redis-due-index.js';
+import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../../support/private-redis.js';
 import { describeWith } from '../../support/servers.js';
-import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../lock/private-redis.js';
 
 const T0 = Date.UTC(2026, 4, 5, 18, 0, 0);
 

@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../../support/private-redis.js';
 import { describeWith } from '../../support/servers.js';
 import { Contender } from './lock-contenders.js';
-import { type PrivateRedis, privateRedisBin, startPrivateRedis } from './private-redis.js';
 
 const LEASE_MS = 600;
 const RENEW_MS = LEASE_MS / 3;

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { freePort } from './net.js';
 
 export interface PrivateRedis {
   url: string;
@@ -13,16 +13,6 @@ export interface PrivateRedis {
 }
 
 export const privateRedisBin = process.env.SLUICE_TEST_REDIS_BIN || undefined;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 export async function startPrivateRedis(bin = privateRedisBin): Promise<PrivateRedis> {
   if (bin === undefined) throw new Error('SLUICE_TEST_REDIS_BIN is not set');

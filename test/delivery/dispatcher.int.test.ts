@@ -2,9 +2,8 @@
  * Delivery end to end through real pieces: a runtime on a SQLite file, the dispatchers of
  * `startDelivery`, the `http` webhook provider, and a node:http stub on 127.0.0.1 that records
  * what arrives. Run twice: embedded (in-process locks, SQL due query) and with Redis (lease lock
- * and due index). Redis mode uses a PRIVATE redis-server: lock and due-index keys have a fixed
- * `sluice:` prefix, so on the shared server another suite's dispatchers would compete for the same
- * partition lock and claim (and drop) this suite's due-index entries.
+ * and due index). Redis mode uses a private redis-server, so no other suite's dispatchers (on the
+ * default `SLUICE_REDIS_KEY_PREFIX`) compete for this suite's partition locks and due entries.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';

@@ -13,6 +13,7 @@ import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';
+import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith, servers } from '../support/servers.js';
 import {
   addWebhookProvider,
@@ -28,7 +29,6 @@ import {
   waitFor,
   withDatabaseUrl,
 } from './delivery-support.js';
-import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 
 const COUNT = 5000;
 const KILLS = 5;

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../support/net.js';
+import { spawnRedisServer } from '../support/private-redis.js';
 
 export { freePort };
 
@@ -71,30 +72,8 @@ export class FaultyRedis {
   }
 
   private async startOnce(): Promise<boolean> {
-    const child = spawn(this.bin, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const ready = await new Promise<boolean>((resolve) => {
-      let output = '';
-      const timer = setTimeout(() => resolve(false), 10_000);
-      child.stdout?.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve(true);
-        }
-      });
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve(false);
-      });
-    });
-    if (!ready) {
-      child.kill('SIGKILL');
-      return false;
-    }
-    child.stdout?.resume();
-    child.stderr?.resume();
+    const child = await spawnRedisServer(this.bin, this.port);
+    if (!child) return false;
     this.child = child;
     return true;
   }

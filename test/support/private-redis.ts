@@ -14,29 +14,45 @@ export interface PrivateRedis {
 
 export const privateRedisBin = process.env.SLUICE_TEST_REDIS_BIN || undefined;
 
+/**
+ * Starts redis-server on `port` (no persistence) and resolves the process once it accepts
+ * connections, or undefined if it exited or did not get ready within 10 s (e.g. the port was taken).
+ */
+export async function spawnRedisServer(bin: string, port: number): Promise<ChildProcess | undefined> {
+  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const ready = await new Promise<boolean>((resolve) => {
+    let output = '';
+    const timer = setTimeout(() => resolve(false), 10_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve(true);
+      }
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+  });
+  if (!ready) {
+    child.kill('SIGKILL');
+    return undefined;
+  }
+  // Keep draining its output so a chatty server never blocks on a full pipe.
+  child.stdout?.resume();
+  child.stderr?.resume();
+  return child;
+}
+
 export async function startPrivateRedis(bin = privateRedisBin): Promise<PrivateRedis> {
   if (bin === undefined) throw new Error('SLUICE_TEST_REDIS_BIN is not set');
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort();
-    const child: ChildProcess = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const ready = await new Promise<boolean>((resolve) => {
-      let output = '';
-      const timer = setTimeout(() => resolve(false), 10_000);
-      child.stdout?.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve(true);
-        }
-      });
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve(false);
-      });
-    });
-    if (ready) {
+    const child = await spawnRedisServer(bin, port);
+    if (child) {
       return {
         url: `redis://127.0.0.1:${port}`,
         port,
@@ -48,7 +64,7 @@ export async function startPrivateRedis(bin = privateRedisBin): Promise<PrivateR
         },
       };
     }
-    child.kill('SIGKILL'); // port taken between probe and bind: try another
+    // The port was taken between the probe and the bind: try another.
   }
   throw new Error('could not start a private redis-server');
 }

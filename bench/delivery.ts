@@ -113,6 +113,22 @@ async function waitForSent(
   }
 }
 
+/** A tenant (no frequency rules) whose webhooks go to the stub, unpaced. */
+async function tenantWithStub(runtime: Runtime, name: string, url: string) {
+  const tenant = await runtime.http.admin.createTenant(name);
+  await runtime.repositories.providers.create({
+    scope: tenant.id,
+    channel: 'webhook',
+    kind: 'http',
+    name: 'stub',
+    priority: 1,
+    qps: 1_000_000,
+    config: { url, timeoutMs: 5000 },
+    secret: JSON.stringify({ signingSecret: 'bench-signing-secret' }),
+  });
+  return tenant;
+}
+
 async function runSluice(
   name: string,
   stub: HttpStub,
@@ -131,18 +147,7 @@ async function runSluice(
   const runtime = await createRuntime(loadSettings(env, undefined));
   const delivery = startDelivery(runtime, createConsoleProvider({ id: 'console', channel: 'webhook', out: { write: () => true } }));
   try {
-    // A tenant without frequency rules; distinct recipients anyway.
-    const tenant = await runtime.http.admin.createTenant(`bench-${name}`);
-    await runtime.repositories.providers.create({
-      scope: tenant.id,
-      channel: 'webhook',
-      kind: 'http',
-      name: 'stub',
-      priority: 1,
-      qps: 1_000_000,
-      config: { url: stub.url, timeoutMs: 5000 },
-      secret: JSON.stringify({ signingSecret: 'bench-signing-secret' }),
-    });
+    const tenant = await tenantWithStub(runtime, `bench-${name}`, stub.url);
     const loadBefore = load();
     const baseline = stub.requests();
     context.progress(`${name}: accepting ${count} messages`);
@@ -155,17 +160,7 @@ async function runSluice(
     const throughput = { name, count, acceptMs, totalMs: finished - started, load: loadBefore };
 
     // Scheduled lateness: LATENESS_MESSAGES due within one second, 3 s from now.
-    const lateTenant = await runtime.http.admin.createTenant(`bench-${name}-late`);
-    await runtime.repositories.providers.create({
-      scope: lateTenant.id,
-      channel: 'webhook',
-      kind: 'http',
-      name: 'stub',
-      priority: 1,
-      qps: 1_000_000,
-      config: { url: stub.url, timeoutMs: 5000 },
-      secret: JSON.stringify({ signingSecret: 'bench-signing-secret' }),
-    });
+    const lateTenant = await tenantWithStub(runtime, `bench-${name}-late`, stub.url);
     const second = Math.ceil(Date.now() / 1000) * 1000 + 3000;
     context.progress(`${name}: ${LATENESS_MESSAGES} messages due in the second starting ${new Date(second).toISOString()}`);
     const ids: string[] = [];

@@ -7,7 +7,7 @@ import { createProvider } from '../delivery/providers/registry.js';
 import { SluiceError } from '../errors.js';
 import { type Limiter, normalizeRule } from '../limiter/index.js';
 import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
-import type { Provider, ProvidersRepository } from '../storage/repositories/providers.js';
+import type { ProvidersRepository } from '../storage/repositories/providers.js';
 import type { RulesRepository } from '../storage/repositories/rules.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
 import type { ProviderKind } from '../storage/schema.js';
@@ -165,11 +165,11 @@ export class SqlAdminService implements AdminService {
       ...(input.secret ? { secret: JSON.stringify(input.secret) } : {}),
       ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
     });
-    return providerView(created);
+    return created;
   }
 
   async listProviders(filter: { scope?: string; channel?: Channel }): Promise<ProviderView[]> {
-    return (await this.deps.providers.list(filter)).map(providerView);
+    return this.deps.providers.list(filter);
   }
 
   async updateProvider(id: string, patch: ProviderPatch): Promise<ProviderView | undefined> {
@@ -184,7 +184,7 @@ export class SqlAdminService implements AdminService {
       ...rest,
       ...(secret === undefined ? {} : { secret: secret === null ? null : JSON.stringify(secret) }),
     });
-    return updated ? providerView(updated) : undefined;
+    return updated;
   }
 
   deleteProvider(id: string): Promise<boolean> {
@@ -205,9 +205,4 @@ function fromLimiterRule(rule: { windowMs: number; limit: number; banMs?: number
     banSeconds: (rule.banMs ?? 0) / 1000,
     ...(rule.algorithm ? { algorithm: rule.algorithm } : {}),
   };
-}
-
-function providerView(provider: Provider): ProviderView {
-  const { id, scope, channel, kind, name, priority, qps, config, hasSecret, enabled } = provider;
-  return { id, scope, channel, kind, name, priority, qps, config, hasSecret, enabled };
 }

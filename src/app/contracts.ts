@@ -7,6 +7,7 @@ import type { SendRequest, TenantView } from '../admission/context.js';
 import type { FallbackPolicy } from '../admission/ports.js';
 import type { Channel } from '../channels.js';
 import type { Decision, Rule } from '../limiter/index.js';
+import type { Provider } from '../storage/repositories/providers.js';
 
 export interface MessageView {
   id: string;
@@ -63,19 +64,8 @@ export interface RiskService {
   ): Promise<Decision>;
 }
 
-/** A provider as the admin API shows it: never its secret, only whether one is stored. */
-export interface ProviderView {
-  id: string;
-  scope: string;
-  channel: Channel;
-  kind: string;
-  name: string;
-  priority: number;
-  qps: number;
-  config: Record<string, unknown>;
-  hasSecret: boolean;
-  enabled: boolean;
-}
+/** A provider as the admin API shows it: the stored row, which never holds the clear secret (only `hasSecret`). */
+export type ProviderView = Provider;
 
 export interface NewProviderInput {
   /** A tenant id, or `*` for every tenant. */

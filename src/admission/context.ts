@@ -49,8 +49,8 @@ export interface AdmissionContext {
   /** The clear API key from `Authorization: Bearer …` (never logged). */
   readonly apiKey: string | undefined;
   readonly idempotencyKey: string | undefined;
-  /** SHA-256 of the canonical request: the same key with a different body is a CONFLICT. */
-  readonly requestHash: string;
+  /** With an Idempotency-Key: SHA-256 of the canonical request (the same key with another body is a CONFLICT). */
+  readonly requestHash: string | undefined;
   readonly request: SendRequest;
   tenant?: TenantView;
   message?: ValidatedMessage;

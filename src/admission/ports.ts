@@ -44,7 +44,7 @@ export interface NewMessage extends ValidatedMessage {
   tenantId: string;
   createdAt: number;
   idempotencyKey: string | undefined;
-  requestHash: string;
+  requestHash: string | undefined;
 }
 
 export interface MessageWriter {

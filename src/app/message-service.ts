@@ -49,7 +49,7 @@ export class SqlMessageWriter implements MessageWriter {
         dueAt: message.dueAt,
         maxAttempts: this.maxAttempts,
         idempotencyKey: message.idempotencyKey ?? null,
-        requestHash: message.requestHash,
+        requestHash: message.requestHash ?? null,
       });
     } catch (error) {
       if (error instanceof DuplicateIdempotencyKeyError) throw new DuplicateIdempotencyKey(error.message);
@@ -78,7 +78,8 @@ export class SqlMessageService implements MessageService {
       now,
       apiKey,
       idempotencyKey,
-      requestHash: requestHashOf(request),
+      // Only an Idempotency-Key needs the hash: no canonicalising and hashing on the common path.
+      requestHash: idempotencyKey === undefined ? undefined : requestHashOf(request),
       request,
     };
     await this.chain.admit(context).catch(unavailableUnlessSluiceError);

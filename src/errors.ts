@@ -61,8 +61,6 @@ export class SluiceError extends Error {
   }
 }
 
-export const isSluiceError = (error: unknown): error is SluiceError => error instanceof SluiceError;
-
 /**
  * Every deliberate rejection is a SluiceError; anything else thrown while serving a request is a
  * dependency failing (database down, Redis and SQL unreachable): 503 UNAVAILABLE, nothing accepted.

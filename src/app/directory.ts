@@ -82,8 +82,4 @@ export class CachedTenantDirectory implements TenantDirectory {
   invalidateTenant(tenantId: string): Promise<void> {
     return this.tenants.invalidate(tenantId);
   }
-
-  invalidateApiKey(apiKey: string): Promise<void> {
-    return this.apiKeys.invalidate(hashApiKey(apiKey));
-  }
 }

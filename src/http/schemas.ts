@@ -1,5 +1,5 @@
 /** Request and response schemas (TypeBox): they validate bodies and make the OpenAPI at /docs. */
-import { type Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 
 const Params = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1024 }), { maxProperties: 50 });
 
@@ -16,7 +16,6 @@ export const SendBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type SendBodyType = Static<typeof SendBody>;
 
 export const Accepted = Type.Object({ id: Type.String(), status: Type.String() });
 
@@ -35,7 +34,6 @@ export const RuleBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type RuleBodyType = Static<typeof RuleBody>;
 
 export const FallbackBody = Type.Object(
   {

@@ -23,6 +23,8 @@ export interface AdminServiceDeps {
   /** The limiter holding recipients' bans. */
   limiter: Pick<Limiter, 'unban'>;
   defaultRegion: string;
+  /** After a blacklist change in SQL: refresh the in-process copies (this instance's before answering). */
+  blacklistChanged: () => Promise<void>;
 }
 
 /** A recipient of a blacklist entry for any channel: the channel is told by its shape. */
@@ -131,6 +133,7 @@ export class SqlAdminService implements AdminService {
   async addToBlacklist(tenantId: string, channel: Channel | '*', recipients: string[], reason?: string) {
     const { valid, invalid } = this.normalizeAll(channel, recipients);
     for (const recipient of valid) await this.deps.blacklist.add({ scope: tenantId, channel, recipient, reason: reason ?? null });
+    if (valid.length > 0) await this.deps.blacklistChanged();
     return { added: valid, invalid };
   }
 
@@ -138,6 +141,7 @@ export class SqlAdminService implements AdminService {
     const { valid, invalid } = this.normalizeAll(channel, recipients);
     let removed = 0;
     for (const recipient of valid) if (await this.deps.blacklist.remove({ scope: tenantId, channel, recipient })) removed++;
+    if (removed > 0) await this.deps.blacklistChanged();
     return { removed, invalid };
   }
 

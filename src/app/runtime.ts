@@ -24,6 +24,7 @@ import { RulesRepository } from '../storage/repositories/rules.js';
 import { TenantsRepository } from '../storage/repositories/tenants.js';
 import { SecretBox } from '../storage/secret-box.js';
 import { SqlAdminService } from './admin-service.js';
+import { BlacklistCache } from './blacklist-cache.js';
 import type { HealthService, HttpDeps, RiskService } from './contracts.js';
 import { CachedTenantDirectory, loadTenantConfig, loadTenantIdByKeyHash, type TenantConfig } from './directory.js';
 import { DegradingFrequencyGate, LocalFrequencyGate } from './frequency-gate.js';
@@ -112,6 +113,14 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       () => tenantConfigs.close(),
     );
     const directory = new CachedTenantDirectory(apiKeys, tenantConfigs);
+    const blacklist = new BlacklistCache(repositories.blacklist, bus, {
+      // SLUICE_CONFIG_CACHE_MS=0 turns off every in-process copy of configuration.
+      maxEntries: settings.configCacheMs === 0 ? 0 : settings.blacklistMemoryMax,
+      refreshMs: settings.configCacheMs,
+      onError: (error) => logger.warn({ err: error }, 'blacklist reload failed; the previous copy keeps answering'),
+    });
+    closers.unshift(() => blacklist.close());
+    await blacklist.reload();
 
     // Recipient hashes in Redis keys are keyed by a secret derived from (not equal to) the master key.
     const keySecret = createHmac('sha256', secretKey).update('sluice redis key hashing').digest();
@@ -144,7 +153,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     });
     const chain = defaultChain({
       directory,
-      blacklist: repositories.blacklist,
+      blacklist,
       messages: writer,
       quotaLimiter: degrading ?? limiter,
       frequency,
@@ -205,7 +214,13 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     const http: HttpDeps = {
       messages: messageService,
       risk,
-      admin: new SqlAdminService({ ...repositories, directory, limiter, defaultRegion: settings.defaultRegion }),
+      admin: new SqlAdminService({
+        ...repositories,
+        directory,
+        limiter,
+        defaultRegion: settings.defaultRegion,
+        blacklistChanged: () => blacklist.changed(),
+      }),
       health,
       authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey).catch(unavailableUnlessSluiceError) : undefined),
       metrics: {

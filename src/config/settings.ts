@@ -118,6 +118,14 @@ export const SETTINGS = {
     description:
       'How long an instance keeps tenant config in process before asking Redis/SQL again. Changes invalidate it at once through Redis pub/sub (or in process).',
   }),
+  blacklistMemoryMax: spec({
+    env: 'SLUICE_BLACKLIST_MEMORY_MAX',
+    kind: 'int',
+    default: 100_000,
+    range: [0, 10_000_000],
+    description:
+      'Largest blacklist (tenant and global entries together) held in process, about 80 bytes per entry; admission then answers from memory. A larger table, or 0, is asked in SQL on every message.',
+  }),
   logLevel: spec({
     env: 'SLUICE_LOG_LEVEL',
     kind: 'string',

@@ -18,6 +18,12 @@ export interface BlacklistEntry {
   createdAt: number;
 }
 
+/** Changes when an entry is added or removed: the row count and the newest entry's time. */
+export interface BlacklistFingerprint {
+  count: number;
+  newest: number | null;
+}
+
 export class BlacklistRepository {
   private readonly clock: Clock;
 
@@ -111,5 +117,18 @@ export class BlacklistRepository {
       .limit(1)
       .executeTakeFirst();
     return row !== undefined;
+  }
+
+  /** Every entry's key (scope, channel, recipient), at most `limit` of them: for the in-process copy. */
+  all(limit: number): Promise<{ scope: string; channel: Channel | typeof ANY; recipient: string }[]> {
+    return this.database.db.selectFrom('blacklist').select(['scope', 'channel', 'recipient']).limit(limit).execute();
+  }
+
+  async fingerprint(): Promise<BlacklistFingerprint> {
+    const row = await this.database.db
+      .selectFrom('blacklist')
+      .select((eb) => [eb.fn.countAll().as('count'), eb.fn.max('created_at').as('newest')])
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.count), newest: row.newest === null ? null : Number(row.newest) };
   }
 }

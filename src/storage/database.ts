@@ -10,13 +10,12 @@
  * Every dialect returns BIGINT columns as JS numbers (epoch-ms timestamps, counts): pg gets a
  * per-pool int8 parser (no global side effect), mysql2 `supportBigNumbers` + `bigNumberStrings: false`.
  *
- * SQLite durability: `journal_mode=WAL` + `synchronous=FULL`. In WAL mode `NORMAL` already
- * survives a *process* crash (a commit is in the WAL file once written), but it may lose the
- * last commits on an OS crash or power cut; `FULL` fsyncs the WAL at every commit, so a commit
- * the caller saw is durable, full stop. Its cost (one fsync per transaction) is what the group
- * commit writer (`group-commit.ts`) amortises: many message inserts share one transaction
- * (measured there: 11k durable inserts/s with FULL + group commit vs 1.5k/s with NORMAL alone).
- * `sqliteSynchronous: 'normal'` is available for throwaway/dev setups.
+ * SQLite durability: `journal_mode=WAL`, and by default every commit is on disk before its caller
+ * hears of it (`synchronous=FULL`'s promise: it survives an OS crash or power cut). The fsync that
+ * costs runs off the event loop (`sqlite-durable.ts`), and the group commit writer
+ * (`group-commit.ts`) shares one among the many inserts of a busy moment.
+ * `sqliteSynchronous: 'normal'` drops the per-commit fsync: a process crash loses nothing (the WAL
+ * is written at commit), an OS crash or power cut may lose the last commits.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -25,6 +24,7 @@ import { Kysely, MysqlDialect, PostgresDialect, type SqliteDatabase, SqliteDiale
 import { createPool } from 'mysql2';
 import pg from 'pg';
 import type { Tables } from './schema.js';
+import { DurableSqliteDialect, type SyncFile, walSync } from './sqlite-durable.js';
 
 export type Dialect = 'sqlite' | 'postgres' | 'mysql';
 
@@ -66,8 +66,10 @@ export interface Database {
 export interface OpenDatabaseOptions {
   /** Connections in the pool (PostgreSQL/MySQL). Default 10. SQLite always uses one connection. */
   poolSize?: number;
-  /** SQLite `synchronous` pragma. Default `'full'` (see the module comment). */
+  /** SQLite durability. Default `'full'`: every commit synced to disk before it resolves (see the module comment). */
   sqliteSynchronous?: 'full' | 'normal';
+  /** SQLite `'full'`: how the WAL is synced after a commit. Default: `fdatasync` on the thread pool. For tests. */
+  sqliteSync?: SyncFile;
   /** SQLite: ms to wait on a lock held by another process (e.g. `sluice migrate`). Default 5000. */
   sqliteBusyTimeoutMs?: number;
   /**
@@ -122,9 +124,13 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
       const path = sqlitePathOfUrl(url);
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
       const file = new BetterSqlite3(path);
+      let durable = false;
       try {
-        if (path !== ':memory:') file.pragma('journal_mode = WAL');
-        file.pragma(`synchronous = ${options.sqliteSynchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+        const wal = path !== ':memory:' && file.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+        // For 'full' in WAL mode the dialect below syncs each commit off the event loop, so the
+        // connection itself need not; without WAL, SQLite has to sync its journal itself.
+        durable = wal && options.sqliteSynchronous !== 'normal';
+        file.pragma(`synchronous = ${durable || options.sqliteSynchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
         file.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.sqliteBusyTimeoutMs ?? 5000))}`);
         file.pragma('foreign_keys = ON');
         // SQLite's default puts temporary b-trees in files; an `IN (?, ?)` list is one, so every
@@ -134,7 +140,10 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
         file.close();
         throw error;
       }
-      db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
+      const config = { database: withStatementCache(file) };
+      db = new Kysely<Tables>({
+        dialect: durable ? new DurableSqliteDialect(config, options.sqliteSync ?? walSync(path)) : new SqliteDialect(config),
+      });
       break;
     }
     case 'postgres': {

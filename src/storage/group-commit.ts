@@ -30,7 +30,10 @@ import type { Tables } from './schema.js';
 export interface GroupCommitOptions {
   /** Most items in one transaction. Default 256. */
   maxBatch?: number;
-  /** Batches committing at once. Default 1 for SQLite (one writer anyway), 4 otherwise. */
+  /**
+   * Batches committing at once. Default 2 for SQLite: one writer anyway, but the next batch is
+   * written while the previous one's fsync runs (`sqlite-durable.ts`); 4 otherwise.
+   */
   maxInFlight?: number;
 }
 
@@ -76,7 +79,7 @@ export class GroupCommitWriter<T, R = void> {
     options: GroupCommitOptions = {},
   ) {
     this.maxBatch = Math.max(1, options.maxBatch ?? 256);
-    this.maxInFlight = Math.max(1, options.maxInFlight ?? (database.dialect === 'sqlite' ? 1 : 4));
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? (database.dialect === 'sqlite' ? 2 : 4));
   }
 
   /**

@@ -7,28 +7,32 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-const RANDOM_BITS = 80n;
-const RANDOM_MAX = (1n << RANDOM_BITS) - 1n;
+/** The 80 random bits are kept as two 40-bit halves: plain numbers, no BigInt on the hot path. */
+const HALF = 2 ** 40;
 const TIME_MAX = 2 ** 48 - 1;
 
 /** Number of shards a message id hashes into (`shardOf`). Partitions are `shard % P`. */
 export const SHARD_COUNT = 1024;
 
 let lastTime = -1;
-let lastRandom = 0n;
+let randomHigh = 0;
+let randomLow = 0;
 
-function encode(value: bigint, length: number): string {
+/** `length` base32 digits of `value` (an integer below 32^length). */
+function encode(value: number, length: number): string {
   let out = '';
   let rest = value;
   for (let i = 0; i < length; i++) {
-    out = CROCKFORD[Number(rest & 31n)] + out;
-    rest >>= 5n;
+    out = CROCKFORD[rest % 32] + out;
+    rest = Math.floor(rest / 32);
   }
   return out;
 }
 
-function randomPart(): bigint {
-  return BigInt(`0x${randomBytes(10).toString('hex')}`);
+function newRandom(): void {
+  const bytes = randomBytes(10);
+  randomHigh = bytes.readUIntBE(0, 5);
+  randomLow = bytes.readUIntBE(5, 5);
 }
 
 /**
@@ -40,21 +44,23 @@ function randomPart(): bigint {
 export function newMessageId(now: number = Date.now()): string {
   if (!Number.isSafeInteger(now) || now < 0 || now > TIME_MAX) throw new RangeError(`id time out of range: ${now}`);
   let time = now;
-  let random: bigint;
   if (time <= lastTime) {
     time = lastTime;
-    random = lastRandom + 1n;
-    if (random > RANDOM_MAX) {
-      // 2^80 ids in one ms cannot happen; stepping the time keeps ids ordered if it ever did.
-      time += 1;
-      random = randomPart();
+    randomLow++;
+    if (randomLow === HALF) {
+      randomLow = 0;
+      randomHigh++;
+      if (randomHigh === HALF) {
+        // 2^80 ids in one ms cannot happen; stepping the time keeps ids ordered if it ever did.
+        time += 1;
+        newRandom();
+      }
     }
   } else {
-    random = randomPart();
+    newRandom();
   }
   lastTime = time;
-  lastRandom = random;
-  return encode(BigInt(time), 10) + encode(random, 16);
+  return encode(time, 10) + encode(randomHigh, 8) + encode(randomLow, 8);
 }
 
 /** A new id for any row (tenants, keys, providers, attempts): the same format as message ids. */

@@ -1,0 +1,151 @@
+/**
+ * SQLite's `synchronous=FULL` guarantee, without blocking the event loop on the fsync.
+ *
+ * better-sqlite3 is synchronous: with `synchronous=FULL` every COMMIT fsyncs the WAL on the main
+ * thread, and under load those fsyncs (about 1.2 ms each here) stall every request in the
+ * process. So the connection runs `synchronous=NORMAL` (the WAL is written at commit, not synced)
+ * and this dialect makes every commit wait for an `fdatasync` of the WAL file, run on libuv's
+ * thread pool, before the caller hears of it. A commit the caller saw is therefore on disk, as
+ * with FULL, while the event loop goes on serving other requests during the fsync; commits that
+ * arrive during one fsync share the next one.
+ *
+ * What counts as a commit: COMMIT of a transaction, and any statement outside a transaction that
+ * is not a SELECT (an autocommit write). Why the WAL alone suffices: in WAL mode a transaction is
+ * durable once its frames (with the commit frame) are in the WAL on disk; checkpoints, which copy
+ * the WAL into the database file, sync both files themselves in NORMAL mode. The WAL file keeps
+ * its inode while any connection is open (SQLite deletes it only when the last one closes); were
+ * it gone, its frames would have been checkpointed, so the database file is synced instead.
+ */
+import { open } from 'node:fs/promises';
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+  RawNode,
+  SelectQueryNode,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  type TransactionSettings,
+} from 'kysely';
+
+/** Makes what was written to the file durable; resolves when the data is on disk. */
+export type SyncFile = () => Promise<void>;
+
+async function datasync(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * `fdatasync` of the WAL file (of the database file if there is no WAL), shared: a caller arriving
+ * while one runs waits for the next one (the running one may have started before the caller's
+ * commit was written), which then serves every caller that arrived meanwhile.
+ */
+export function walSync(databasePath: string): SyncFile {
+  const run = async () => {
+    try {
+      await datasync(`${databasePath}-wal`);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      await datasync(databasePath);
+    }
+  };
+  let running: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const sync = (): Promise<void> => {
+    if (!running) {
+      running = run().finally(() => {
+        running = undefined;
+      });
+      return running;
+    }
+    next ??= running
+      .catch(() => undefined)
+      .then(() => {
+        next = undefined;
+        return sync();
+      });
+    return next;
+  };
+  return sync;
+}
+
+function isRead(query: CompiledQuery): boolean {
+  if (SelectQueryNode.is(query.query)) return true;
+  return RawNode.is(query.query) && /^\s*select\b/i.test(query.sql);
+}
+
+/**
+ * Kysely's SQLite dialect whose commits resolve only after `sync()` (see the module comment).
+ * The connection must run `synchronous=NORMAL` (or OFF); `sync` supplies the durability.
+ */
+export class DurableSqliteDialect extends SqliteDialect {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly sync: SyncFile,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    const sync = this.sync;
+    // SQLite has one connection, lent to one user at a time (Kysely's driver holds a mutex).
+    let inTransaction = false;
+    let inner: DatabaseConnection | undefined;
+    let outer: DatabaseConnection | undefined;
+    /**
+     * The sync a commit started. It is awaited in `releaseConnection`, after the connection is
+     * lent again, so the next transaction is written while this one's fsync runs; the caller
+     * still hears of its commit only after the sync (Kysely awaits the release before answering).
+     */
+    let unsynced: Promise<void> | undefined;
+    const unwrap = (connection: DatabaseConnection) => (connection === outer && inner ? inner : connection);
+    return {
+      init: () => driver.init(),
+      async acquireConnection() {
+        const connection = await driver.acquireConnection();
+        if (connection !== inner) {
+          inner = connection;
+          outer = {
+            async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+              const result = await connection.executeQuery<R>(query);
+              if (!inTransaction && !isRead(query)) unsynced = sync();
+              return result;
+            },
+            streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+          };
+        }
+        return outer as DatabaseConnection;
+      },
+      async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings) {
+        await driver.beginTransaction(unwrap(connection), settings);
+        inTransaction = true;
+      },
+      async commitTransaction(connection: DatabaseConnection) {
+        await driver.commitTransaction(unwrap(connection));
+        inTransaction = false;
+        unsynced = sync();
+      },
+      async rollbackTransaction(connection: DatabaseConnection) {
+        inTransaction = false;
+        await driver.rollbackTransaction(unwrap(connection));
+      },
+      savepoint: (connection, name, compile) => driver.savepoint!(unwrap(connection), name, compile),
+      rollbackToSavepoint: (connection, name, compile) => driver.rollbackToSavepoint!(unwrap(connection), name, compile),
+      releaseSavepoint: (connection, name, compile) => driver.releaseSavepoint!(unwrap(connection), name, compile),
+      async releaseConnection(connection: DatabaseConnection) {
+        const pending = unsynced;
+        unsynced = undefined;
+        await driver.releaseConnection(unwrap(connection));
+        await pending;
+      },
+      destroy: () => driver.destroy(),
+    };
+  }
+}

@@ -29,10 +29,18 @@ function encode(value: number, length: number): string {
   return out;
 }
 
+/** Random bytes drawn 4 KiB at a time: one `randomBytes` call costs ~8 µs, whatever its size. */
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
 function newRandom(): void {
-  const bytes = randomBytes(10);
-  randomHigh = bytes.readUIntBE(0, 5);
-  randomLow = bytes.readUIntBE(5, 5);
+  if (poolOffset + 10 > pool.length) {
+    pool = randomBytes(4096);
+    poolOffset = 0;
+  }
+  randomHigh = pool.readUIntBE(poolOffset, 5);
+  randomLow = pool.readUIntBE(poolOffset + 5, 5);
+  poolOffset += 10;
 }
 
 /**

@@ -651,11 +651,12 @@ export class MessagesRepository {
         ...(options.providerId == null ? {} : { provider_id: options.providerId }),
       }))
       .where('id', 'in', ids)
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('status', 'in', PENDING), eb('due_at', '<=', now)]),
-          eb.and([eb('status', '=', 'sending'), eb('lease_until', '<', now)]),
-        ]),
+      // The guard as one CASE, not `(status IN … AND due_at <= ?) OR (status = … AND …)`: given
+      // that OR, SQLite's planner scanned the status index over the whole due backlog instead of
+      // looking up the ids (1.1 ms against 0.16 ms for 16 ids among 10,000 queued). A CASE
+      // cannot use an index, so every dialect looks the ids up by primary key.
+      .where(
+        sql<boolean>`CASE WHEN status IN (${sql.join(PENDING)}) THEN due_at <= ${now} WHEN status = ${'sending'} THEN lease_until < ${now} ELSE FALSE END`,
       )
       .executeTakeFirst();
     if (moved.numUpdatedRows === 0n) return [];

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Channel } from '../../channels.js';
 import type { Clock } from '../../limiter/clock.js';
 import { aliyunCanonicalQuery, aliyunPercentEncode, aliyunSignature, aliyunTimestamp } from './aliyun-signature.js';
-import { type FetchLike, isRecord, parseJson, postOnce } from './http-request.js';
+import { isRecord, parseJson, postOnce } from './http-request.js';
 import { maskRecipient, scrubRecipient } from './mask.js';
 import {
   httpStatusError,
@@ -42,7 +42,6 @@ export interface AliyunSmsProviderOptions {
   clock: Clock;
   /** SignatureNonce source (a UUID by default); injectable so tests can pin a request. */
   nonce?: () => string;
-  fetch?: FetchLike;
 }
 
 const RETRYABLE_CODES = new Set([
@@ -101,7 +100,6 @@ export function createAliyunSmsProvider(options: AliyunSmsProviderOptions): Prov
         body: `${aliyunCanonicalQuery(params)}&Signature=${aliyunPercentEncode(signature)}`,
         timeoutMs: options.timeoutMs,
         signal,
-        fetch: options.fetch,
       });
       const json = parseJson(answer.text);
       const code = isRecord(json) && typeof json.Code === 'string' ? json.Code : undefined;

@@ -14,7 +14,7 @@
 import { createHmac } from 'node:crypto';
 import type { Channel } from '../../channels.js';
 import type { Clock } from '../../limiter/clock.js';
-import { type FetchLike, isRecord, parseJson, postOnce } from './http-request.js';
+import { isRecord, parseJson, postOnce } from './http-request.js';
 import { scrubRecipient } from './mask.js';
 import {
   httpStatusError,
@@ -35,7 +35,6 @@ export interface FeishuProviderOptions {
   signingSecret?: string;
   timeoutMs: number;
   clock: Clock;
-  fetch?: FetchLike;
 }
 
 export function feishuSign(timestampSeconds: number, secret: string): string {
@@ -67,7 +66,6 @@ export function createFeishuProvider(options: FeishuProviderOptions): Provider {
         body: JSON.stringify(payload),
         timeoutMs: options.timeoutMs,
         signal,
-        fetch: options.fetch,
       });
       const json = parseJson(answer.text);
       // Older bots answer {StatusCode, StatusMessage}; newer ones {code, msg}. Both carry 0 for success.

@@ -14,7 +14,7 @@
 import { createHmac } from 'node:crypto';
 import type { Channel } from '../../channels.js';
 import type { Clock } from '../../limiter/clock.js';
-import { type FetchLike, isRecord, parseJson, postOnce } from './http-request.js';
+import { isRecord, parseJson, postOnce } from './http-request.js';
 import { scrubRecipient } from './mask.js';
 import { httpStatusError, type OutboundMessage, type Provider, type SendResult } from './provider.js';
 
@@ -25,7 +25,6 @@ export interface HttpWebhookProviderOptions {
   signingSecret: string;
   timeoutMs: number;
   clock: Clock;
-  fetch?: FetchLike;
 }
 
 export function sluiceSignature(secret: string, timestampSeconds: number, body: string): string {
@@ -61,7 +60,6 @@ export function createHttpWebhookProvider(options: HttpWebhookProviderOptions): 
         body,
         timeoutMs: options.timeoutMs,
         signal,
-        fetch: options.fetch,
       });
       if (answer.status < 200 || answer.status >= 300) {
         throw httpStatusError(options.id, answer.status, {

@@ -21,7 +21,6 @@ import { type Clock, systemClock } from '../../limiter/clock.js';
 import { createAliyunSmsProvider } from './aliyun-sms.js';
 import { createConsoleProvider, type LineSink } from './console.js';
 import { createFeishuProvider } from './feishu.js';
-import type { FetchLike } from './http-request.js';
 import { createHttpWebhookProvider } from './http-webhook.js';
 import { PROVIDER_KINDS, type Provider, type ProviderKind } from './provider.js';
 import { ProviderConfigReader } from './provider-config.js';
@@ -43,7 +42,6 @@ export interface ProviderDependencies {
   clock?: Clock;
   /** The console provider's output (stdout by default). */
   consoleOut?: LineSink;
-  fetch?: FetchLike;
 }
 
 /** The channel each kind can send on; `console` serves any. */
@@ -112,7 +110,6 @@ export function createProvider(spec: ProviderSpec, deps: ProviderDependencies = 
         ...(templateCode === undefined ? {} : { defaultTemplateCode: templateCode }),
         ...(endpoint === undefined ? {} : { endpoint }),
         ...(regionId === undefined ? {} : { regionId }),
-        ...(deps.fetch ? { fetch: deps.fetch } : {}),
       });
     }
     case 'tencent-sms': {
@@ -131,7 +128,6 @@ export function createProvider(spec: ProviderSpec, deps: ProviderDependencies = 
         ...(templateId === undefined ? {} : { defaultTemplateId: templateId }),
         ...(region === undefined ? {} : { region }),
         ...(endpoint === undefined ? {} : { endpoint }),
-        ...(deps.fetch ? { fetch: deps.fetch } : {}),
       });
     }
     case 'feishu': {
@@ -142,7 +138,6 @@ export function createProvider(spec: ProviderSpec, deps: ProviderDependencies = 
         timeoutMs: read.timeoutMs(),
         clock,
         ...(signingSecret === undefined ? {} : { signingSecret }),
-        ...(deps.fetch ? { fetch: deps.fetch } : {}),
       });
     }
     case 'slack': {
@@ -152,7 +147,7 @@ export function createProvider(spec: ProviderSpec, deps: ProviderDependencies = 
       } catch {
         throw new Error(`provider "${spec.id}" (slack): secret.webhookUrl must be an http(s) URL`);
       }
-      return createSlackProvider({ ...common, webhookUrl, timeoutMs: read.timeoutMs(), ...(deps.fetch ? { fetch: deps.fetch } : {}) });
+      return createSlackProvider({ ...common, webhookUrl, timeoutMs: read.timeoutMs() });
     }
     case 'http':
       return createHttpWebhookProvider({
@@ -161,7 +156,6 @@ export function createProvider(spec: ProviderSpec, deps: ProviderDependencies = 
         signingSecret: read.secretString('signingSecret'),
         timeoutMs: read.timeoutMs(),
         clock,
-        ...(deps.fetch ? { fetch: deps.fetch } : {}),
       });
   }
 }

@@ -6,7 +6,7 @@
  * Slack has no idempotency field for incoming webhooks: a retried attempt may post twice.
  */
 import type { Channel } from '../../channels.js';
-import { type FetchLike, postOnce } from './http-request.js';
+import { postOnce } from './http-request.js';
 import {
   isRetryableHttpStatus,
   type OutboundMessage,
@@ -22,7 +22,6 @@ export interface SlackProviderOptions {
   channel: Channel;
   webhookUrl: string;
   timeoutMs: number;
-  fetch?: FetchLike;
 }
 
 export function createSlackProvider(options: SlackProviderOptions): Provider {
@@ -39,7 +38,6 @@ export function createSlackProvider(options: SlackProviderOptions): Provider {
         body: JSON.stringify({ text }),
         timeoutMs: options.timeoutMs,
         signal,
-        fetch: options.fetch,
       });
       if (answer.status >= 200 && answer.status < 300) return { providerMessageId: `slack-${message.id}` };
       const reason = answer.text.trim();

@@ -12,7 +12,7 @@
  */
 import type { Channel } from '../../channels.js';
 import type { Clock } from '../../limiter/clock.js';
-import { type FetchLike, isRecord, parseJson, postOnce } from './http-request.js';
+import { isRecord, parseJson, postOnce } from './http-request.js';
 import { maskRecipient, scrubRecipient } from './mask.js';
 import {
   httpStatusError,
@@ -44,7 +44,6 @@ export interface TencentSmsProviderOptions {
   timeoutMs: number;
   /** The source of X-TC-Timestamp (and so of the signature's date). */
   clock: Clock;
-  fetch?: FetchLike;
 }
 
 /** Tencent's error code → may a later attempt succeed? */
@@ -101,7 +100,6 @@ export function createTencentSmsProvider(options: TencentSmsProviderOptions): Pr
         body: payload,
         timeoutMs: options.timeoutMs,
         signal,
-        fetch: options.fetch,
       });
       const json = parseJson(answer.text);
       const response = isRecord(json) && isRecord(json.Response) ? json.Response : undefined;

@@ -1,5 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpWebhookProvider } from '../../../src/delivery/providers/http-webhook.js';
 import type { OutboundMessage, ProviderError } from '../../../src/delivery/providers/provider.js';
@@ -128,5 +133,53 @@ describe('generic HTTP webhook against a local receiver', () => {
     const error = (await rejectionOf(provider({ url: `http://127.0.0.1:${port}/x` }).send(message))) as ProviderError;
     expect([error.code, error.retryable]).toEqual(['NETWORK', true]);
     expect(error.message).toContain('ECONNREFUSED');
+  });
+
+  it('does not follow a redirect: the 3xx is a permanent failure', async () => {
+    server.answer(() => ({ status: 302, body: '', headers: { location: 'http://127.0.0.1:1/elsewhere' } }));
+    const error = (await rejectionOf(provider().send(message))) as ProviderError;
+    expect(error.retryable).toBe(false);
+    expect(server.requests.at(-1)?.path).toBe('/hooks/sluice');
+  });
+
+  it('speaks TLS to an https URL and refuses a certificate it cannot verify', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-tls-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    let reached = 0;
+    const tls = createHttpsServer(
+      { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+      (_request, response) => {
+        reached++;
+        response.end('{}');
+      },
+    );
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (tls.address() as { port: number }).port;
+      const error = (await rejectionOf(provider({ url: `https://127.0.0.1:${port}/x` }).send(message))) as ProviderError;
+      expect([error.code, error.retryable]).toEqual(['NETWORK', true]);
+      expect(error.message).toContain('SELF_SIGNED');
+      expect(reached).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => tls.close(() => resolve()));
+    }
   });
 });

@@ -273,8 +273,10 @@ async function moveManyFromSending(trx: Database['db'], items: readonly Extract<
     items.map((item) => sql`WHEN ${item.id} THEN ${item.options.attempt}`),
     sql` `,
   );
+  // The status test inside a CASE, as in claimIds: a bare `status = 'sending'` let SQLite scan the
+  // status index over every message being sent instead of looking the ids up.
   const result = await sql<{ id: string }>`UPDATE messages SET ${sql.join(assignments)}
-    WHERE id IN (${sql.join(ids)}) AND status = 'sending' AND attempts = CASE id ${tokens} END
+    WHERE id IN (${sql.join(ids)}) AND CASE WHEN status = 'sending' THEN attempts = CASE id ${tokens} END ELSE FALSE END
     RETURNING id`.execute(trx);
   const moved = new Set(result.rows.map((row) => row.id));
   return items.map((item) => moved.has(item.id));

@@ -130,13 +130,15 @@ export class Dispatcher {
     // make many tiny ones. A slot is held until its outcome is committed, so a crash leaves at
     // most `concurrency` messages per dispatcher that reached the provider unrecorded.
     const minClaim = Math.max(1, Math.floor(this.options.concurrency / 4));
+    let firstClaim = true;
     while (this.running && lock.isHeld()) {
       const free = this.options.concurrency - this.inFlight.size;
       if (free <= 0 || (free < minClaim && this.inFlight.size > 0)) {
         await Promise.race(this.inFlight);
         continue;
       }
-      const claimed = await this.claim(free);
+      const claimed = await this.claim(free, firstClaim);
+      firstClaim = false;
       if (claimed.length === 0) break;
       for (const message of claimed) this.track(this.deliver(message));
     }
@@ -151,10 +153,11 @@ export class Dispatcher {
     this.inFlight.add(tracked);
   }
 
-  private async claim(limit: number): Promise<Message[]> {
+  /** `expiredLeases`: also look for expired `sending` rows (embedded mode; once per tick is enough). */
+  private async claim(limit: number, expiredLeases: boolean): Promise<Message[]> {
     const { channel, partition, partitions, messages, dueIndex, leaseMs } = this.options;
     const now = this.options.clock.now();
-    if (!dueIndex) return messages.claimDue({ channel, partition, partitions, now, leaseMs, limit });
+    if (!dueIndex) return messages.claimDue({ channel, partition, partitions, now, leaseMs, limit, expiredLeases });
     const ids = await dueIndex.claim(this.name, now, limit);
     // One guarded UPDATE for the whole batch; it refuses ids that are stale (canceled, already
     // sent, claimed elsewhere), which the index may hold after a rebuild.

@@ -479,18 +479,32 @@ export class MessagesRepository {
    * by one guarded UPDATE that stamps a random claim token, and read back by that token.
    * (Portable: MySQL has no UPDATE ... RETURNING and MariaDB only from 11.x.)
    */
-  async claimDue(selector: PartitionSelector & ClaimOptions & { limit: number }): Promise<Message[]> {
+  async claimDue(
+    selector: PartitionSelector &
+      ClaimOptions & {
+        limit: number;
+        /**
+         * Default true. False skips the scan for `sending` rows whose lease expired (they exist
+         * only after a crash or a stuck send): a dispatcher looks for them once per poll, not on
+         * every claim of a busy loop.
+         */
+        expiredLeases?: boolean;
+      },
+  ): Promise<Message[]> {
     checkPartition(selector);
     const { now, limit } = selector;
     if (limit <= 0) return [];
     return this.claimInWriter(async (trx) => {
-      const expired = await this.partitionQuery(trx, selector)
-        .select('id')
-        .where('status', '=', 'sending')
-        .where('lease_until', '<', now)
-        .orderBy('lease_until')
-        .limit(limit)
-        .execute();
+      const expired =
+        selector.expiredLeases === false
+          ? []
+          : await this.partitionQuery(trx, selector)
+              .select('id')
+              .where('status', '=', 'sending')
+              .where('lease_until', '<', now)
+              .orderBy('lease_until')
+              .limit(limit)
+              .execute();
       // One range scan of the (channel, status, due_at) index per status, merged here: a single
       // `status IN (...) ORDER BY due_at, id` sorts EVERY due row of the backlog on each claim.
       const due: { id: string; due_at: number }[] = [];

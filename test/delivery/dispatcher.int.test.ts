@@ -59,7 +59,7 @@ async function sendMany(fixture: Fixture, apiKey: string, count: number, extra: 
   return ids;
 }
 
-function deliverySuite(redisUrl: () => string | undefined) {
+function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
   const fixture = {} as Fixture;
   let cleanup = () => {};
 
@@ -209,6 +209,22 @@ function deliverySuite(redisUrl: () => string | undefined) {
     }
   });
 
+  // Embedded mode finds expired leases with its due query (Redis mode, on the index rebuild).
+  it.runIf(embedded)('sends again a message whose sender died mid-send (its lease expired)', async () => {
+    const { tenant } = await tenantWithProviders(fixture, 'expired', ['/expired']);
+    const [id] = await sendMany(fixture, tenant.apiKey, 1, () => ({ sendAt: Date.now() + 3_600_000 }));
+    // What a sender killed after its claim leaves behind: `sending`, attempt 1, lease run out.
+    await fixture.runtime.database.db
+      .updateTable('messages')
+      .set({ status: 'sending', attempts: 1, lease_until: Date.now() - 1, due_at: Date.now() - 1 })
+      .where('id', '=', id!)
+      .execute();
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, [id!])) === 1, 5_000)).toBe(true);
+    const message = (await loadMessages(fixture.runtime, [id!])).get(id!);
+    expect([message?.status, message?.attempts]).toEqual(['sent', 2]);
+    expect(fixture.stub.arrivals.get(id!)?.length).toBe(1);
+  });
+
   it('fails over to the next provider when the first one fails retryably', async () => {
     const { tenant, providerIds } = await tenantWithProviders(fixture, 'failover', ['/down', '/up']);
     const previous = fixture.stub.answer;
@@ -230,7 +246,7 @@ function deliverySuite(redisUrl: () => string | undefined) {
 }
 
 describe('delivery, embedded (in-process locks, SQL due query)', () => {
-  deliverySuite(() => undefined);
+  deliverySuite(() => undefined, true);
 });
 
 describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'delivery, Redis (lease lock, due index)', () => {

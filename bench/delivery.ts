@@ -4,7 +4,7 @@
  * worker role's dispatchers to a zero-latency HTTP stub on 127.0.0.1, from the first accept to
  * the last row `sent`. Embedded default (SQLite, synchronous=FULL) and Redis mode (private
  * redis-server + SQLite), beside BullMQ 5 adding and processing the same number of jobs, its
- * worker calling the same stub with fetch at the same concurrency, in the same run.
+ * worker calling the same stub at the same concurrency (once with fetch, once with sluice's HTTP client), in the same run.
  * Then scheduled lateness: 1,000 messages due within the same second, `sentAt − dueAt`.
  *
  * `BENCH_DELIVERY_MESSAGES` sets the message count (default 20,000; e.g. 2,000 for a smoke run).
@@ -18,6 +18,7 @@ import { createRuntime, type Runtime } from '../src/app/runtime.js';
 import { loadSettings } from '../src/config/settings.js';
 import { startDelivery } from '../src/delivery/delivery.js';
 import { createConsoleProvider } from '../src/delivery/providers/console.js';
+import { postOnce } from '../src/delivery/providers/http-request.js';
 import type { BenchContext, Benchmark } from './support/benchmark.js';
 import { type HttpStub, startHttpStub } from './support/http-stub.js';
 import { startPrivateRedis } from './support/redis-server.js';
@@ -190,9 +191,19 @@ async function runSluice(
   }
 }
 
-async function runBullMq(stub: HttpStub, count: number, context: BenchContext, port: number): Promise<Throughput> {
+/**
+ * `client`: how the worker POSTs. `fetch` is what a BullMQ user would write; `node-http` is the
+ * keep-alive client sluice's providers use, so that row compares the queues alone.
+ */
+async function runBullMq(
+  stub: HttpStub,
+  count: number,
+  context: BenchContext,
+  port: number,
+  client: 'fetch' | 'node-http',
+): Promise<Throughput> {
   const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
-  const queueName = `bench-delivery-${process.pid}`;
+  const queueName = `bench-delivery-${process.pid}-${client}`;
   const queue = new Queue(queueName, { connection, defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 1000 } } });
   let completed = 0;
   let failed = 0;
@@ -203,13 +214,16 @@ async function runBullMq(stub: HttpStub, count: number, context: BenchContext, p
   const worker = new Worker(
     queueName,
     async (job) => {
-      const response = await fetch(stub.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-sluice-message-id': String(job.id) },
-        body: JSON.stringify(job.data),
-      });
-      await response.text();
-      if (!response.ok) throw new Error(`stub answered ${response.status}`);
+      const headers = { 'content-type': 'application/json', 'x-sluice-message-id': String(job.id) };
+      const body = JSON.stringify(job.data);
+      if (client === 'fetch') {
+        const response = await fetch(stub.url, { method: 'POST', headers, body });
+        await response.text();
+        if (!response.ok) throw new Error(`stub answered ${response.status}`);
+        return;
+      }
+      const answer = await postOnce({ providerId: 'bullmq', url: stub.url, headers, body, timeoutMs: 5000 });
+      if (answer.status < 200 || answer.status >= 300) throw new Error(`stub answered ${answer.status}`);
     },
     { connection, concurrency: SEND_CONCURRENCY },
   );
@@ -224,14 +238,15 @@ async function runBullMq(stub: HttpStub, count: number, context: BenchContext, p
     await worker.waitUntilReady();
     await queue.waitUntilReady();
     const loadBefore = load();
-    context.progress(`bullmq: adding ${count} jobs`);
+    context.progress(`bullmq (${client}): adding ${count} jobs`);
     const started = performance.now();
     await pool(count, ACCEPT_CONCURRENCY, (i) => queue.add('send', { channel: 'webhook', to: `bench-${i}`, body: `hello ${i}` }));
     const acceptMs = performance.now() - started;
     const timeout = sleep(TIMEOUT_MS).then(() => Number.NaN);
     const finished = await Promise.race([done, timeout]);
     if (Number.isNaN(finished)) throw new Error(`bullmq: only ${completed} of ${count} completed (${failed} failures)`);
-    return { name: 'BullMQ 5 (Redis only)', count, acceptMs, totalMs: finished - started, load: loadBefore };
+    const name = client === 'fetch' ? 'BullMQ 5, worker with fetch' : "BullMQ 5, worker with sluice's client";
+    return { name, count, acceptMs, totalMs: finished - started, load: loadBefore };
   } finally {
     await worker.close();
     await queue.obliterate({ force: true }).catch(() => undefined);
@@ -249,16 +264,17 @@ export const benchmark: Benchmark = {
     try {
       const embedded = await runSluice('embedded (SQLite)', stub, count, context);
       const withRedis = await runSluice('Redis + SQLite', stub, count, context, redis.url);
-      const bull = await runBullMq(stub, count, context, redis.port);
+      const bullFetch = await runBullMq(stub, count, context, redis.port, 'fetch');
+      const bullSameClient = await runBullMq(stub, count, context, redis.port, 'node-http');
       const rate = (result: Throughput) => (result.count * 1000) / result.totalMs;
-      const bullRate = rate(bull);
-      const throughputRows = [embedded.throughput, withRedis.throughput, bull].map((result) => [
+      const throughputRows = [embedded.throughput, withRedis.throughput, bullFetch, bullSameClient].map((result) => [
         result.name,
         formatCount(result.count),
         `${formatCount((result.count * 1000) / result.acceptMs)} /s`,
         `${(result.totalMs / 1000).toFixed(2)} s`,
         `${formatCount(rate(result))} /s`,
-        `${(rate(result) / bullRate).toFixed(2)}×`,
+        `${(rate(result) / rate(bullFetch)).toFixed(2)}×`,
+        `${(rate(result) / rate(bullSameClient)).toFixed(2)}×`,
         result.load,
       ]);
       const throughput = markdownTable(
@@ -268,7 +284,8 @@ export const benchmark: Benchmark = {
           { header: 'accept (add) rate', align: 'right' },
           { header: 'first accept → last sent', align: 'right' },
           { header: 'sent', align: 'right' },
-          { header: 'vs BullMQ', align: 'right' },
+          { header: 'vs BullMQ + fetch', align: 'right' },
+          { header: "vs BullMQ + sluice's client", align: 'right' },
           { header: 'load 1/5/15 before' },
         ],
         throughputRows,
@@ -283,7 +300,7 @@ export const benchmark: Benchmark = {
         ]),
       );
       return [
-        `Accept-to-sent throughput: ${formatCount(count)} messages through \`runtime.http.messages.send\` (${ACCEPT_CONCURRENCY} in flight), sent by the worker role (SLUICE_SEND_CONCURRENCY=${SEND_CONCURRENCY}) to a zero-latency HTTP stub on 127.0.0.1; BullMQ adds as many jobs (${ACCEPT_CONCURRENCY} in flight) and its worker (concurrency ${SEND_CONCURRENCY}) POSTs each to the same stub with fetch. Sluice commits every message and every attempt to SQLite (synchronous=FULL) before answering; BullMQ keeps its jobs in a Redis without persistence.`,
+        `Accept-to-sent throughput: ${formatCount(count)} messages through \`runtime.http.messages.send\` (${ACCEPT_CONCURRENCY} in flight), sent by the worker role (SLUICE_SEND_CONCURRENCY=${SEND_CONCURRENCY}) to a zero-latency HTTP stub on 127.0.0.1; BullMQ adds as many jobs (${ACCEPT_CONCURRENCY} in flight) and its worker (concurrency ${SEND_CONCURRENCY}) POSTs each to the same stub, once with fetch (what a BullMQ user writes) and once with sluice's own HTTP client (keep-alive node:http; the queues alone compared). Sluice commits every message and every attempt to SQLite (synchronous=FULL) before answering; BullMQ keeps its jobs in a Redis without persistence.`,
         '',
         throughput,
         '',

@@ -242,7 +242,8 @@ async function runBullMq(
     const started = performance.now();
     await pool(count, ACCEPT_CONCURRENCY, (i) => queue.add('send', { channel: 'webhook', to: `bench-${i}`, body: `hello ${i}` }));
     const acceptMs = performance.now() - started;
-    const timeout = sleep(TIMEOUT_MS).then(() => Number.NaN);
+    // Unref'd: a pending 10-minute timer would keep the process alive after the run.
+    const timeout = new Promise<number>((resolve) => setTimeout(() => resolve(Number.NaN), TIMEOUT_MS).unref());
     const finished = await Promise.race([done, timeout]);
     if (Number.isNaN(finished)) throw new Error(`bullmq: only ${completed} of ${count} completed (${failed} failures)`);
     const name = client === 'fetch' ? 'BullMQ 5, worker with fetch' : "BullMQ 5, worker with sluice's client";

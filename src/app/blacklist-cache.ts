@@ -8,7 +8,8 @@
  *   the instance making the change reloads before its admin call answers, the others within
  *   the bus's delay (milliseconds);
  * - when the table's fingerprint (row count, newest entry) differs from the loaded one, checked
- *   every `refreshMs`: a safety net for a change made past sluice (SQL by hand) or a lost event.
+ *   every `refreshMs` while the table is held: a safety net for a change made past sluice (SQL by
+ *   hand) or a lost event.
  * Reloads never overlap; changes announced during one are picked up by one more reload.
  */
 import type { BlacklistLookup } from '../admission/ports.js';
@@ -50,6 +51,8 @@ export class BlacklistCache implements BlacklistLookup {
     });
     if (options.refreshMs > 0) {
       this.timer = setInterval(() => {
+        // A table too large to hold is asked in SQL anyway: no need to count it every few seconds.
+        if (!this.entries) return;
         this.repository.fingerprint().then(
           (current) => {
             if (!sameFingerprint(current, this.fingerprint)) this.reloadInBackground();

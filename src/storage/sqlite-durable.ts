@@ -143,6 +143,8 @@ export class DurableSqliteDialect extends SqliteDialect {
         const pending = unsynced;
         unsynced = undefined;
         await driver.releaseConnection(unwrap(connection));
+        // A failed fsync fails the caller: the commit may not be on disk, and retrying the fsync
+        // would not make it so (the kernel may have dropped the dirty pages).
         await pending;
       },
       destroy: () => driver.destroy(),

@@ -16,7 +16,7 @@
  * its inode while any connection is open (SQLite deletes it only when the last one closes); were
  * it gone, its frames would have been checkpointed, so the database file is synced instead.
  */
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import {
   type CompiledQuery,
   type DatabaseConnection,
@@ -29,8 +29,8 @@ import {
   type TransactionSettings,
 } from 'kysely';
 
-/** Makes what was written to the file durable; resolves when the data is on disk. */
-export type SyncFile = () => Promise<void>;
+/** Makes what was written to the file durable; resolves when the data is on disk. `close` frees what it holds. */
+export type SyncFile = (() => Promise<void>) & { close?(): Promise<void> };
 
 async function datasync(path: string): Promise<void> {
   const handle = await open(path, 'r');
@@ -42,18 +42,26 @@ async function datasync(path: string): Promise<void> {
 }
 
 /**
- * `fdatasync` of the WAL file (of the database file if there is no WAL), shared: a caller arriving
- * while one runs waits for the next one (the running one may have started before the caller's
- * commit was written), which then serves every caller that arrived meanwhile.
+ * `fdatasync` of the WAL file (of the database file while there is no WAL), shared: a caller
+ * arriving while one runs waits for the next one (the running one may have started before the
+ * caller's commit was written), which then serves every caller that arrived meanwhile. The WAL
+ * stays open between syncs (one thread-pool hop per sync, not three): it keeps its inode while
+ * the database's connection is open.
  */
 export function walSync(databasePath: string): SyncFile {
+  let wal: Promise<FileHandle> | undefined;
   const run = async () => {
+    wal ??= open(`${databasePath}-wal`, 'r');
+    let handle: FileHandle;
     try {
-      await datasync(`${databasePath}-wal`);
+      handle = await wal;
     } catch (error) {
+      wal = undefined;
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       await datasync(databasePath);
+      return;
     }
+    await handle.datasync();
   };
   let running: Promise<void> | undefined;
   let next: Promise<void> | undefined;
@@ -72,7 +80,13 @@ export function walSync(databasePath: string): SyncFile {
       });
     return next;
   };
-  return sync;
+  return Object.assign(sync, {
+    async close() {
+      const handle = await wal?.catch(() => undefined);
+      wal = undefined;
+      await handle?.close();
+    },
+  });
 }
 
 function isRead(query: CompiledQuery): boolean {
@@ -147,7 +161,10 @@ export class DurableSqliteDialect extends SqliteDialect {
         // would not make it so (the kernel may have dropped the dirty pages).
         await pending;
       },
-      destroy: () => driver.destroy(),
+      async destroy() {
+        await driver.destroy();
+        await sync.close?.();
+      },
     };
   }
 }

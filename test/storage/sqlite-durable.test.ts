@@ -120,9 +120,12 @@ describe('DurableSqliteDialect', () => {
     const others = Array.from({ length: 9 }, () => sync());
     expect(others[0]).toBe(others[8]);
     await Promise.all([first, ...others]);
+    await sync.close?.();
     // A database with no WAL file: the database file itself is synced.
     writeFileSync(join(dir, 'plain.db'), '');
-    await walSync(join(dir, 'plain.db'))();
+    const plain = walSync(join(dir, 'plain.db'));
+    await plain();
+    await plain.close?.();
     await expect(walSync(join(dir, 'absent.db'))()).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

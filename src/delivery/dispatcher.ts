@@ -61,6 +61,8 @@ export class Dispatcher {
   private wakeRequested = false;
   private readonly inFlight = new Set<Promise<void>>();
   private lastRebuild = Number.NEGATIVE_INFINITY;
+  /** When the embedded due query last looked for expired leases. */
+  private lastExpiredCheck = Number.NEGATIVE_INFINITY;
   private readonly random: () => number;
 
   constructor(private readonly options: DispatcherOptions) {
@@ -130,15 +132,17 @@ export class Dispatcher {
     // make many tiny ones. A slot is held until its outcome is committed, so a crash leaves at
     // most `concurrency` messages per dispatcher that reached the provider unrecorded.
     const minClaim = Math.max(1, Math.floor(this.options.concurrency / 4));
-    let firstClaim = true;
     while (this.running && lock.isHeld()) {
       const free = this.options.concurrency - this.inFlight.size;
       if (free <= 0 || (free < minClaim && this.inFlight.size > 0)) {
         await Promise.race(this.inFlight);
         continue;
       }
-      const claimed = await this.claim(free, firstClaim);
-      firstClaim = false;
+      // Expired leases (a crashed or stuck sender) are looked for once per poll interval, not on
+      // every claim of a busy loop, which may last far longer than one tick.
+      const expiredLeases = this.options.clock.now() - this.lastExpiredCheck >= this.options.pollMs;
+      if (expiredLeases) this.lastExpiredCheck = this.options.clock.now();
+      const claimed = await this.claim(free, expiredLeases);
       if (claimed.length === 0) break;
       for (const message of claimed) this.track(this.deliver(message));
     }
@@ -153,7 +157,7 @@ export class Dispatcher {
     this.inFlight.add(tracked);
   }
 
-  /** `expiredLeases`: also look for expired `sending` rows (embedded mode; once per tick is enough). */
+  /** `expiredLeases`: also look for expired `sending` rows (embedded mode). */
   private async claim(limit: number, expiredLeases: boolean): Promise<Message[]> {
     const { channel, partition, partitions, messages, dueIndex, leaseMs } = this.options;
     const now = this.options.clock.now();

@@ -31,6 +31,7 @@ import { DegradingFrequencyGate, LocalFrequencyGate } from './frequency-gate.js'
 import { SqlMessageService, SqlMessageWriter } from './message-service.js';
 import { createRedisClient } from './redis-client.js';
 import { resolveSecretKey } from './secret-key.js';
+import { SlowCallLog } from './slow-call-log.js';
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -131,6 +132,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       Metrics.observeMs(metrics.decisionDuration, { store: 'memory', outcome }, ms),
     );
     if (redis) {
+      const slowCalls = new SlowCallLog((summary) => logger.warn(summary, 'slow Redis limiter calls'), clock);
       limiter = new Limiter({ store: new RedisStore({ client: redis, keySecret, prefix: `${settings.redisKeyPrefix}limiter` }) });
       degrading = new DegradingLimiter({
         primary: limiter,
@@ -141,7 +143,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         listener: (event) => {
           recordDegradationEvent(metrics, event);
           if (event.type === 'state') logger.warn({ from: event.from, to: event.to }, 'limiter breaker changed state');
-          if (event.type === 'alert') logger.warn({ ms: event.ms }, 'slow Redis limiter call');
+          if (event.type === 'alert') slowCalls.record(event.ms);
         },
       });
       frequency = new DegradingFrequencyGate(degrading, { divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate });

@@ -4,7 +4,7 @@
  * ```ts
  * const limiter = new DegradingLimiter({ ..., listener: (event) => {
  *   recordDegradationEvent(metrics, event);
- *   if (event.type === 'alert') log.warn({ ms: event.ms }, 'slow Redis limiter call');
+ *   if (event.type === 'alert') slowCalls.record(event.ms); // a throttled warning (SlowCallLog)
  * } });
  * ```
  */

@@ -131,7 +131,8 @@ export const SETTINGS = {
     kind: 'string',
     default: 'info',
     oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
-    description: 'Log level (pino).',
+    description:
+      'Log level (pino). `debug` and `trace` add a line per HTTP request and per response; at `info` requests are measured by `sluice_http_request_duration_seconds` and only failures (5xx) are logged per request.',
   }),
   partitions: spec({
     env: 'SLUICE_PARTITIONS',

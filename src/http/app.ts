@@ -29,6 +29,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
         allErrors: false,
       },
     },
+    // Two lines per request at `info` would be thousands a second under load, and writing them
+    // costs more than the request; the HTTP histogram counts every request, 5xx are logged.
+    disableRequestLogging: deps.logLevel !== 'debug' && deps.logLevel !== 'trace',
     return503OnClosing: true,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),

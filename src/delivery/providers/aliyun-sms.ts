@@ -13,17 +13,9 @@ import { randomUUID } from 'node:crypto';
 import type { Channel } from '../../channels.js';
 import type { Clock } from '../../limiter/clock.js';
 import { aliyunCanonicalQuery, aliyunPercentEncode, aliyunSignature, aliyunTimestamp } from './aliyun-signature.js';
-import { isRecord, parseJson, postOnce } from './http-request.js';
+import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
 import { maskRecipient, scrubRecipient } from './mask.js';
-import {
-  httpStatusError,
-  isRetryableHttpStatus,
-  type OutboundMessage,
-  type Provider,
-  ProviderError,
-  type SendResult,
-  truncate,
-} from './provider.js';
+import { isRetryableHttpStatus, type OutboundMessage, type Provider, ProviderError, type SendResult, truncate } from './provider.js';
 
 export const ALIYUN_SMS_DEFAULT_ENDPOINT = 'https://dysmsapi.aliyuncs.com';
 
@@ -108,11 +100,7 @@ export function createAliyunSmsProvider(options: AliyunSmsProviderOptions): Prov
         const requestId = isRecord(json) && typeof json.RequestId === 'string' ? json.RequestId : undefined;
         return { providerMessageId: bizId ?? requestId ?? `aliyun-${message.id}` };
       }
-      if (code === undefined)
-        throw httpStatusError(options.id, answer.status, {
-          detail: scrubRecipient(answer.text, message.to),
-          retryAfter: answer.headers.get('retry-after'),
-        });
+      if (code === undefined) throw answerStatusError(options.id, answer, message.to);
       const vendorMessage = isRecord(json) && typeof json.Message === 'string' ? json.Message : '';
       throw new ProviderError(
         `provider ${options.id}: Aliyun SendSms ${code} for ${maskRecipient(message.to)}: ${truncate(scrubRecipient(vendorMessage, message.to))}`,

@@ -14,17 +14,8 @@
 import { createHmac } from 'node:crypto';
 import type { Channel } from '../../channels.js';
 import type { Clock } from '../../limiter/clock.js';
-import { isRecord, parseJson, postOnce } from './http-request.js';
-import { scrubRecipient } from './mask.js';
-import {
-  httpStatusError,
-  isRetryableHttpStatus,
-  type OutboundMessage,
-  type Provider,
-  ProviderError,
-  type SendResult,
-  truncate,
-} from './provider.js';
+import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
+import { isRetryableHttpStatus, type OutboundMessage, type Provider, ProviderError, type SendResult, truncate } from './provider.js';
 
 export interface FeishuProviderOptions {
   id: string;
@@ -76,11 +67,7 @@ export function createFeishuProvider(options: FeishuProviderOptions): Provider {
             ? json.StatusCode
             : undefined
         : undefined;
-      if (code === undefined)
-        throw httpStatusError(options.id, answer.status, {
-          detail: scrubRecipient(answer.text, message.to),
-          retryAfter: answer.headers.get('retry-after'),
-        });
+      if (code === undefined) throw answerStatusError(options.id, answer, message.to);
       if (code === 0 && answer.status >= 200 && answer.status < 300) return { providerMessageId: `feishu-${message.id}` };
       const msg = isRecord(json) ? String(json.msg ?? json.StatusMessage ?? '') : '';
       throw new ProviderError(`provider ${options.id}: Feishu bot code ${code}: ${truncate(msg)}`, {

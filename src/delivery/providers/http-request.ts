@@ -9,7 +9,8 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { toProviderError } from './provider.js';
+import { scrubRecipient } from './mask.js';
+import { httpStatusError, type ProviderError, toProviderError } from './provider.js';
 
 /** The answer's headers; names are case-insensitive. */
 export interface AnswerHeaders {
@@ -114,6 +115,17 @@ export function postOnce(exchange: HttpExchange): Promise<HttpAnswer> {
       });
     });
     request.end(body);
+  });
+}
+
+/**
+ * An answer that is not the vendor's success as an HTTP-status error: its body as the detail
+ * (with the recipient scrubbed), its `Retry-After` honoured.
+ */
+export function answerStatusError(providerId: string, answer: HttpAnswer, recipient: string): ProviderError {
+  return httpStatusError(providerId, answer.status, {
+    detail: scrubRecipient(answer.text, recipient),
+    retryAfter: answer.headers.get('retry-after'),
   });
 }
 

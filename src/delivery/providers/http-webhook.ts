@@ -14,9 +14,8 @@
 import { createHmac } from 'node:crypto';
 import type { Channel } from '../../channels.js';
 import type { Clock } from '../../limiter/clock.js';
-import { isRecord, parseJson, postOnce } from './http-request.js';
-import { scrubRecipient } from './mask.js';
-import { httpStatusError, type OutboundMessage, type Provider, type SendResult } from './provider.js';
+import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
+import type { OutboundMessage, Provider, SendResult } from './provider.js';
 
 export interface HttpWebhookProviderOptions {
   id: string;
@@ -62,10 +61,7 @@ export function createHttpWebhookProvider(options: HttpWebhookProviderOptions): 
         signal,
       });
       if (answer.status < 200 || answer.status >= 300) {
-        throw httpStatusError(options.id, answer.status, {
-          detail: scrubRecipient(answer.text, message.to),
-          retryAfter: answer.headers.get('retry-after'),
-        });
+        throw answerStatusError(options.id, answer, message.to);
       }
       const json = parseJson(answer.text);
       const id = isRecord(json) && (typeof json.id === 'string' || typeof json.id === 'number') ? String(json.id) : undefined;

@@ -12,7 +12,7 @@
  */
 import type { Channel } from '../../channels.js';
 import type { Clock } from '../../limiter/clock.js';
-import { isRecord, parseJson, postOnce } from './http-request.js';
+import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
 import { maskRecipient, scrubRecipient } from './mask.js';
 import {
   httpStatusError,
@@ -103,11 +103,7 @@ export function createTencentSmsProvider(options: TencentSmsProviderOptions): Pr
       });
       const json = parseJson(answer.text);
       const response = isRecord(json) && isRecord(json.Response) ? json.Response : undefined;
-      if (!response)
-        throw httpStatusError(options.id, answer.status, {
-          detail: scrubRecipient(answer.text, message.to),
-          retryAfter: answer.headers.get('retry-after'),
-        });
+      if (!response) throw answerStatusError(options.id, answer, message.to);
 
       const failure = (code: string, vendorMessage: unknown): ProviderError =>
         new ProviderError(

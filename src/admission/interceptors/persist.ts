@@ -12,8 +12,13 @@ export function persistInterceptor(messages: MessageWriter): Interceptor {
     async run(context) {
       const message = context.message!;
       const tenantId = context.tenant!.id;
+      // Spelled out, not `{ ...message, … }`: the spread took 4 % of a request's CPU in a profile.
       const row: NewMessage = {
-        ...message,
+        channel: message.channel,
+        recipient: message.recipient,
+        payload: message.payload,
+        dueAt: message.dueAt,
+        scheduled: message.scheduled,
         id: context.id,
         tenantId,
         createdAt: context.now,

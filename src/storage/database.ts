@@ -11,7 +11,8 @@
  * per-pool int8 parser (no global side effect), mysql2 `supportBigNumbers` + `bigNumberStrings: false`.
  *
  * SQLite durability: `journal_mode=WAL`, and by default every commit is on disk before its caller
- * hears of it (`synchronous=FULL`'s promise: it survives an OS crash or power cut). The fsync that
+ * hears of it (`synchronous=FULL`'s promise: it survives an OS crash or power cut), unless the
+ * transaction called `commitMayPrecedeSync` (delivery claims and outcomes). The fsync that
  * costs runs off the event loop (`sqlite-durable.ts`), and the group commit writer
  * (`group-commit.ts`) shares one among the many inserts of a busy moment.
  * `sqliteSynchronous: 'normal'` drops the per-commit fsync: a process crash loses nothing (the WAL
@@ -57,6 +58,14 @@ export interface Database {
   readonly dialect: Dialect;
   /** The URL with its password masked: safe to log. */
   readonly displayUrl: string;
+  /**
+   * Call inside a transaction, before it ends: its commit may resolve before it is on disk. For
+   * writes whose loss in an OS crash or power cut only repeats work (a delivery claim or outcome:
+   * the message is sent again, which at-least-once allows). Only SQLite's off-loop sync honours
+   * it (the sync still starts at commit, and the next commit that waits covers this one); a
+   * no-op on PostgreSQL, MySQL and SQLite `normal`.
+   */
+  commitMayPrecedeSync(): void;
   /** One round trip (`SELECT 1`): throws if the database is unreachable. For `/readyz`. */
   ping(): Promise<void>;
   /** Closes the pool / file. Idempotent. */
@@ -119,6 +128,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   const dialect = dialectOfUrl(url);
   const poolSize = options.poolSize ?? 10;
   let db: Kysely<Tables>;
+  let commitMayPrecedeSync = () => {};
   switch (dialect) {
     case 'sqlite': {
       const path = sqlitePathOfUrl(url);
@@ -141,9 +151,9 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
         throw error;
       }
       const config = { database: withStatementCache(file) };
-      db = new Kysely<Tables>({
-        dialect: durable ? new DurableSqliteDialect(config, options.sqliteSync ?? walSync(path)) : new SqliteDialect(config),
-      });
+      const durableDialect = durable ? new DurableSqliteDialect(config, options.sqliteSync ?? walSync(path)) : undefined;
+      if (durableDialect) commitMayPrecedeSync = () => durableDialect.commitMayPrecedeSync();
+      db = new Kysely<Tables>({ dialect: durableDialect ?? new SqliteDialect(config) });
       break;
     }
     case 'postgres': {
@@ -184,6 +194,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     db,
     dialect,
     displayUrl: maskUrl(url),
+    commitMayPrecedeSync,
     async ping() {
       await sql`select 1`.execute(db);
     },

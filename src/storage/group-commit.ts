@@ -37,6 +37,12 @@ export interface GroupCommitOptions {
   maxInFlight?: number;
 }
 
+/**
+ * Whether a batch's callers may hear of its commit before it is on disk
+ * ({@link Database.commitMayPrecedeSync}). Default: never.
+ */
+export type MayPrecedeSync<T> = (items: readonly T[]) => boolean;
+
 /** Counters for tests and metrics. `transactions < items` is the point of the writer. */
 export interface GroupCommitStats {
   /** Items written successfully. */
@@ -77,6 +83,7 @@ export class GroupCommitWriter<T, R = void> {
     private readonly database: Database,
     private readonly writeBatch: BatchWrite<T, R>,
     options: GroupCommitOptions = {},
+    private readonly mayPrecedeSync: MayPrecedeSync<T> = () => false,
   ) {
     this.maxBatch = Math.max(1, options.maxBatch ?? 256);
     this.maxInFlight = Math.max(1, options.maxInFlight ?? (database.dialect === 'sqlite' ? 2 : 4));
@@ -146,7 +153,13 @@ export class GroupCommitWriter<T, R = void> {
 
   private async transaction(items: readonly T[]): Promise<readonly R[] | undefined> {
     this.stats.transactions++;
-    return (await this.database.db.transaction().execute((trx) => this.writeBatch(trx, items))) ?? undefined;
+    const relaxed = this.mayPrecedeSync(items);
+    return (
+      (await this.database.db.transaction().execute((trx) => {
+        if (relaxed) this.database.commitMayPrecedeSync();
+        return this.writeBatch(trx, items);
+      })) ?? undefined
+    );
   }
 
   private succeed(pending: Pending<T, R>, result: R | undefined): void {

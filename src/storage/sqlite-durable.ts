@@ -15,6 +15,14 @@
  * the WAL into the database file, sync both files themselves in NORMAL mode. The WAL file keeps
  * its inode while any connection is open (SQLite deletes it only when the last one closes); were
  * it gone, its frames would have been checkpointed, so the database file is synced instead.
+ *
+ * A transaction may ask not to wait ({@link DurableSqliteDialect.commitMayPrecedeSync}): its sync
+ * still starts at commit, and any later commit that waits covers it (the WAL is synced as a
+ * prefix). For writes whose loss in an OS crash only repeats work, like a delivery claim.
+ *
+ * A failed sync fails every later one: after a failed `fdatasync` the kernel may have marked the
+ * unwritten pages clean, so a later sync could succeed without them. Like PostgreSQL after an
+ * fsync failure, the database then refuses to confirm any commit until the process restarts.
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import {
@@ -99,6 +107,9 @@ function isRead(query: CompiledQuery): boolean {
  * The connection must run `synchronous=NORMAL` (or OFF); `sync` supplies the durability.
  */
 export class DurableSqliteDialect extends SqliteDialect {
+  /** Set by {@link commitMayPrecedeSync} for the transaction in progress; reset at its release. */
+  private relaxedCommit = false;
+
   constructor(
     config: SqliteDialectConfig,
     private readonly sync: SyncFile,
@@ -106,9 +117,25 @@ export class DurableSqliteDialect extends SqliteDialect {
     super(config);
   }
 
+  /**
+   * Call inside a transaction (while it holds the connection): its commit resolves without
+   * waiting for the sync, which still starts at once. A later waiting commit covers it.
+   */
+  commitMayPrecedeSync(): void {
+    this.relaxedCommit = true;
+  }
+
   override createDriver(): Driver {
     const driver = super.createDriver();
-    const sync = this.sync;
+    const dialect = this;
+    let failure: { error: unknown } | undefined;
+    const sync = (): Promise<void> =>
+      failure
+        ? Promise.reject(failure.error)
+        : this.sync().catch((error: unknown) => {
+            failure ??= { error };
+            throw error;
+          });
     // SQLite has one connection, lent to one user at a time (Kysely's driver holds a mutex).
     let inTransaction = false;
     let inner: DatabaseConnection | undefined;
@@ -155,15 +182,19 @@ export class DurableSqliteDialect extends SqliteDialect {
       releaseSavepoint: (connection, name, compile) => driver.releaseSavepoint!(unwrap(connection), name, compile),
       async releaseConnection(connection: DatabaseConnection) {
         const pending = unsynced;
+        const wait = !dialect.relaxedCommit;
         unsynced = undefined;
+        dialect.relaxedCommit = false;
         await driver.releaseConnection(unwrap(connection));
         // A failed fsync fails the caller: the commit may not be on disk, and retrying the fsync
-        // would not make it so (the kernel may have dropped the dirty pages).
-        await pending;
+        // would not make it so (the kernel may have dropped the dirty pages). A caller that did not
+        // wait does not hear of it; every later sync fails with the same error.
+        if (wait) await pending;
+        else pending?.catch(() => undefined);
       },
       async destroy() {
         await driver.destroy();
-        await sync.close?.();
+        await dialect.sync.close?.();
       },
     };
   }

@@ -1,8 +1,9 @@
 /**
  * The durable SQLite dialect: a commit (explicit, or an autocommit write) resolves only after the
  * WAL sync it triggered; reads and statements inside a transaction trigger none; commits waiting
- * together share one sync. The sync is injected to observe and delay it; the real one runs in the
- * last test against a file.
+ * together share one sync; a transaction that allows it resolves before its (started) sync; after
+ * a failed sync no commit is confirmed. The sync is injected to observe and delay it; the real one
+ * runs in the last test against a file.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrations/index.js';
+import { MessagesRepository } from '../../src/storage/repositories/messages.js';
 import { TenantsRepository } from '../../src/storage/repositories/tenants.js';
 import { walSync } from '../../src/storage/sqlite-durable.js';
 
@@ -108,6 +110,69 @@ describe('DurableSqliteDialect', () => {
       }),
     ).rejects.toThrow('abort');
     expect(gate.calls - start).toBe(1);
+  });
+
+  it('a transaction that calls commitMayPrecedeSync resolves before its sync, which still starts', async () => {
+    const gate = gatedSync();
+    gate.open();
+    const db = await open(gate.sync);
+    await migrateToLatest(db);
+    gate.close();
+    const before = gate.calls;
+    await db.db.transaction().execute(async (trx) => {
+      db.commitMayPrecedeSync();
+      await trx.insertInto('tenants').values({ id: 'r', name: 'r', status: 'active', qps_limit: null, created_at: 0, updated_at: 0 }).execute();
+    });
+    expect(gate.calls).toBe(before + 1);
+    // The relaxation was for that transaction only: the next commit waits again.
+    const next = db.db.transaction().execute((trx) =>
+      trx.insertInto('tenants').values({ id: 's', name: 's', status: 'active', qps_limit: null, created_at: 0, updated_at: 0 }).execute(),
+    );
+    expect(await settled(next)).toBe(false);
+    gate.open();
+    await next;
+  });
+
+  it('after a failed sync no later commit is confirmed, relaxed or not', async () => {
+    let fail = false;
+    const db = await open(async () => {
+      if (fail) throw new Error('EIO: fdatasync failed');
+    });
+    await migrateToLatest(db);
+    const insert = (id: string) =>
+      db.db.insertInto('tenants').values({ id, name: id, status: 'active', qps_limit: null, created_at: 0, updated_at: 0 }).execute();
+    fail = true;
+    // A relaxed commit does not hear of the failure...
+    await db.db.transaction().execute(async (trx) => {
+      db.commitMayPrecedeSync();
+      await trx.insertInto('tenants').values({ id: 'a', name: 'a', status: 'active', qps_limit: null, created_at: 0, updated_at: 0 }).execute();
+    });
+    // ...but every later commit does, even once fdatasync would succeed again: the pages the
+    // failed one did not write may have been marked clean, so a new sync proves nothing.
+    fail = false;
+    await expect(insert('b')).rejects.toThrow('EIO');
+    await expect(insert('c')).rejects.toThrow('EIO');
+  });
+
+  it('the messages writer waits for the sync of an accept, not of a claim or an outcome', async () => {
+    const gate = gatedSync();
+    gate.open();
+    const db = await open(gate.sync);
+    await migrateToLatest(db);
+    const { tenant } = await new TenantsRepository(db).create({ name: 'm' });
+    const messages = new MessagesRepository(db);
+    gate.close();
+    const accepted = messages.insert({ tenantId: tenant.id, channel: 'sms', recipient: '+8613800000000', payload: { body: 'x' }, now: 1 });
+    expect(await settled(accepted)).toBe(false);
+    gate.open();
+    const message = await accepted;
+
+    gate.close();
+    const claimed = await messages.claimDue({ channel: 'sms', partition: 0, partitions: 1, now: 2, leaseMs: 60_000, limit: 10 });
+    expect(claimed.map((m) => m.id)).toEqual([message.id]);
+    expect(await messages.markSent(message.id, { attempt: claimed[0]!.attempts, now: 3 })).toBe(true);
+    expect((await messages.get(message.id))?.status).toBe('sent');
+    gate.open();
   });
 
   it('walSync shares one fdatasync among the commits waiting for it', async () => {

@@ -39,6 +39,8 @@ function gatedSync() {
   return state;
 }
 
+const tenantRow = (id: string) => ({ id, name: id, status: 'active' as const, qps_limit: null, created_at: 0, updated_at: 0 });
+
 const settled = async (promise: Promise<unknown>) => {
   let done = false;
   void promise.then(
@@ -102,10 +104,7 @@ describe('DurableSqliteDialect', () => {
     expect(gate.calls - start).toBe(1);
     await expect(
       db.db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('tenants')
-          .values({ id: 'x', name: 'x', status: 'active', qps_limit: null, created_at: 0, updated_at: 0 })
-          .execute();
+        await trx.insertInto('tenants').values(tenantRow('x')).execute();
         throw new Error('abort');
       }),
     ).rejects.toThrow('abort');
@@ -121,13 +120,11 @@ describe('DurableSqliteDialect', () => {
     const before = gate.calls;
     await db.db.transaction().execute(async (trx) => {
       db.commitMayPrecedeSync();
-      await trx.insertInto('tenants').values({ id: 'r', name: 'r', status: 'active', qps_limit: null, created_at: 0, updated_at: 0 }).execute();
+      await trx.insertInto('tenants').values(tenantRow('r')).execute();
     });
     expect(gate.calls).toBe(before + 1);
     // The relaxation was for that transaction only: the next commit waits again.
-    const next = db.db.transaction().execute((trx) =>
-      trx.insertInto('tenants').values({ id: 's', name: 's', status: 'active', qps_limit: null, created_at: 0, updated_at: 0 }).execute(),
-    );
+    const next = db.db.transaction().execute((trx) => trx.insertInto('tenants').values(tenantRow('s')).execute());
     expect(await settled(next)).toBe(false);
     gate.open();
     await next;
@@ -139,13 +136,12 @@ describe('DurableSqliteDialect', () => {
       if (fail) throw new Error('EIO: fdatasync failed');
     });
     await migrateToLatest(db);
-    const insert = (id: string) =>
-      db.db.insertInto('tenants').values({ id, name: id, status: 'active', qps_limit: null, created_at: 0, updated_at: 0 }).execute();
+    const insert = (id: string) => db.db.insertInto('tenants').values(tenantRow(id)).execute();
     fail = true;
     // A relaxed commit does not hear of the failure...
     await db.db.transaction().execute(async (trx) => {
       db.commitMayPrecedeSync();
-      await trx.insertInto('tenants').values({ id: 'a', name: 'a', status: 'active', qps_limit: null, created_at: 0, updated_at: 0 }).execute();
+      await trx.insertInto('tenants').values(tenantRow('a')).execute();
     });
     // ...but every later commit does, even once fdatasync would succeed again: the pages the
     // failed one did not write may have been marked clean, so a new sync proves nothing.

@@ -97,7 +97,7 @@ describe('DurableSqliteDialect', () => {
       for (let i = 0; i < 5; i++) {
         await trx
           .insertInto('tenants')
-          .values({ id: `t${i}`, name: `t${i}`, status: 'active', qps_limit: null, created_at: 0, updated_at: 0 })
+          .values(tenantRow(`t${i}`))
           .execute();
       }
     });

@@ -347,6 +347,10 @@ async function writeBatch(
   return results;
 }
 
+/** Claim order: due time, then id (ids are time-sortable). */
+const byDueThenId = (x: { due_at: number; id: string }, y: { due_at: number; id: string }) =>
+  x.due_at - y.due_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+
 /** Ids per claim statement: keeps `IN (...)` lists well inside every dialect's parameter limit. */
 const CLAIM_CHUNK = 500;
 
@@ -522,7 +526,7 @@ export class MessagesRepository {
           .execute();
         due.push(...rows.map((row) => ({ id: row.id, due_at: Number(row.due_at) })));
       }
-      due.sort((x, y) => x.due_at - y.due_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+      due.sort(byDueThenId);
       const ids = [...new Set([...expired, ...due].map((r) => r.id))].slice(0, limit);
       return this.claimIds(trx, ids, selector);
     });
@@ -654,13 +658,14 @@ export class MessagesRepository {
 
   /**
    * The guarded claim shared by `claimMany` and `claimDue`, inside the writer's transaction `trx`:
-   * one UPDATE, then read back by token. A re-claim past `max_attempts` fails the message there.
+   * one UPDATE, returning the moved rows (read back by token on MySQL, which cannot). A re-claim
+   * past `max_attempts` fails the message there.
    */
   private async claimIds(trx: Database['db'], ids: readonly string[], options: ClaimOptions): Promise<Message[]> {
     if (ids.length === 0) return [];
     const { now, leaseMs } = options;
     const token = randomBytes(12).toString('base64url');
-    const moved = await trx
+    const update = trx
       .updateTable('messages')
       .set((eb) => ({
         status: 'sending',
@@ -677,17 +682,17 @@ export class MessagesRepository {
       // cannot use an index, so every dialect looks the ids up by primary key.
       .where(
         sql<boolean>`CASE WHEN status IN (${sql.join(PENDING)}) THEN due_at <= ${now} WHEN status = ${'sending'} THEN lease_until < ${now} ELSE FALSE END`,
-      )
-      .executeTakeFirst();
-    if (moved.numUpdatedRows === 0n) return [];
-    const rows = await trx
-      .selectFrom('messages')
-      .selectAll()
-      .where('id', 'in', ids)
-      .where('claim_token', '=', token)
-      .orderBy('due_at')
-      .orderBy('id')
-      .execute();
+      );
+    let rows: MessageRow[];
+    if (this.database.dialect === 'mysql') {
+      const moved = await update.executeTakeFirst();
+      if (moved.numUpdatedRows === 0n) return [];
+      rows = await trx.selectFrom('messages').selectAll().where('id', 'in', ids).where('claim_token', '=', token).execute();
+    } else {
+      // SQLite ≥ 3.35 and PostgreSQL: the moved rows come back with the UPDATE, one statement not two.
+      rows = await update.returningAll().execute();
+    }
+    rows.sort(byDueThenId);
     const claimed: Message[] = [];
     for (const row of rows.map((row) => toMessage(row))) {
       if (row.attempts <= row.maxAttempts) claimed.push(row);

@@ -9,7 +9,7 @@ import { CHANNELS, type Channel } from '../channels.js';
 import type { Rule } from '../limiter/index.js';
 import { shardOf } from '../storage/ids.js';
 import { Dispatcher, type ProviderDirectory, partitionName } from './dispatcher.js';
-import { type DueIndex, RedisDueIndex } from './due-index/index.js';
+import { type DueEntry, type DueIndex, RedisDueIndex } from './due-index/index.js';
 import { createInProcessLockFactory, createRedisLockFactory, type LockFactory } from './lock/index.js';
 import type { Provider } from './providers/provider.js';
 import { createProvider } from './providers/registry.js';
@@ -122,15 +122,31 @@ export function startDelivery(runtime: Runtime, consoleProvider: Provider): Deli
       dispatcher.start();
     }
   }
+  // Messages accepted in one event-loop turn go into the due index together: one script call per
+  // partition, not one per message (at thousands of accepts a second, the calls cost more than
+  // the sends). Then the partition's dispatcher is woken if any of them is immediate.
+  let accepted = new Map<string, { entries: DueEntry[]; immediate: boolean }>();
+  const indexAccepted = async () => {
+    const batch = accepted;
+    accepted = new Map();
+    await Promise.all(
+      [...batch].map(async ([name, { entries, immediate }]) => {
+        try {
+          await dueIndex?.addMany(name, entries);
+        } catch (error) {
+          runtime.logger.warn({ err: error }, 'due index add failed; the next rebuild restores it');
+        }
+        if (immediate) byPartition.get(name)?.wake();
+      }),
+    );
+  };
   runtime.onAccepted((message) => {
-    const shard = shardOf(message.id) % settings.partitions;
-    const name = partitionName(message.channel, shard);
-    const indexed = dueIndex ? dueIndex.add(name, message.id, message.dueAt) : Promise.resolve();
-    indexed
-      .catch((error: unknown) => runtime.logger.warn({ err: error }, 'due index add failed; the next rebuild restores it'))
-      .finally(() => {
-        if (!message.scheduled) byPartition.get(name)?.wake();
-      });
+    const name = partitionName(message.channel, shardOf(message.id) % settings.partitions);
+    if (accepted.size === 0) setImmediate(indexAccepted);
+    const pending = accepted.get(name) ?? { entries: [], immediate: false };
+    accepted.set(name, pending);
+    pending.entries.push({ id: message.id, dueAt: message.dueAt });
+    pending.immediate ||= !message.scheduled;
   });
   return {
     dispatchers,

@@ -124,29 +124,30 @@ export function startDelivery(runtime: Runtime, consoleProvider: Provider): Deli
   }
   // Messages accepted in one event-loop turn go into the due index together: one script call per
   // partition, not one per message (at thousands of accepts a second, the calls cost more than
-  // the sends). Then the partition's dispatcher is woken if any of them is immediate.
-  let accepted = new Map<string, { entries: DueEntry[]; immediate: boolean }>();
+  // the sends). Then the partition's dispatcher is told when the earliest of them is due: at once
+  // for an immediate message, at its time for a scheduled one due before the next poll.
+  let accepted = new Map<string, { entries: DueEntry[]; earliest: number }>();
   const indexAccepted = async () => {
     const batch = accepted;
     accepted = new Map();
     await Promise.all(
-      [...batch].map(async ([name, { entries, immediate }]) => {
+      [...batch].map(async ([name, { entries, earliest }]) => {
         try {
           await dueIndex?.addMany(name, entries);
         } catch (error) {
           runtime.logger.warn({ err: error }, 'due index add failed; the next rebuild restores it');
         }
-        if (immediate) byPartition.get(name)?.wake();
+        byPartition.get(name)?.wakeBy(earliest);
       }),
     );
   };
   runtime.onAccepted((message) => {
     const name = partitionName(message.channel, shardOf(message.id) % settings.partitions);
     if (accepted.size === 0) setImmediate(indexAccepted);
-    const pending = accepted.get(name) ?? { entries: [], immediate: false };
+    const pending = accepted.get(name) ?? { entries: [], earliest: Number.POSITIVE_INFINITY };
     accepted.set(name, pending);
     pending.entries.push({ id: message.id, dueAt: message.dueAt });
-    pending.immediate ||= !message.scheduled;
+    pending.earliest = Math.min(pending.earliest, message.dueAt);
   });
   return {
     dispatchers,

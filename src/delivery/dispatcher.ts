@@ -1,7 +1,8 @@
 /**
  * One dispatcher per channel partition (DESIGN.md §6, docs/operations.md). Every instance runs one
  * for every partition; only the holder of the partition's lease lock works it. Each tick (every
- * `pollMs`, or at once when woken for a new immediate message) the holder claims due messages —
+ * `pollMs`; at once when woken for a new immediate message; when the next known message is due,
+ * if sooner) the holder claims due messages —
  * through the Redis due index, or the SQL query on (status, due_at) in the embedded default —
  * moves each to `sending` with a guarded update, sends it paced to its provider's QPS, and settles
  * it `sent`, back to `scheduled` for a retry with backoff, or `failed`.
@@ -44,6 +45,9 @@ export interface DispatcherOptions {
   random?: () => number;
 }
 
+/** The shortest sleep between two ticks that were not woken. */
+const MIN_SLEEP_MS = 5;
+
 /** `sms:0`: the name of a partition in locks, the due index and metrics. */
 export const partitionName = (channel: Channel, partition: number) => `${channel}:${partition}`;
 
@@ -56,9 +60,12 @@ export function retryDelayMs(attempt: number, baseMs: number, maxMs: number, ran
 export class Dispatcher {
   readonly name: string;
   private timer: NodeJS.Timeout | undefined;
+  /** When the pending timer fires (epoch ms, this dispatcher's clock); Infinity with no timer. */
+  private timerAt = Number.POSITIVE_INFINITY;
   private running = false;
   private ticking: Promise<void> | undefined;
-  private wakeRequested = false;
+  /** A wake asked for during a tick: the next tick runs no later than this (epoch ms). */
+  private wakeAt = Number.POSITIVE_INFINITY;
   private readonly inFlight = new Set<Promise<void>>();
   private lastRebuild = Number.NEGATIVE_INFINITY;
   /** When the embedded due query last looked for expired leases. */
@@ -80,11 +87,15 @@ export class Dispatcher {
     this.schedule(0);
   }
 
-  /** A new immediate message of this channel was accepted: tick now rather than at the next poll. */
-  wake(): void {
+  /**
+   * A message due at `dueAt` was accepted (or retried): tick by then if the next tick is later
+   * (at once for an immediate message). Messages accepted by other instances are found by the
+   * next poll, or by a tick's look at what is due next.
+   */
+  wakeBy(dueAt: number): void {
     if (!this.running) return;
-    if (this.ticking) this.wakeRequested = true;
-    else this.schedule(0);
+    if (this.ticking) this.wakeAt = Math.min(this.wakeAt, dueAt);
+    else if (dueAt < this.timerAt) this.scheduleAt(dueAt);
   }
 
   /** Stops claiming, waits for sends in flight, releases the lock. */
@@ -98,25 +109,46 @@ export class Dispatcher {
   }
 
   private schedule(delayMs: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.ticking = this.tick()
-        .catch((error: unknown) => this.options.logger.error({ err: error, partition: this.name }, 'dispatcher tick failed'))
-        .finally(() => {
-          this.ticking = undefined;
-          if (!this.running) return;
-          const again = this.wakeRequested;
-          this.wakeRequested = false;
-          this.schedule(again ? 0 : this.options.pollMs);
-        });
-    }, delayMs);
+    this.scheduleAt(this.options.clock.now() + delayMs);
   }
 
-  /** One pass: hold the lock, keep the index whole, claim what is due up to the free send slots. */
-  async tick(): Promise<void> {
+  /** Ticks at `at` (epoch ms), or at once if that has passed. */
+  private scheduleAt(at: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerAt = Number.POSITIVE_INFINITY;
+        this.ticking = this.tick()
+          .catch((error: unknown) => {
+            this.options.logger.error({ err: error, partition: this.name }, 'dispatcher tick failed');
+            return undefined;
+          })
+          .then((nextDue) => {
+            this.ticking = undefined;
+            if (!this.running) return;
+            const now = this.options.clock.now();
+            // The next poll, or sooner: when the next known message is due, or a wake asked for.
+            // Not before MIN_SLEEP_MS, so an entry the claim could not take cannot spin the loop.
+            const next = Math.min(now + this.options.pollMs, Math.max(now + MIN_SLEEP_MS, nextDue ?? Number.POSITIVE_INFINITY));
+            const woken = this.wakeAt;
+            this.wakeAt = Number.POSITIVE_INFINITY;
+            this.scheduleAt(Math.min(next, woken));
+          });
+      },
+      Math.max(0, at - this.options.clock.now()),
+    );
+  }
+
+  /**
+   * One pass: hold the lock, keep the index whole, claim what is due up to the free send slots.
+   * Resolves with when the next known message is due (within a poll), if any: the next tick's time.
+   */
+  async tick(): Promise<number | undefined> {
     const { lock, dueIndex, metrics } = this.options;
     if (!lock.isHeld()) {
-      if (!(await lock.tryAcquire())) return;
+      if (!(await lock.tryAcquire())) return undefined;
       this.options.logger.info({ partition: this.name }, 'dispatcher holds its partition');
       this.lastRebuild = Number.NEGATIVE_INFINITY;
     }
@@ -148,6 +180,14 @@ export class Dispatcher {
     }
     if (dueIndex && metrics)
       metrics.dueIndexBacklog.set({ partition: this.name }, await dueIndex.size(this.name, this.options.clock.now()));
+    return this.running && lock.isHeld() ? this.nextDueAt() : undefined;
+  }
+
+  /** When the next message of the partition is due, if before the next poll. */
+  private nextDueAt(): Promise<number | undefined> {
+    const { channel, partition, partitions, messages, dueIndex, pollMs } = this.options;
+    const until = this.options.clock.now() + pollMs;
+    return dueIndex ? dueIndex.nextDueAt(this.name, until) : messages.nextDueAt({ channel, partition, partitions, until });
   }
 
   private track(work: Promise<void>): void {
@@ -237,7 +277,10 @@ export class Dispatcher {
         const dueAt = now + Math.max(hinted, retryDelayMs(attempt, this.options.retryBaseMs, this.options.retryMaxMs, this.random));
         metrics?.retries.inc({ channel: message.channel });
         const moved = await messages.markRetry(message.id, { attempt, now, dueAt, error: text, record: record('retryable', text) });
-        if (moved) await this.options.dueIndex?.add(this.name, message.id, dueAt);
+        if (moved) {
+          await this.options.dueIndex?.add(this.name, message.id, dueAt);
+          this.wakeBy(dueAt);
+        }
       } else {
         await messages.markFailed(message.id, { attempt, now, error: text, record: record(retryable ? 'retryable' : 'permanent', text) });
       }

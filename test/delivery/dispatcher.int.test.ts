@@ -5,9 +5,12 @@
  * and due index). Redis mode uses a private redis-server, so no other suite's dispatchers (on the
  * default `SLUICE_REDIS_KEY_PREFIX`) compete for this suite's partition locks and due entries.
  */
+
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';
 import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
+import { RedisDueIndex } from '../../src/delivery/due-index/index.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith } from '../support/servers.js';
 import {
@@ -59,7 +62,8 @@ async function sendMany(fixture: Fixture, apiKey: string, count: number, extra: 
   return ids;
 }
 
-function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
+/** A runtime with delivery and a stub for the enclosing describe; `env` overrides the test settings. */
+function useFixture(redisUrl: () => string | undefined, env: Record<string, string> = {}): Fixture {
   const fixture = {} as Fixture;
   let cleanup = () => {};
 
@@ -67,7 +71,7 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
     const temp = tempDir();
     cleanup = temp.cleanup;
     fixture.stub = await startWebhookStub();
-    fixture.runtime = await testRuntime(testEnv(temp.dir, redisUrl()));
+    fixture.runtime = await testRuntime(testEnv(temp.dir, redisUrl(), env));
     fixture.consoleLines = [];
     fixture.delivery = startDelivery(fixture.runtime, silentConsole(fixture.consoleLines));
   });
@@ -78,6 +82,11 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
     await fixture.stub?.close();
     cleanup();
   });
+  return fixture;
+}
+
+function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
+  const fixture = useFixture(redisUrl);
 
   it('sends 200 immediate messages exactly once each, every one `sent` with one attempt row', async () => {
     const { tenant, providerIds } = await tenantWithProviders(fixture, 'immediate', ['/immediate']);
@@ -246,8 +255,65 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
   });
 }
 
+/**
+ * With a poll far longer than the test, a scheduled message is still sent on time: the dispatcher
+ * sleeps until the next message it knows is due, and an accept of an earlier one wakes it sooner.
+ */
+function nextDueSuite(redisUrl: () => string | undefined) {
+  const fixture = useFixture(redisUrl, { SLUICE_POLL_MS: '60000' });
+
+  const sentLateness = async (ids: string[]) => {
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 10_000)).toBe(true);
+    const messages = await loadMessages(fixture.runtime, ids);
+    return ids.map((id) => {
+      const message = messages.get(id);
+      expect(message?.status).toBe('sent');
+      expect(fixture.stub.arrivals.get(id)?.[0], `${id} arrived before it was due`).toBeGreaterThanOrEqual(message?.dueAt ?? Number.NaN);
+      return (message?.sentAt ?? 0) - (message?.dueAt ?? 0);
+    });
+  };
+
+  it('an accepted scheduled message wakes the dispatcher at its due time, not at the next poll', async () => {
+    const { tenant } = await tenantWithProviders(fixture, 'wake', ['/wake']);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the first tick is over: the next poll is a minute away
+    const base = Date.now();
+    const ids = await sendMany(fixture, tenant.apiKey, 10, (i) => ({ sendAt: base + 500 + i * 100 }));
+    for (const lateness of await sentLateness(ids)) expect(lateness).toBeLessThan(1000);
+  });
+
+  it('a tick sleeps until the next due message it finds, one accepted elsewhere included', async () => {
+    const { tenant } = await tenantWithProviders(fixture, 'next', ['/next']);
+    const dueAt = Date.now() + 1200;
+    // Stored by "another instance": into SQL (and the due index) with no wake here.
+    const stored = await fixture.runtime.repositories.messages.insert({
+      tenantId: tenant.id,
+      channel: 'webhook',
+      recipient: 'elsewhere',
+      payload: { body: 'from elsewhere' },
+      now: Date.now(),
+      dueAt,
+    });
+    if (fixture.runtime.redis) {
+      const partition = fixture.delivery.dispatchers.find((d) => d.name === 'webhook:0')!.name;
+      await new RedisDueIndex({ client: fixture.runtime.redis as Redis, keyPrefix: fixture.runtime.settings.redisKeyPrefix }).add(
+        partition,
+        stored.id,
+        dueAt,
+      );
+    }
+    // An immediate message makes the dispatcher tick; that tick finds the stored one due next.
+    const [immediate] = await sendMany(fixture, tenant.apiKey, 1);
+    const [late] = await sentLateness([stored.id, immediate!]);
+    expect(late).toBeLessThan(1000);
+  });
+}
+
 describe('delivery, embedded (in-process locks, SQL due query)', () => {
   deliverySuite(() => undefined, true);
+});
+
+describe('delivery, embedded, long poll: ticks at the next due time', () => {
+  nextDueSuite(() => undefined);
 });
 
 describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'delivery, Redis (lease lock, due index)', () => {
@@ -259,4 +325,15 @@ describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'delivery, Redis (lease l
     await redis?.stop();
   });
   deliverySuite(() => redis?.url);
+});
+
+describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'delivery, Redis, long poll: ticks at the next due time', () => {
+  let redis: PrivateRedis | undefined;
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  nextDueSuite(() => redis?.url);
 });

@@ -578,6 +578,24 @@ for (const backend of backends) {
         ).rejects.toThrow(RangeError);
       });
 
+      it('nextDueAt: the earliest queued or scheduled due time up to a limit, per partition', async () => {
+        await emptyQueue();
+        const tenant = await newTenant();
+        const selector = { channel: 'sms' as const, partition: 0, partitions: 1 };
+        expect(await repos.messages.nextDueAt({ ...selector, until: T0 + 10_000 })).toBeUndefined();
+        const scheduled = await repos.messages.insert(message(tenant.id, { now: T0, dueAt: T0 + 700 }));
+        const queued = await repos.messages.insert(message(tenant.id, { now: T0 + 900, dueAt: T0 + 900 }));
+        expect(await repos.messages.nextDueAt({ ...selector, until: T0 + 10_000 })).toBe(T0 + 700);
+        expect(await repos.messages.nextDueAt({ ...selector, until: T0 + 699 })).toBeUndefined();
+        // Only what can still be claimed counts: once the earlier one is sending, the later one is next.
+        expect((await repos.messages.claim(scheduled.id, { now: T0 + 700, leaseMs: 1000 }))?.id).toBe(scheduled.id);
+        expect(await repos.messages.nextDueAt({ ...selector, until: T0 + 10_000 })).toBe(T0 + 900);
+        // Another partition's shards are not this partition's business.
+        const other = (queued.shard % 2) ^ 1;
+        expect(await repos.messages.nextDueAt({ channel: 'sms', partition: other, partitions: 2, until: T0 + 10_000 })).toBeUndefined();
+        expect(await repos.messages.nextDueAt({ ...selector, channel: 'email', until: T0 + 10_000 })).toBeUndefined();
+      });
+
       it('a lease that expires on the last attempt fails the message instead of exceeding maxAttempts', async () => {
         await emptyQueue();
         const tenant = await newTenant();

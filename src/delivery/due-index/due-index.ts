@@ -54,6 +54,12 @@ export interface DueIndex {
    */
   needsRebuild(partition: string): Promise<boolean>;
 
+  /**
+   * The earliest due time among the partition's entries due at or before `until`, or `undefined`
+   * when there is none: a dispatcher with nothing due sleeps until then instead of a whole poll.
+   */
+  nextDueAt(partition: string, until: number): Promise<number | undefined>;
+
   /** How many entries the partition holds; with `dueBy`, only those due at or before it (the backlog). */
   size(partition: string, dueBy?: number): Promise<number>;
 }

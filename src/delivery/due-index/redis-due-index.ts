@@ -13,6 +13,7 @@ const addScript = LuaScript.fromFile(scripts, 'add');
 const claimScript = LuaScript.fromFile(scripts, 'claim');
 const removeScript = LuaScript.fromFile(scripts, 'remove');
 const sizeScript = LuaScript.fromFile(scripts, 'size');
+const nextDueScript = LuaScript.fromFile(scripts, 'next-due');
 const finishRebuildScript = LuaScript.fromFile(scripts, 'finish-rebuild');
 
 /** The part of an ioredis `Redis` or `Cluster` the index needs. */
@@ -121,6 +122,12 @@ export class RedisDueIndex implements DueIndex {
     }
     await flush();
     return added;
+  }
+
+  async nextDueAt(partition: string, until: number): Promise<number | undefined> {
+    const keys = dueIndexKeys(this.prefix, partition);
+    const due = await nextDueScript.run(this.client, 1, [keys.buckets, keys.bucketPrefix, until]);
+    return due === null ? undefined : Number(due);
   }
 
   async size(partition: string, dueBy?: number): Promise<number> {

@@ -533,6 +533,27 @@ export class MessagesRepository {
   }
 
   /**
+   * The earliest due time of a queued or scheduled message of the partition due at or before
+   * `until`, or `undefined`: how long an embedded dispatcher with nothing due may sleep. One
+   * index probe per status on `(channel, status, due_at)`.
+   */
+  async nextDueAt(selector: PartitionSelector & { until: number }): Promise<number | undefined> {
+    checkPartition(selector);
+    let earliest: number | undefined;
+    for (const status of PENDING) {
+      const row = await this.partitionQuery(this.db, selector)
+        .select('due_at')
+        .where('status', '=', status)
+        .where('due_at', '<=', selector.until)
+        .orderBy('due_at')
+        .limit(1)
+        .executeTakeFirst();
+      if (row && (earliest === undefined || Number(row.due_at) < earliest)) earliest = Number(row.due_at);
+    }
+    return earliest;
+  }
+
+  /**
    * Ids to (re)build a Redis due index for one partition: queued/scheduled messages due at or
    * before `untilMs` (score = `dueAt`) and `sending` ones whose lease ends by then (score =
    * `leaseUntil`: claimable again when it passes). Keyset-paged by id: pass the last id as `afterId`.

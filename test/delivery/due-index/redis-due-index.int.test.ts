@@ -179,6 +179,24 @@ for (const backend of BACKENDS) {
       expect(await due.size(p, T0 + 100_000)).toBe(30);
     });
 
+    it('nextDueAt: the earliest entry due by a limit, across buckets, or undefined', async () => {
+      const due = index(1000);
+      const p = freshPartition();
+      expect(await due.nextDueAt(p, T0 + 100_000)).toBeUndefined();
+      await due.addMany(p, [
+        { id: idOf(1), dueAt: T0 + 5_300 },
+        { id: idOf(2), dueAt: T0 + 2_700 },
+        { id: idOf(3), dueAt: T0 + 2_900 },
+      ]);
+      expect(await due.nextDueAt(p, T0 + 100_000)).toBe(T0 + 2_700);
+      expect(await due.nextDueAt(p, T0 + 2_699)).toBeUndefined();
+      expect(await due.claim(p, T0 + 2_800, 10)).toEqual([idOf(2)]);
+      expect(await due.nextDueAt(p, T0 + 100_000)).toBe(T0 + 2_900);
+      // A later bucket answers once the earlier ones are drained.
+      await due.claim(p, T0 + 3_000, 10);
+      expect(await due.nextDueAt(p, T0 + 100_000)).toBe(T0 + 5_300);
+    });
+
     it('needsRebuild: true until a rebuild completes, true again once the partition is wiped', async () => {
       const due = index(1000);
       const p = freshPartition();

@@ -153,7 +153,8 @@ export const SETTINGS = {
     kind: 'int',
     default: 1000,
     range: [10, 60_000],
-    description: 'How often a dispatcher looks for due messages at the latest. It ticks sooner when the next message it knows of is due, and at once for a new immediate one.',
+    description:
+      'How often a dispatcher looks for due messages at the latest. It ticks sooner when the next message it knows of is due, and at once for a new immediate one.',
   }),
   sendConcurrency: spec({
     env: 'SLUICE_SEND_CONCURRENCY',

@@ -188,9 +188,13 @@ export class DurableSqliteDialect extends SqliteDialect {
         await driver.releaseConnection(unwrap(connection));
         // A failed fsync fails the caller: the commit may not be on disk, and retrying the fsync
         // would not make it so (the kernel may have dropped the dirty pages). A caller that did not
-        // wait does not hear of it; every later sync fails with the same error.
+        // wait does not hear of its own sync's failure; every later commit fails with that error.
         if (wait) await pending;
-        else pending?.catch(() => undefined);
+        else {
+          pending?.catch(() => undefined);
+          // Not waiting is for speed, not for going on after a failed sync: refuse like the rest.
+          if (failure) throw failure.error;
+        }
       },
       async destroy() {
         await driver.destroy();

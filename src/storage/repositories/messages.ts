@@ -178,10 +178,11 @@ function toAttempt(row: DeliveryAttemptsTable): DeliveryAttempt {
   };
 }
 
-function attemptRow(input: NewDeliveryAttempt): DeliveryAttemptsTable {
+/** `messageId` apart from `input`, so a settle's record needs no `{ ...record, messageId }` copy per row. */
+function attemptRow(input: Omit<NewDeliveryAttempt, 'messageId'>, messageId: string): DeliveryAttemptsTable {
   return {
     id: newId(input.startedAt),
-    message_id: input.messageId,
+    message_id: messageId,
     attempt_no: input.attemptNo,
     provider_id: input.providerId ?? null,
     started_at: input.startedAt,
@@ -340,7 +341,7 @@ async function writeBatch(
   for (const [position, { index, item }] of settles.entries()) {
     results[index] = moved[position] as boolean;
     const record = item.options.record;
-    if (moved[position] && record !== undefined) attempts.push(attemptRow({ ...record, messageId: item.id }));
+    if (moved[position] && record !== undefined) attempts.push(attemptRow(record, item.id));
   }
   if (attempts.length > 0) await trx.insertInto('delivery_attempts').values(attempts).execute();
   for (const { index, item } of claims) results[index] = await item.run(trx);
@@ -645,7 +646,7 @@ export class MessagesRepository {
 
   /** Stores one delivery attempt (see also `record` on the settle moves, which is atomic with the move). */
   async recordAttempt(input: NewDeliveryAttempt): Promise<DeliveryAttempt> {
-    const row = attemptRow(input);
+    const row = attemptRow(input, input.messageId);
     await this.db.insertInto('delivery_attempts').values(row).execute();
     return toAttempt(row);
   }

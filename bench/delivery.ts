@@ -301,7 +301,7 @@ export const benchmark: Benchmark = {
         ]),
       );
       return [
-        `Accept-to-sent throughput: ${formatCount(count)} messages through \`runtime.http.messages.send\` (${ACCEPT_CONCURRENCY} in flight), sent by the worker role (SLUICE_SEND_CONCURRENCY=${SEND_CONCURRENCY}) to a zero-latency HTTP stub on 127.0.0.1; BullMQ adds as many jobs (${ACCEPT_CONCURRENCY} in flight) and its worker (concurrency ${SEND_CONCURRENCY}) POSTs each to the same stub, once with fetch (what a BullMQ user writes) and once with sluice's own HTTP client (keep-alive node:http; the queues alone compared). Sluice commits every message and every attempt to SQLite (synchronous=FULL) before answering; BullMQ keeps its jobs in a Redis without persistence.`,
+        `Accept-to-sent throughput: ${formatCount(count)} messages through \`runtime.http.messages.send\` (${ACCEPT_CONCURRENCY} in flight), sent by the worker role (SLUICE_SEND_CONCURRENCY=${SEND_CONCURRENCY}) to a zero-latency HTTP stub on 127.0.0.1; BullMQ adds as many jobs (${ACCEPT_CONCURRENCY} in flight) and its worker (concurrency ${SEND_CONCURRENCY}) POSTs each to the same stub, once with fetch (what a BullMQ user writes) and once with sluice's own HTTP client (keep-alive node:http; the queues alone compared). Sluice accepts a message only once its row is fsync'd in SQLite, and commits every claim, attempt and outcome there too (their fsync runs but is not awaited: docs/storage.md); BullMQ keeps its jobs in a Redis without persistence.`,
         '',
         throughput,
         '',

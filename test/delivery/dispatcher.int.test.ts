@@ -316,24 +316,19 @@ describe('delivery, embedded, long poll: ticks at the next due time', () => {
   nextDueSuite(() => undefined);
 });
 
-describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'delivery, Redis (lease lock, due index)', () => {
-  let redis: PrivateRedis | undefined;
-  beforeAll(async () => {
-    redis = await startPrivateRedis();
+/** A describe block with its own private redis-server, whose URL `suite` reads once it runs. */
+function describeWithPrivateRedis(title: string, suite: (redisUrl: () => string | undefined) => void) {
+  describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', title, () => {
+    let redis: PrivateRedis | undefined;
+    beforeAll(async () => {
+      redis = await startPrivateRedis();
+    });
+    afterAll(async () => {
+      await redis?.stop();
+    });
+    suite(() => redis?.url);
   });
-  afterAll(async () => {
-    await redis?.stop();
-  });
-  deliverySuite(() => redis?.url);
-});
+}
 
-describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'delivery, Redis, long poll: ticks at the next due time', () => {
-  let redis: PrivateRedis | undefined;
-  beforeAll(async () => {
-    redis = await startPrivateRedis();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
-  nextDueSuite(() => redis?.url);
-});
+describeWithPrivateRedis('delivery, Redis (lease lock, due index)', (redisUrl) => deliverySuite(redisUrl));
+describeWithPrivateRedis('delivery, Redis, long poll: ticks at the next due time', (redisUrl) => nextDueSuite(redisUrl));

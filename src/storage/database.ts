@@ -66,7 +66,10 @@ export interface Database {
    * no-op on PostgreSQL, MySQL and SQLite `normal`.
    */
   commitMayPrecedeSync(): void;
-  /** One round trip (`SELECT 1`): throws if the database is unreachable. For `/readyz`. */
+  /**
+   * One round trip (`SELECT 1`): throws if the database is unreachable, or (SQLite) once a commit's
+   * fsync has failed, after which no commit is confirmed until restart. For `/readyz`.
+   */
   ping(): Promise<void>;
   /** Closes the pool / file. Idempotent. */
   close(): Promise<void>;
@@ -128,7 +131,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   const dialect = dialectOfUrl(url);
   const poolSize = options.poolSize ?? 10;
   let db: Kysely<Tables>;
-  let commitMayPrecedeSync = () => {};
+  let durableDialect: DurableSqliteDialect | undefined;
   switch (dialect) {
     case 'sqlite': {
       const path = sqlitePathOfUrl(url);
@@ -151,8 +154,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
         throw error;
       }
       const config = { database: withStatementCache(file) };
-      const durableDialect = durable ? new DurableSqliteDialect(config, options.sqliteSync ?? walSync(path)) : undefined;
-      if (durableDialect) commitMayPrecedeSync = () => durableDialect.commitMayPrecedeSync();
+      durableDialect = durable ? new DurableSqliteDialect(config, options.sqliteSync ?? walSync(path)) : undefined;
       db = new Kysely<Tables>({ dialect: durableDialect ?? new SqliteDialect(config) });
       break;
     }
@@ -194,8 +196,10 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     db,
     dialect,
     displayUrl: maskUrl(url),
-    commitMayPrecedeSync,
+    commitMayPrecedeSync: () => durableDialect?.commitMayPrecedeSync(),
     async ping() {
+      const failure = durableDialect?.syncFailure;
+      if (failure !== undefined) throw new Error(`a commit's fsync failed; restart required: ${(failure as Error).message ?? failure}`);
       await sql`select 1`.execute(db);
     },
     close() {

@@ -109,6 +109,8 @@ function isRead(query: CompiledQuery): boolean {
 export class DurableSqliteDialect extends SqliteDialect {
   /** Set by {@link commitMayPrecedeSync} for the transaction in progress; reset at its release. */
   private relaxedCommit = false;
+  /** The first failed sync, if any: from then on every commit fails with its error. */
+  private failure: { error: unknown } | undefined;
 
   constructor(
     config: SqliteDialectConfig,
@@ -125,15 +127,19 @@ export class DurableSqliteDialect extends SqliteDialect {
     this.relaxedCommit = true;
   }
 
+  /** The error of the first failed sync, or `undefined`: after one, no commit is confirmed (readiness reports it). */
+  get syncFailure(): unknown {
+    return this.failure?.error;
+  }
+
   override createDriver(): Driver {
     const driver = super.createDriver();
     const dialect = this;
-    let failure: { error: unknown } | undefined;
     const sync = (): Promise<void> =>
-      failure
-        ? Promise.reject(failure.error)
+      this.failure
+        ? Promise.reject(this.failure.error)
         : this.sync().catch((error: unknown) => {
-            failure ??= { error };
+            this.failure ??= { error };
             throw error;
           });
     // SQLite has one connection, lent to one user at a time (Kysely's driver holds a mutex).
@@ -193,7 +199,7 @@ export class DurableSqliteDialect extends SqliteDialect {
         else {
           pending?.catch(() => undefined);
           // Not waiting is for speed, not for going on after a failed sync: refuse like the rest.
-          if (failure) throw failure.error;
+          if (dialect.failure) throw dialect.failure.error;
         }
       },
       async destroy() {

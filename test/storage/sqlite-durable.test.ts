@@ -150,6 +150,8 @@ describe('DurableSqliteDialect', () => {
     // failed one did not write may have been marked clean, so a new sync proves nothing.
     fail = false;
     await expect(insert('b')).rejects.toThrow('EIO');
+    // Readiness says so: a load balancer should stop sending accepts that can only fail.
+    await expect(db.ping()).rejects.toThrow(/fsync failed; restart required: EIO/);
     await expect(insert('c')).rejects.toThrow('EIO');
     await expect(
       db.db.transaction().execute(async (trx) => {

@@ -11,8 +11,8 @@
  * per-pool int8 parser (no global side effect), mysql2 `supportBigNumbers` + `bigNumberStrings: false`.
  *
  * SQLite durability: `journal_mode=WAL`, and by default every commit is on disk before its caller
- * hears of it (`synchronous=FULL`'s promise: it survives an OS crash or power cut), unless the
- * transaction called `commitMayPrecedeSync` (delivery claims and outcomes). The fsync that
+ * hears of it (`synchronous=FULL`'s promise: it survives an OS crash or power cut), except in a
+ * `relaxedTransaction` (delivery claims and outcomes). The fsync that
  * costs runs off the event loop (`sqlite-durable.ts`), and the group commit writer
  * (`group-commit.ts`) shares one among the many inserts of a busy moment.
  * `sqliteSynchronous: 'normal'` drops the per-commit fsync: a process crash loses nothing (the WAL
@@ -21,7 +21,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, MysqlDialect, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
+import { Kysely, MysqlDialect, PostgresDialect, type SqliteDatabase, SqliteDialect, sql, type Transaction } from 'kysely';
 import { createPool } from 'mysql2';
 import pg from 'pg';
 import type { Tables } from './schema.js';
@@ -59,16 +59,16 @@ export interface Database {
   /** The URL with its password masked: safe to log. */
   readonly displayUrl: string;
   /**
-   * Call inside a transaction, before it ends: its commit may resolve before it is on disk. For
-   * writes whose loss in an OS crash or power cut only repeats work (a delivery claim or outcome:
-   * the message is sent again, which at-least-once allows). Only SQLite's off-loop sync honours
-   * it (the sync still starts at commit, and the next commit that waits covers this one); a
-   * no-op on PostgreSQL, MySQL and SQLite `normal`.
+   * `db.transaction().execute(work)`, whose commit may resolve before it is on disk. For writes
+   * whose loss in an OS crash or power cut only repeats work (a delivery claim or outcome: the
+   * message is sent again, which at-least-once allows). Only SQLite's off-loop sync makes a
+   * difference (the sync still starts at commit, and the next commit that waits covers this
+   * one); on PostgreSQL, MySQL and SQLite `normal` it is a plain transaction.
    */
-  commitMayPrecedeSync(): void;
+  relaxedTransaction<T>(work: (trx: Transaction<Tables>) => Promise<T>): Promise<T>;
   /**
    * One round trip (`SELECT 1`): throws if the database is unreachable, or (SQLite) once a commit's
-   * fsync has failed, after which no commit is confirmed until restart. For `/readyz`.
+   * fsync has failed, after which every statement is refused until restart. For `/readyz`.
    */
   ping(): Promise<void>;
   /** Closes the pool / file. Idempotent. */
@@ -196,10 +196,18 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     db,
     dialect,
     displayUrl: maskUrl(url),
-    commitMayPrecedeSync: () => durableDialect?.commitMayPrecedeSync(),
+    relaxedTransaction: (work) =>
+      db.transaction().execute((trx) => {
+        // Synchronously, first thing in the callback: the connection is this transaction's now.
+        durableDialect?.commitMayPrecedeSync();
+        return work(trx);
+      }),
     async ping() {
       const failure = durableDialect?.syncFailure;
-      if (failure !== undefined) throw new Error(`a commit's fsync failed; restart required: ${(failure as Error).message ?? failure}`);
+      if (failure !== undefined)
+        throw new Error(
+          `an fsync failed, the database refuses every statement; restart required: ${(failure as Error).message ?? failure}`,
+        );
       await sql`select 1`.execute(db);
     },
     close() {

@@ -39,7 +39,7 @@ export interface GroupCommitOptions {
 
 /**
  * Whether a batch's callers may hear of its commit before it is on disk
- * ({@link Database.commitMayPrecedeSync}). Default: never.
+ * ({@link Database.relaxedTransaction}). Default: never.
  */
 export type MayPrecedeSync<T> = (items: readonly T[]) => boolean;
 
@@ -153,13 +153,11 @@ export class GroupCommitWriter<T, R = void> {
 
   private async transaction(items: readonly T[]): Promise<readonly R[] | undefined> {
     this.stats.transactions++;
-    const relaxed = this.mayPrecedeSync(items);
-    return (
-      (await this.database.db.transaction().execute((trx) => {
-        if (relaxed) this.database.commitMayPrecedeSync();
-        return this.writeBatch(trx, items);
-      })) ?? undefined
-    );
+    const write = (trx: Kysely<Tables>) => this.writeBatch(trx, items);
+    const results = this.mayPrecedeSync(items)
+      ? await this.database.relaxedTransaction(write)
+      : await this.database.db.transaction().execute(write);
+    return results ?? undefined;
   }
 
   private succeed(pending: Pending<T, R>, result: R | undefined): void {

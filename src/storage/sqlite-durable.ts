@@ -20,9 +20,10 @@
  * still starts at commit, and any later commit that waits covers it (the WAL is synced as a
  * prefix). For writes whose loss in an OS crash only repeats work, like a delivery claim.
  *
- * A failed sync fails every later one: after a failed `fdatasync` the kernel may have marked the
- * unwritten pages clean, so a later sync could succeed without them. Like PostgreSQL after an
- * fsync failure, the database then refuses to confirm any commit until the process restarts.
+ * A failed sync stops the database: after a failed `fdatasync` the kernel may have marked the
+ * unwritten pages clean, so a later sync could succeed without them. Every commit still waiting
+ * then fails, and every later statement is refused, until the process restarts (PostgreSQL
+ * PANICs for the same reason; recovery from the WAL on disk then decides what survived).
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import {
@@ -109,7 +110,7 @@ function isRead(query: CompiledQuery): boolean {
 export class DurableSqliteDialect extends SqliteDialect {
   /** Set by {@link commitMayPrecedeSync} for the transaction in progress; reset at its release. */
   private relaxedCommit = false;
-  /** The first failed sync, if any: from then on every commit fails with its error. */
+  /** The first failed sync, if any: from then on every statement fails with its error. */
   private failure: { error: unknown } | undefined;
 
   constructor(
@@ -120,14 +121,15 @@ export class DurableSqliteDialect extends SqliteDialect {
   }
 
   /**
-   * Call inside a transaction (while it holds the connection): its commit resolves without
-   * waiting for the sync, which still starts at once. A later waiting commit covers it.
+   * Call synchronously at the start of a transaction's callback, while that transaction holds
+   * the connection (`Database.relaxedTransaction` does): its commit resolves without waiting for
+   * the sync, which still starts at once. A later waiting commit covers it.
    */
   commitMayPrecedeSync(): void {
     this.relaxedCommit = true;
   }
 
-  /** The error of the first failed sync, or `undefined`: after one, no commit is confirmed (readiness reports it). */
+  /** The error of the first failed sync, or `undefined`: after one, every statement fails (readiness reports it). */
   get syncFailure(): unknown {
     return this.failure?.error;
   }
@@ -156,6 +158,9 @@ export class DurableSqliteDialect extends SqliteDialect {
     return {
       init: () => driver.init(),
       async acquireConnection() {
+        // After a failed sync nothing more is written or read: a commit made now would be as
+        // unconfirmable as the lost one, and a read could report a row that is not on disk.
+        if (dialect.failure) throw dialect.failure.error;
         const connection = await driver.acquireConnection();
         if (connection !== inner) {
           inner = connection;
@@ -194,13 +199,13 @@ export class DurableSqliteDialect extends SqliteDialect {
         await driver.releaseConnection(unwrap(connection));
         // A failed fsync fails the caller: the commit may not be on disk, and retrying the fsync
         // would not make it so (the kernel may have dropped the dirty pages). A caller that did not
-        // wait does not hear of its own sync's failure; every later commit fails with that error.
+        // wait does not hear of its own sync's failure; every later statement fails with that error.
         if (wait) await pending;
-        else {
-          pending?.catch(() => undefined);
-          // Not waiting is for speed, not for going on after a failed sync: refuse like the rest.
-          if (dialect.failure) throw dialect.failure.error;
-        }
+        else pending?.catch(() => undefined);
+        // Also after a sync that succeeded: it may have shared the file with one that failed just
+        // before (walSync runs the next sync after the running one), and Linux reports a writeback
+        // error once per open file, so the later fdatasync can succeed without the lost pages.
+        if (dialect.failure) throw dialect.failure.error;
       },
       async destroy() {
         await driver.destroy();

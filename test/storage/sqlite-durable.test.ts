@@ -39,6 +39,8 @@ function gatedSync() {
   return state;
 }
 
+const insert = (db: Database, id: string) => db.db.insertInto('tenants').values(tenantRow(id)).execute();
+
 const tenantRow = (id: string) => ({ id, name: id, status: 'active' as const, qps_limit: null, created_at: 0, updated_at: 0 });
 
 const settled = async (promise: Promise<unknown>) => {
@@ -111,17 +113,14 @@ describe('DurableSqliteDialect', () => {
     expect(gate.calls - start).toBe(1);
   });
 
-  it('a transaction that calls commitMayPrecedeSync resolves before its sync, which still starts', async () => {
+  it('a relaxedTransaction resolves before its sync, which still starts', async () => {
     const gate = gatedSync();
     gate.open();
     const db = await open(gate.sync);
     await migrateToLatest(db);
     gate.close();
     const before = gate.calls;
-    await db.db.transaction().execute(async (trx) => {
-      db.commitMayPrecedeSync();
-      await trx.insertInto('tenants').values(tenantRow('r')).execute();
-    });
+    await db.relaxedTransaction((trx) => trx.insertInto('tenants').values(tenantRow('r')).execute());
     expect(gate.calls).toBe(before + 1);
     // The relaxation was for that transaction only: the next commit waits again.
     const next = db.db.transaction().execute((trx) => trx.insertInto('tenants').values(tenantRow('s')).execute());
@@ -130,7 +129,7 @@ describe('DurableSqliteDialect', () => {
     await next;
   });
 
-  it('after a failed sync no later commit is confirmed, relaxed or not', async () => {
+  it('after a failed sync every statement is refused, and readiness fails', async () => {
     let fail = false;
     const db = await open(async () => {
       if (fail) throw new Error('EIO: fdatasync failed');
@@ -139,26 +138,43 @@ describe('DurableSqliteDialect', () => {
     const insert = (id: string) => db.db.insertInto('tenants').values(tenantRow(id)).execute();
     fail = true;
     // A relaxed commit whose own sync fails may or may not hear of it (it does not wait)...
-    await db.db
-      .transaction()
-      .execute(async (trx) => {
-        db.commitMayPrecedeSync();
-        await trx.insertInto('tenants').values(tenantRow('a')).execute();
-      })
-      .catch(() => undefined);
-    // ...but every later commit fails, relaxed or not, even once fdatasync would succeed again: the pages the
-    // failed one did not write may have been marked clean, so a new sync proves nothing.
+    await db.relaxedTransaction((trx) => trx.insertInto('tenants').values(tenantRow('a')).execute()).catch(() => undefined);
+    // ...but from then on nothing goes through, even once fdatasync would succeed again: the pages
+    // the failed one did not write may have been marked clean, so a new sync proves nothing.
     fail = false;
     await expect(insert('b')).rejects.toThrow('EIO');
-    // Readiness says so: a load balancer should stop sending accepts that can only fail.
-    await expect(db.ping()).rejects.toThrow(/fsync failed; restart required: EIO/);
-    await expect(insert('c')).rejects.toThrow('EIO');
-    await expect(
-      db.db.transaction().execute(async (trx) => {
-        db.commitMayPrecedeSync();
-        await trx.insertInto('tenants').values(tenantRow('d')).execute();
-      }),
-    ).rejects.toThrow('EIO');
+    await expect(db.relaxedTransaction((trx) => trx.insertInto('tenants').values(tenantRow('c')).execute())).rejects.toThrow('EIO');
+    // Reads too: a row committed but never synced must not be reported (an Idempotency-Key replay would).
+    await expect(db.db.selectFrom('tenants').selectAll().execute()).rejects.toThrow('EIO');
+    // Readiness says so: a load balancer should stop sending this instance accepts.
+    await expect(db.ping()).rejects.toThrow(/fsync failed.*restart required: EIO/);
+  });
+
+  it('a commit whose sync ran after a failed one it queued behind is not confirmed', async () => {
+    // walSync's sharing: a commit arriving during a running sync waits for the next one, which
+    // starts when the running one ends. Linux reports a writeback error once per open file, so
+    // that next fdatasync may succeed although the pages the failed one lost are gone.
+    let calls = 0;
+    let failFirst: (error: Error) => void = () => undefined;
+    let first: Promise<void> | undefined;
+    const db = await open(async () => {
+      calls++;
+      if (!first) return;
+      if (calls === 1 + baseline) return first;
+      await first.catch(() => undefined); // the next sync, after the running one, succeeds
+    });
+    await migrateToLatest(db);
+    const baseline = calls;
+    first = new Promise<void>((_, reject) => {
+      failFirst = reject;
+    });
+    const a = insert(db, 'a'); // its sync is the running one
+    expect(await settled(a)).toBe(false);
+    const b = insert(db, 'b'); // written during it: its sync is the next one
+    expect(await settled(b)).toBe(false);
+    failFirst(new Error('EIO: writeback failed'));
+    await expect(a).rejects.toThrow('EIO');
+    await expect(b).rejects.toThrow('EIO');
   });
 
   it('the messages writer waits for the sync of an accept, not of a claim or an outcome', async () => {

@@ -138,10 +138,10 @@ export class DurableSqliteDialect extends SqliteDialect {
     const driver = super.createDriver();
     const dialect = this;
     const sync = (): Promise<void> =>
-      this.failure
-        ? Promise.reject(this.failure.error)
-        : this.sync().catch((error: unknown) => {
-            this.failure ??= { error };
+      dialect.failure
+        ? Promise.reject(dialect.failure.error)
+        : dialect.sync().catch((error: unknown) => {
+            dialect.failure ??= { error };
             throw error;
           });
     // SQLite has one connection, lent to one user at a time (Kysely's driver holds a mutex).

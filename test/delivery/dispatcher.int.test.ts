@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';
 import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
+import { partitionName } from '../../src/delivery/dispatcher.js';
 import { RedisDueIndex } from '../../src/delivery/due-index/index.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith } from '../support/servers.js';
@@ -294,12 +295,8 @@ function nextDueSuite(redisUrl: () => string | undefined) {
       dueAt,
     });
     if (fixture.runtime.redis) {
-      const partition = fixture.delivery.dispatchers.find((d) => d.name === 'webhook:0')!.name;
-      await new RedisDueIndex({ client: fixture.runtime.redis as Redis, keyPrefix: fixture.runtime.settings.redisKeyPrefix }).add(
-        partition,
-        stored.id,
-        dueAt,
-      );
+      const index = new RedisDueIndex({ client: fixture.runtime.redis as Redis, keyPrefix: fixture.runtime.settings.redisKeyPrefix });
+      await index.add(partitionName('webhook', 0), stored.id, dueAt);
     }
     // An immediate message makes the dispatcher tick; that tick finds the stored one due next.
     const [immediate] = await sendMany(fixture, tenant.apiKey, 1);

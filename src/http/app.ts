@@ -5,7 +5,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { HttpDeps } from '../app/contracts.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
@@ -31,7 +31,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     },
     // Two lines per request at `info` would be thousands a second under load, and writing them
     // costs more than the request; the HTTP histogram counts every request, 5xx are logged.
-    disableRequestLogging: deps.logLevel !== 'debug' && deps.logLevel !== 'trace',
+    logController: new LogController({ disableRequestLogging: deps.logLevel !== 'debug' && deps.logLevel !== 'trace' }),
     return503OnClosing: true,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),

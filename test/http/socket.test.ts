@@ -8,13 +8,17 @@ import { ADMIN_TOKEN, phone, sms, startApp, type TestApp } from './support.js';
 
 let t: TestApp;
 let base: string;
+const warnings: Error[] = [];
+const recordWarning = (warning: Error) => warnings.push(warning);
 
 beforeAll(async () => {
+  process.on('warning', recordWarning);
   t = await startApp();
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  process.off('warning', recordWarning);
   await t?.close();
 });
 
@@ -47,5 +51,10 @@ describe('over a real socket', () => {
     expect(limited.headers.get('retry-after')).toBe('60');
     const body = (await limited.json()) as { error: { code: string; message: string } };
     expect(body.error).toMatchObject({ code: 'RATE_LIMITED', message: expect.any(String) });
+  });
+
+  it('starting the server prints no warning (e.g. a deprecated Fastify option)', async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings.map((warning) => `${warning.name}: ${warning.message}`)).toEqual([]);
   });
 });

@@ -146,9 +146,13 @@ export class SqlAdminService implements AdminService {
   }
 
   /** Builds the client once so a bad kind, channel, config field or missing secret is a 400 now, not a failed send later. */
-  private checkProvider(spec: { kind: string; channel: Channel; config: Record<string, unknown>; secret: Record<string, string> }): void {
+  private checkProvider(
+    name: string,
+    spec: { kind: string; channel: Channel; config: Record<string, unknown>; secret: Record<string, string> },
+  ): void {
     try {
-      const client = createProvider({ id: 'check', ...spec });
+      // It has no id yet: errors name it by its name.
+      const client = createProvider({ id: name, ...spec });
       void client.close?.();
     } catch (error) {
       throw new SluiceError('INVALID_REQUEST', (error as Error).message, { details: { field: 'provider' } });
@@ -157,7 +161,7 @@ export class SqlAdminService implements AdminService {
 
   async createProvider(input: NewProviderInput): Promise<ProviderView> {
     if (input.scope !== '*' && !(await this.deps.tenants.get(input.scope))) throw new SluiceError('NOT_FOUND', 'no such tenant (scope)');
-    this.checkProvider({ kind: input.kind, channel: input.channel, config: input.config ?? {}, secret: input.secret ?? {} });
+    this.checkProvider(input.name, { kind: input.kind, channel: input.channel, config: input.config ?? {}, secret: input.secret ?? {} });
     const created = await this.deps.providers.create({
       scope: input.scope,
       channel: input.channel,
@@ -181,7 +185,12 @@ export class SqlAdminService implements AdminService {
     if (!current) return undefined;
     if (patch.config !== undefined || patch.secret !== undefined) {
       const secret = patch.secret === undefined ? JSON.parse((await this.deps.providers.revealSecret(id)) ?? '{}') : (patch.secret ?? {});
-      this.checkProvider({ kind: current.kind, channel: current.channel, config: patch.config ?? current.config, secret });
+      this.checkProvider(patch.name ?? current.name, {
+        kind: current.kind,
+        channel: current.channel,
+        config: patch.config ?? current.config,
+        secret,
+      });
     }
     const { secret, ...rest } = patch;
     const updated = await this.deps.providers.update(id, {

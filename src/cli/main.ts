@@ -4,19 +4,24 @@
  * directly on the database (no admin token needed), through the same services as the admin API.
  */
 import { readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError } from 'commander';
+import type { TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import pino from 'pino';
 import { createRuntime, type Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel, isChannel } from '../channels.js';
 import { describeSettings, loadSettings, SettingsError } from '../config/settings.js';
 import { ERROR_CODES, type ErrorCode, SluiceError } from '../errors.js';
+import { NewProviderBody, NewTenantBody, RuleSetBody } from '../http/schemas.js';
 import { openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
 import { serve } from './serve.js';
 
 const program = new Command('sluice')
   .description('Message service with exact frequency control')
-  .option('-c, --config <file>', 'JSON settings file (keys are SLUICE_* names)');
+  .option('-c, --config <file>', 'JSON settings file (keys are SLUICE_* names); before the command: sluice -c FILE serve')
+  // Program options only before the command, so a command may have its own --config (provider add).
+  .enablePositionalOptions();
 
 const settingsOf = () => loadSettings(process.env, program.opts().config ?? process.env.SLUICE_CONFIG);
 
@@ -31,9 +36,69 @@ async function withRuntime<T>(work: (runtime: Runtime) => Promise<T>): Promise<T
 }
 
 const channelArg = (value: string): Channel => {
-  if (!isChannel(value)) throw new InvalidArgumentError(`use one of ${CHANNELS.join(', ')}`);
+  if (!isChannel(value)) throw new InvalidArgumentError(`"${value}" is not a channel: use one of ${CHANNELS.join(', ')}`);
   return value;
 };
+
+/** Digits only: `parseInt` would read `1.5` as 1 and `abc` as NaN. The range is the API schema's. */
+const integerArg = (value: string): number => {
+  if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError('not an integer');
+  return Number(value);
+};
+
+/**
+ * The admin API's own body schema, applied to what the command built: the same types, ranges and
+ * lengths as the API's 400s (the services behind both check enums and references themselves).
+ */
+function checkBody<T>(schema: TSchema, body: T): T {
+  const [first] = Value.Errors(schema, body);
+  if (first) {
+    const field = first.path.replace(/^\//, '').replaceAll('/', '.') || 'body';
+    throw new SluiceError('INVALID_REQUEST', `${field}: ${first.message}`);
+  }
+  return body;
+}
+
+/** The tenant, or NOT_FOUND: the API answers 404 before touching a missing tenant's rules. */
+async function requireTenant(runtime: Runtime, id: string): Promise<void> {
+  if (!(await runtime.http.admin.getTenant(id))) throw new SluiceError('NOT_FOUND', `no tenant ${id}`);
+}
+
+/** A JSON object from an option's text; `what` names the option in the error. */
+function parseJsonObject(text: string, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new SluiceError('INVALID_REQUEST', `${what} is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new SluiceError('INVALID_REQUEST', `${what} must be a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+/** The credentials of `provider add`: from a file or an environment variable, never the command line. */
+function readSecret(options: { secretFile?: string; secretEnv?: string }): Record<string, unknown> | undefined {
+  if (options.secretFile) {
+    let text: string;
+    try {
+      text = readFileSync(options.secretFile, 'utf8');
+    } catch (error) {
+      throw new SluiceError(
+        'INVALID_REQUEST',
+        `cannot read --secret-file ${options.secretFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
+    }
+    return parseJsonObject(text, `--secret-file ${options.secretFile}`);
+  }
+  if (options.secretEnv) {
+    const text = process.env[options.secretEnv];
+    if (text === undefined || text === '')
+      throw new SluiceError('INVALID_REQUEST', `--secret-env: the environment variable ${options.secretEnv} is not set`);
+    return parseJsonObject(text, `--secret-env ${options.secretEnv}`);
+  }
+  return undefined;
+}
 
 /** `60:3:600` or `60:3` or `60:3:600:sliding-counter` → a rule (seconds). */
 const parseRule = (spec: string) => {
@@ -75,10 +140,11 @@ program
 const tenant = program.command('tenant').description('Create, list and suspend tenants');
 tenant
   .command('create <name>')
-  .option('--qps <n>', 'tenant requests per second', (value) => Number.parseInt(value, 10))
+  .option('--qps <n>', 'tenant requests per second', integerArg)
   .action((name: string, options: { qps?: number }) =>
     withRuntime(async (runtime) => {
-      const created = await runtime.http.admin.createTenant(name, options.qps ?? null);
+      const body = checkBody(NewTenantBody, { name, ...(options.qps === undefined ? {} : { qpsLimit: options.qps }) });
+      const created = await runtime.http.admin.createTenant(body.name, body.qpsLimit ?? null);
       console.log(JSON.stringify(created, null, 2));
       console.error('The API key is shown once: keep it now.');
     }),
@@ -105,15 +171,20 @@ rules
   .description('Replace the rules, e.g.: rules set TENANT sms 60:3:600 3600:10 86400:50 (WINDOW_S:LIMIT[:BAN_S[:ALGORITHM]])')
   .action((tenantId: string, channel: string, specs: string[]) =>
     withRuntime(async (runtime) => {
-      const set = await runtime.http.admin.setRules(tenantId, channelArg(channel), specs.map(parseRule));
+      const { rules } = checkBody(RuleSetBody, { rules: specs.map(parseRule) });
+      const checkedChannel = channelArg(channel);
+      await requireTenant(runtime, tenantId);
+      const set = await runtime.http.admin.setRules(tenantId, checkedChannel, rules);
       console.log(JSON.stringify(set, null, 2));
     }),
   );
-rules
-  .command('show <tenantId> <channel>')
-  .action((tenantId: string, channel: string) =>
-    withRuntime(async (runtime) => console.log(JSON.stringify(await runtime.http.admin.getRules(tenantId, channelArg(channel)), null, 2))),
-  );
+rules.command('show <tenantId> <channel>').action((tenantId: string, channel: string) =>
+  withRuntime(async (runtime) => {
+    const checkedChannel = channelArg(channel);
+    await requireTenant(runtime, tenantId);
+    console.log(JSON.stringify(await runtime.http.admin.getRules(tenantId, checkedChannel), null, 2));
+  }),
+);
 
 const provider = program.command('provider').description('Register, list and remove delivery providers');
 provider
@@ -123,28 +194,25 @@ provider
   .requiredOption('--channel <channel>', 'sms, email or webhook', channelArg)
   .requiredOption('--kind <kind>', 'console, smtp, aliyun-sms, tencent-sms, feishu, slack or http')
   .requiredOption('--name <name>')
-  .requiredOption('--qps <n>', "the vendor's QPS contract", (value) => Number.parseInt(value, 10))
-  .option('--priority <n>', 'lower is tried first', (value) => Number.parseInt(value, 10))
+  .requiredOption('--qps <n>', "the vendor's QPS contract", integerArg)
+  .option('--priority <n>', 'lower is tried first', integerArg)
   .option('--config <json>', 'non-secret settings as JSON, e.g. {"host":"smtp.example.com","port":465}')
   .option('--secret-file <path>', 'JSON object of credentials')
   .option('--secret-env <variable>', 'environment variable holding the JSON object of credentials')
   .action((options) =>
     withRuntime(async (runtime) => {
-      const secretText = options.secretFile
-        ? readFileSync(options.secretFile, 'utf8')
-        : options.secretEnv
-          ? process.env[options.secretEnv]
-          : undefined;
-      const created = await runtime.http.admin.createProvider({
+      const secret = readSecret(options);
+      const body = checkBody(NewProviderBody, {
         scope: options.scope,
         channel: options.channel,
         kind: options.kind,
         name: options.name,
         qps: options.qps,
         ...(options.priority === undefined ? {} : { priority: options.priority }),
-        ...(options.config ? { config: JSON.parse(options.config) as Record<string, unknown> } : {}),
-        ...(secretText ? { secret: JSON.parse(secretText) as Record<string, string> } : {}),
+        ...(options.config ? { config: parseJsonObject(options.config, '--config') } : {}),
+        ...(secret ? { secret } : {}),
       });
+      const created = await runtime.http.admin.createProvider(body as Parameters<typeof runtime.http.admin.createProvider>[0]);
       console.log(JSON.stringify(created, null, 2));
     }),
   );
@@ -227,9 +295,15 @@ program
     console.log('settings OK');
   });
 
+/**
+ * One line for the operator, exit code 1. The stack only at SLUICE_LOG_LEVEL=debug or trace: a
+ * wrong argument or an unreachable database is not a crash.
+ */
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof SluiceError) console.error(`${error.code}: ${error.message}`);
   else if (error instanceof SettingsError) console.error(`configuration: ${error.message}`);
-  else console.error(error);
+  else if (error instanceof CommanderError) console.error(`error: ${error.message.replace(/^error: /, '')}`);
+  else console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+  if (/^(debug|trace)$/.test(process.env.SLUICE_LOG_LEVEL ?? '') && error instanceof Error && error.stack) console.error(error.stack);
   process.exitCode = 1;
 });

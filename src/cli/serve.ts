@@ -17,16 +17,27 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   const { logger } = runtime;
   runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countByStatus());
 
+  // Listen before starting the dispatchers: a port in use must end the process, not leave a
+  // worker running behind a server that never came up.
+  const app = settings.roles.includes('api') ? await buildHttpApp(runtime.http) : undefined;
+  let address: string | undefined;
+  if (app) {
+    try {
+      address = await app.listen({ host: settings.host, port: settings.port });
+    } catch (error) {
+      await app.close();
+      await runtime.close();
+      const reason =
+        (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
+          ? 'the address is in use (another sluice? set SLUICE_PORT)'
+          : (error as Error).message;
+      throw new Error(`cannot listen on ${settings.host}:${settings.port}: ${reason}`);
+    }
+  }
   let delivery: Delivery | undefined;
   if (settings.roles.includes('worker')) {
     const consoleProvider = createProvider({ id: 'console', kind: 'console', channel: 'sms', config: {}, secret: {} });
     delivery = startDelivery(runtime, consoleProvider);
-  }
-  const app = settings.roles.includes('api') ? await buildHttpApp(runtime.http) : undefined;
-  if (app) {
-    const address = await app.listen({ host: settings.host, port: settings.port });
-    logger.info({ address, db: runtime.database.displayUrl, redis: runtime.redis ? 'on' : 'embedded' }, 'sluice is serving');
-    if (options.demo) await printDemo(runtime, address);
   }
 
   let stopping = false;
@@ -40,13 +51,23 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+
+  if (address) {
+    logger.info({ address, db: runtime.database.displayUrl, redis: runtime.redis ? 'on' : 'embedded' }, 'sluice is serving');
+    if (options.demo) await printDemo(runtime, address);
+  } else if (options.demo) {
+    logger.warn('--demo prints a curl line for the API, and this process does not serve it (SLUICE_ROLES=worker): ignored');
+  }
 }
 
 /** On a database without tenants: a demo tenant with the seed rules, its key and a curl line. */
 async function printDemo(runtime: Awaited<ReturnType<typeof createRuntime>>, address: string): Promise<void> {
   const admin = runtime.http.admin;
   if ((await admin.listTenants()).length > 0) {
-    console.log('\n--demo: the database already has tenants; nothing created (use `sluice tenant create NAME` for a new key).\n');
+    console.log(
+      `\n--demo: ${runtime.database.displayUrl} already has tenants; nothing created. For a new key: sluice tenant create NAME, ` +
+        'then sluice rules set ID sms 60:3:600 3600:10:600 86400:50:600. To start the demo over, stop sluice and delete that database.\n',
+    );
     return;
   }
   const tenant = await admin.createTenant('demo');

@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -93,4 +94,59 @@ describe('sluice CLI', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('SLUICE_PORT must be an integer');
   }, 90_000);
+
+  /** Refused like the API refuses it: one line naming the problem, exit 1, no stack trace. */
+  const refused = async (args: string[], expected: string, extraEnv: Record<string, string> = {}) => {
+    const result = await attempt(args, extraEnv);
+    expect(result.code, `sluice ${args.join(' ')}`).toBe(1);
+    expect(result.stderr).toContain(expected);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  };
+
+  it('refuses bad input as the admin API does, in one line, exit 1', async () => {
+    await sluice('migrate');
+    const tenant = JSON.parse(await sluice('tenant', 'create', 'bad-input')) as { id: string };
+    await refused(['tenant', 'create', 'x', '--qps', '-5'], 'INVALID_REQUEST: qpsLimit');
+    await refused(['tenant', 'create', 'x', '--qps', '1.5'], 'not an integer');
+    await refused(['tenant', 'create', ''], 'INVALID_REQUEST: name');
+    await refused(['rules', 'show', 'no-such-tenant', 'sms'], 'NOT_FOUND');
+    await refused(['rules', 'set', 'no-such-tenant', 'sms', '60:3'], 'NOT_FOUND');
+    await refused(['rules', 'set', tenant.id, 'fax', '60:3'], '"fax" is not a channel');
+    await refused(['rules', 'set', tenant.id, 'sms', '60:3:0:leaky'], 'INVALID_REQUEST: rules[0].algorithm');
+    const console4 = ['provider', 'add', '--scope', '*', '--channel', 'sms', '--kind', 'console', '--name', 'c4'];
+    await refused([...console4, '--qps', '-1'], 'INVALID_REQUEST: qps');
+    await refused([...console4, '--qps', '5', '--secret-file', join(dir, 'missing.json')], 'cannot read --secret-file');
+    await refused([...console4, '--qps', '5', '--secret-env', 'SLUICE_TEST_UNSET'], 'SLUICE_TEST_UNSET is not set');
+    await refused(['migrate'], 'Unsupported database URL', { SLUICE_DB_URL: 'foo:bar' });
+  }, 60_000);
+
+  it('provider add takes its own --config (the program-wide -c/--config comes before the command)', async () => {
+    await sluice('migrate');
+    const secret = join(dir, 'smtp-secret.json');
+    writeFileSync(secret, JSON.stringify({ user: 'u', password: 'p' }));
+    const smtp = ['provider', 'add', '--scope', '*', '--channel', 'email', '--kind', 'smtp', '--qps', '10', '--secret-file', secret];
+    const created = JSON.parse(
+      await sluice(...smtp, '--name', 'mail1', '--config', '{"host":"127.0.0.1","port":2525,"from":"a@example.com"}'),
+    ) as {
+      name: string;
+      config: unknown;
+    };
+    expect(created).toMatchObject({ name: 'mail1', config: { host: '127.0.0.1', port: 2525, from: 'a@example.com' } });
+    // A provider the client cannot be built from is named by its name in the error.
+    await refused([...smtp, '--name', 'mail2', '--config', '{"port":2525,"from":"a@example.com"}'], 'provider "mail2"');
+    await refused([...smtp, '--name', 'mail3', '--config', '{"host":'], '--config is not JSON');
+  }, 60_000);
+
+  it('serve on a port in use says so and exits 1, without starting its dispatchers', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      await refused(['serve'], 'the address is in use', { SLUICE_PORT: String(port), SLUICE_LOG_LEVEL: 'info' });
+      const logged = await attempt(['serve'], { SLUICE_PORT: String(port), SLUICE_LOG_LEVEL: 'info' });
+      expect(logged.stdout).not.toContain('dispatcher holds its partition');
+    } finally {
+      taken.close();
+    }
+  }, 60_000);
 });

@@ -45,9 +45,13 @@ export interface RuleSetView {
 /** Sending, reading and cancelling messages: what a tenant may do. */
 export interface MessageService {
   readonly chain: AdmissionChain;
-  /** Runs the chain; resolves `{id, status, replayed}` or rejects with a SluiceError. */
+  /**
+   * Runs the chain; resolves `{id, status, replayed}` or rejects with a SluiceError. `sender` is
+   * the bearer API key, or the tenant a transport already authenticated with it (the HTTP API
+   * does so before reading the body, so an unauthenticated request is a 401 whatever it carries).
+   */
   send(
-    apiKey: string | undefined,
+    sender: string | TenantView | undefined,
     request: SendRequest,
     idempotencyKey?: string,
   ): Promise<{ id: string; status: string; replayed: boolean }>;

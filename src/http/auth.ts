@@ -19,9 +19,25 @@ export function safeEqual(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
-export async function requireTenant(deps: HttpDeps, request: FastifyRequest): Promise<TenantView> {
-  const tenant = await deps.authenticate(bearerToken(request));
-  if (!tenant) throw new SluiceError('UNAUTHORIZED', 'a valid API key is required: Authorization: Bearer <key>');
+const tenants = new WeakMap<FastifyRequest, TenantView>();
+
+/**
+ * An `onRequest` hook for the tenant routes: the API key is checked before the body is read or
+ * validated, so a request without a valid key is a 401 whatever its body (and an unauthenticated
+ * caller learns nothing of the schema). {@link tenantOf} then gives the handler its tenant.
+ */
+export function authenticateTenant(deps: HttpDeps) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const tenant = await deps.authenticate(bearerToken(request));
+    if (!tenant) throw new SluiceError('UNAUTHORIZED', 'a valid API key is required: Authorization: Bearer <key>');
+    tenants.set(request, tenant);
+  };
+}
+
+/** The tenant {@link authenticateTenant} found for this request. */
+export function tenantOf(request: FastifyRequest): TenantView {
+  const tenant = tenants.get(request);
+  if (!tenant) throw new Error('tenantOf: the route has no authenticateTenant hook');
   return tenant;
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { HttpDeps } from '../../app/contracts.js';
-import { requireTenant } from '../auth.js';
+import { authenticateTenant, tenantOf } from '../auth.js';
 import { Decision, ErrorBody, FrequencyCheckBody } from '../schemas.js';
 
 /**
@@ -10,6 +10,8 @@ import { Decision, ErrorBody, FrequencyCheckBody } from '../schemas.js';
 export const frequencyRoutes =
   (deps: HttpDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
+    app.addHook('onRequest', authenticateTenant(deps));
+
     app.post(
       '/v1/frequency/check',
       {
@@ -20,7 +22,7 @@ export const frequencyRoutes =
         },
       },
       async (request) => {
-        const tenant = await requireTenant(deps, request);
+        const tenant = tenantOf(request);
         const body = request.body;
         return deps.risk.check(tenant.id, {
           subject: body.subject,

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { HttpDeps } from '../../app/contracts.js';
 import { SluiceError } from '../../errors.js';
-import { bearerToken, requireTenant } from '../auth.js';
+import { authenticateTenant, tenantOf } from '../auth.js';
 import { Accepted, ErrorBody, IdParam, SendBody } from '../schemas.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,128}$/;
@@ -10,6 +10,8 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,128}$/;
 export const messageRoutes =
   (deps: HttpDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
+    app.addHook('onRequest', authenticateTenant(deps));
+
     app.post(
       '/v1/messages',
       {
@@ -27,7 +29,7 @@ export const messageRoutes =
             details: { field: 'Idempotency-Key' },
           });
         }
-        const outcome = await deps.messages.send(bearerToken(request), request.body, idempotencyKey);
+        const outcome = await deps.messages.send(tenantOf(request), request.body, idempotencyKey);
         return reply.status(outcome.replayed ? 200 : 202).send({ id: outcome.id, status: outcome.status });
       },
     );
@@ -36,16 +38,14 @@ export const messageRoutes =
       '/v1/messages/:id',
       { schema: { summary: 'A message of your tenant and its delivery attempts', params: IdParam } },
       async (request) => {
-        const tenant = await requireTenant(deps, request);
-        const message = await deps.messages.get(tenant.id, request.params.id);
+        const message = await deps.messages.get(tenantOf(request).id, request.params.id);
         if (!message) throw new SluiceError('NOT_FOUND', 'no such message');
         return message;
       },
     );
 
     app.delete('/v1/messages/:id', { schema: { summary: 'Cancel a message not yet sending', params: IdParam } }, async (request) => {
-      const tenant = await requireTenant(deps, request);
-      const result = await deps.messages.cancel(tenant.id, request.params.id);
+      const result = await deps.messages.cancel(tenantOf(request).id, request.params.id);
       if (result === 'not-found') throw new SluiceError('NOT_FOUND', 'no such message');
       if (result === 'too-late') throw new SluiceError('CONFLICT', 'the message is already sending or done; it cannot be canceled');
       return { id: request.params.id, status: 'canceled' };

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Settings } from '../config/settings.js';
-import { SettingsError } from '../config/settings.js';
+import { decodeSecretKey, SECRET_KEY_FORMAT, type Settings, SettingsError } from '../config/settings.js';
 
 /**
  * The 32-byte key that encrypts provider secrets and keys recipient hashes in Redis: from
@@ -10,13 +9,13 @@ import { SettingsError } from '../config/settings.js';
  */
 export function resolveSecretKey(settings: Pick<Settings, 'secretKey' | 'secretKeyFile'>): Buffer {
   if (settings.secretKey) {
-    const key = Buffer.from(settings.secretKey, 'base64');
-    if (key.length !== 32) throw new SettingsError('SLUICE_SECRET_KEY must be 32 bytes, base64-encoded (openssl rand -base64 32)');
+    const key = decodeSecretKey(settings.secretKey);
+    if (!key) throw new SettingsError(SECRET_KEY_FORMAT);
     return key;
   }
   try {
-    const key = Buffer.from(readFileSync(settings.secretKeyFile, 'utf8').trim(), 'base64');
-    if (key.length !== 32) throw new SettingsError(`${settings.secretKeyFile} must hold 32 bytes, base64-encoded`);
+    const key = decodeSecretKey(readFileSync(settings.secretKeyFile, 'utf8'));
+    if (!key) throw new SettingsError(`${settings.secretKeyFile} must hold 32 bytes, base64-encoded`);
     return key;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;

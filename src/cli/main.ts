@@ -10,7 +10,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import pino from 'pino';
 import { createRuntime, type Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel, isChannel } from '../channels.js';
-import { describeSettings, loadSettings, SettingsError } from '../config/settings.js';
+import { describeSettings, loadSettings, SettingsError, unknownVariables } from '../config/settings.js';
 import { ERROR_CODES, type ErrorCode, SluiceError } from '../errors.js';
 import { NewProviderBody, NewTenantBody, RuleSetBody } from '../http/schemas.js';
 import { openDatabase } from '../storage/database.js';
@@ -292,6 +292,7 @@ program
   .description('Validate the settings and print them, secrets masked')
   .action(() => {
     for (const line of describeSettings(settingsOf())) console.log(line);
+    for (const name of unknownVariables()) console.error(`warning: ${name} is not a sluice setting (ignored); see docs/configuration.md`);
     console.log('settings OK');
   });
 

@@ -1,6 +1,6 @@
 /** `sluice serve`: the HTTP API and/or the dispatchers, with a clean shutdown on SIGINT/SIGTERM. */
 import { createRuntime } from '../app/runtime.js';
-import type { Settings } from '../config/settings.js';
+import { type Settings, unknownVariables } from '../config/settings.js';
 import { type Delivery, startDelivery } from '../delivery/delivery.js';
 import { createProvider } from '../delivery/providers/registry.js';
 import { buildHttpApp } from '../http/app.js';
@@ -15,6 +15,7 @@ export const SEED_RULES = [
 export async function serve(settings: Settings, options: { demo: boolean }): Promise<void> {
   const runtime = await createRuntime(settings);
   const { logger } = runtime;
+  for (const name of unknownVariables()) logger.warn({ variable: name }, 'not a sluice setting: ignored (docs/configuration.md)');
   runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countByStatus());
 
   // Listen before starting the dispatchers: a port in use must end the process, not leave a

@@ -4,6 +4,8 @@
  * docs/configuration.md lists the same settings; test/config/settings.test.ts keeps them in sync.
  */
 import { readFileSync } from 'node:fs';
+import { isSupportedCountry } from 'libphonenumber-js/max';
+import { dialectOfUrl } from '../storage/database.js';
 
 type Kind = 'string' | 'int' | 'number' | 'bool' | 'list';
 
@@ -17,6 +19,8 @@ interface SettingSpec<K extends Kind = Kind> {
   /** Allowed values for strings, or [min, max] for numbers. */
   oneOf?: readonly string[];
   range?: readonly [number, number];
+  /** What the parsed value must also satisfy: a problem to report, or undefined. */
+  check?: (value: SettingSpec<K>['default']) => string | undefined;
 }
 
 const spec = <K extends Kind>(s: SettingSpec<K>): SettingSpec<K> => s;
@@ -28,6 +32,8 @@ export const SETTINGS = {
     default: 'sqlite:./data/sluice.db',
     secret: true,
     description: 'Database: `sqlite:PATH` (embedded default), `postgres://…` or `mysql://…`.',
+    check: (url) =>
+      dialectOfUrl(url) ? undefined : 'SLUICE_DB_URL must start with sqlite:, postgres://, postgresql://, mysql:// or mariadb://',
   }),
   sqliteSynchronous: spec({
     env: 'SLUICE_SQLITE_SYNCHRONOUS',
@@ -68,6 +74,10 @@ export const SETTINGS = {
     kind: 'list',
     default: ['api', 'worker'],
     description: '`serve` roles: `api` (HTTP), `worker` (dispatchers), or both.',
+    check: (roles) =>
+      roles.length > 0 && roles.every((role) => role === 'api' || role === 'worker')
+        ? undefined
+        : 'SLUICE_ROLES must list api and/or worker',
   }),
   adminToken: spec({
     env: 'SLUICE_ADMIN_TOKEN',
@@ -83,6 +93,7 @@ export const SETTINGS = {
     secret: true,
     description:
       'Base64 32-byte key encrypting provider credentials and keying the recipient hashes in Redis keys. Empty: read or create `SLUICE_SECRET_KEY_FILE`.',
+    check: (key) => (key === '' || decodeSecretKey(key) ? undefined : SECRET_KEY_FORMAT),
   }),
   secretKeyFile: spec({
     env: 'SLUICE_SECRET_KEY_FILE',
@@ -109,6 +120,8 @@ export const SETTINGS = {
     kind: 'string',
     default: 'CN',
     description: 'Country assumed for phone numbers given without `+country` (ISO 3166 alpha-2).',
+    check: (region) =>
+      isSupportedCountry(region) ? undefined : `SLUICE_DEFAULT_REGION must be a country code such as CN or US (got "${region}")`,
   }),
   configCacheMs: spec({
     env: 'SLUICE_CONFIG_CACHE_MS',
@@ -239,6 +252,14 @@ export type SettingName = keyof typeof SETTINGS;
 type ValueOf<S> = S extends SettingSpec<infer K> ? SettingSpec<K>['default'] : never;
 export type Settings = { readonly [N in SettingName]: ValueOf<(typeof SETTINGS)[N]> };
 
+/** The 32 bytes of a base64 secret key, or undefined if it is not one. */
+export function decodeSecretKey(text: string): Buffer | undefined {
+  const key = Buffer.from(text.trim(), 'base64');
+  return key.length === 32 ? key : undefined;
+}
+
+export const SECRET_KEY_FORMAT = 'SLUICE_SECRET_KEY must be 32 bytes, base64-encoded (openssl rand -base64 32)';
+
 /** A setting that cannot be parsed; names the variable and what it expects. */
 export class SettingsError extends Error {
   override name = 'SettingsError';
@@ -300,17 +321,28 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, file = env.SL
   for (const [name, s] of Object.entries(SETTINGS) as [SettingName, SettingSpec][]) {
     const raw = env[s.env] ?? fromFile[s.env];
     try {
-      result[name] = raw === undefined || raw === '' ? s.default : parseValue(s, raw);
+      const value = raw === undefined || raw === '' ? s.default : parseValue(s, raw);
+      const problem = s.check?.(value as never);
+      if (problem) problems.push(problem);
+      result[name] = value;
     } catch (error) {
       problems.push((error as Error).message);
     }
   }
   if (problems.length) throw new SettingsError(problems.join('; '));
-  const roles = result.roles as string[];
-  if (roles.length === 0 || roles.some((role) => role !== 'api' && role !== 'worker')) {
-    throw new SettingsError('SLUICE_ROLES must list api and/or worker');
-  }
   return result as Settings;
+}
+
+/** Variables read by sluice that are not settings: the CLI's `--config` file and `send --key`; the tests' servers. */
+const OTHER_VARIABLES = /^SLUICE_(CONFIG|API_KEY|TEST_\w+)$/;
+
+/**
+ * `SLUICE_*` variables of `env` that sluice does not read, e.g. a misspelled `SLUICE_PROT`: they are
+ * ignored, so `config check` and `serve` name them (a file's unknown keys are an error instead).
+ */
+export function unknownVariables(env: NodeJS.ProcessEnv = process.env): string[] {
+  const known = new Set(Object.values(SETTINGS).map((s) => s.env));
+  return Object.keys(env).filter((name) => name.startsWith('SLUICE_') && !known.has(name) && !OTHER_VARIABLES.test(name));
 }
 
 /** Every setting as `VARIABLE=value`, secrets masked: what `sluice config check` prints. */

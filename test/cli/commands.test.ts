@@ -117,7 +117,7 @@ describe('sluice CLI', () => {
     await refused([...console4, '--qps', '-1'], 'INVALID_REQUEST: qps');
     await refused([...console4, '--qps', '5', '--secret-file', join(dir, 'missing.json')], 'cannot read --secret-file');
     await refused([...console4, '--qps', '5', '--secret-env', 'SLUICE_TEST_UNSET'], 'SLUICE_TEST_UNSET is not set');
-    await refused(['migrate'], 'Unsupported database URL', { SLUICE_DB_URL: 'foo:bar' });
+    await refused(['migrate'], 'configuration: SLUICE_DB_URL must start with sqlite:', { SLUICE_DB_URL: 'foo:bar' });
   }, 60_000);
 
   it('provider add takes its own --config (the program-wide -c/--config comes before the command)', async () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { describeSettings, loadSettings, maskSecret, SETTINGS, SettingsError } from '../../src/config/settings.js';
+import { describeSettings, loadSettings, maskSecret, SETTINGS, SettingsError, unknownVariables } from '../../src/config/settings.js';
 
 describe('settings', () => {
   it('has defaults for everything: an empty environment is the embedded default', () => {
@@ -22,6 +22,36 @@ describe('settings', () => {
     );
     expect(() => loadSettings({ SLUICE_PORT: '70000' })).toThrow(SettingsError);
     expect(() => loadSettings({ SLUICE_ROLES: 'api,cook' })).toThrow(/SLUICE_ROLES/);
+  });
+
+  it('checks what a value must mean, not only its type: the database URL, the secret key, the region, the roles', () => {
+    const bad = {
+      SLUICE_DB_URL: 'foo:bar',
+      SLUICE_SECRET_KEY: 'short',
+      SLUICE_DEFAULT_REGION: 'ZZ',
+      SLUICE_ROLES: 'cook',
+      SLUICE_PORT: 'eighty',
+    };
+    const error = (() => {
+      try {
+        loadSettings(bad);
+      } catch (thrown) {
+        return thrown as Error;
+      }
+    })();
+    expect(error).toBeInstanceOf(SettingsError);
+    for (const name of Object.keys(bad)) expect(error?.message).toContain(name);
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(loadSettings({ SLUICE_SECRET_KEY: key, SLUICE_DEFAULT_REGION: 'US', SLUICE_DB_URL: 'postgres://u@h/db' })).toMatchObject({
+      secretKey: key,
+      defaultRegion: 'US',
+    });
+  });
+
+  it('names SLUICE_* variables it does not read (a misspelling is otherwise silent)', () => {
+    expect(unknownVariables({ SLUICE_PROT: '80', SLUICE_PORT: '80', SLUICE_CONFIG: 'f.json', SLUICE_API_KEY: 'k', PATH: '/bin' })).toEqual([
+      'SLUICE_PROT',
+    ]);
   });
 
   it('masks secrets in config check output', () => {

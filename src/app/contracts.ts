@@ -45,13 +45,9 @@ export interface RuleSetView {
 /** Sending, reading and cancelling messages: what a tenant may do. */
 export interface MessageService {
   readonly chain: AdmissionChain;
-  /**
-   * Runs the chain; resolves `{id, status, replayed}` or rejects with a SluiceError. `sender` is
-   * the bearer API key, or the tenant a transport already authenticated with it (the HTTP API
-   * does so before reading the body, so an unauthenticated request is a 401 whatever it carries).
-   */
+  /** Runs the chain; resolves `{id, status, replayed}` or rejects with a SluiceError. */
   send(
-    sender: string | TenantView | undefined,
+    apiKey: string | undefined,
     request: SendRequest,
     idempotencyKey?: string,
   ): Promise<{ id: string; status: string; replayed: boolean }>;
@@ -125,6 +121,8 @@ export interface MetricsEndpoint {
   readonly contentType: string;
   render(): Promise<string>;
   observeHttp?(route: string, method: string, status: number, seconds: number): void;
+  /** A send refused before the chain ran (the key is checked before the body is read), counted as the chain counts its own. */
+  observeAdmissionRejection?(interceptor: string, code: string): void;
 }
 
 export interface HttpDeps {

@@ -1,7 +1,7 @@
 /** Sending (through the admission chain), reading and cancelling messages for a tenant. */
 import { createHash } from 'node:crypto';
 import type { AdmissionChain } from '../admission/chain.js';
-import type { AdmissionContext, AdmissionOutcome, SendRequest, TenantView } from '../admission/context.js';
+import type { AdmissionContext, AdmissionOutcome, SendRequest } from '../admission/context.js';
 import { DuplicateIdempotencyKey, type MessageWriter, type NewMessage } from '../admission/ports.js';
 import { unavailableUnlessSluiceError } from '../errors.js';
 import type { Clock } from '../limiter/index.js';
@@ -71,19 +71,17 @@ export class SqlMessageService implements MessageService {
     private readonly clock: Clock,
   ) {}
 
-  async send(sender: string | TenantView | undefined, request: SendRequest, idempotencyKey?: string) {
+  async send(apiKey: string | undefined, request: SendRequest, idempotencyKey?: string) {
     const now = this.clock.now();
     const context: AdmissionContext = {
       id: newMessageId(now),
       now,
-      apiKey: typeof sender === 'object' ? undefined : sender,
+      apiKey,
       idempotencyKey,
       // Only an Idempotency-Key needs the hash: no canonicalising and hashing on the common path.
       requestHash: idempotencyKey === undefined ? undefined : requestHashOf(request),
       request,
     };
-    // Set as the auth step would (it is skipped for a tenant already authenticated).
-    if (typeof sender === 'object') context.tenant = sender;
     await this.chain.admit(context).catch(unavailableUnlessSluiceError);
     if (!context.outcome) throw new Error('admission chain ended without an outcome: the persist step is missing');
     return context.outcome;

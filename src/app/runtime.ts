@@ -230,6 +230,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         render: () => metrics.registry.metrics(),
         observeHttp: (route, method, status, seconds) =>
           metrics.httpRequestDuration.observe({ route, method, status_code: String(status) }, seconds),
+        observeAdmissionRejection: (interceptor, code) => metrics.admissionRejections.inc({ interceptor, code }),
       },
       adminToken: settings.adminToken,
       bodyLimitBytes: settings.bodyLimitBytes,

@@ -24,12 +24,17 @@ const tenants = new WeakMap<FastifyRequest, TenantView>();
 /**
  * An `onRequest` hook for the tenant routes: the API key is checked before the body is read or
  * validated, so a request without a valid key is a 401 whatever its body (and an unauthenticated
- * caller learns nothing of the schema). {@link tenantOf} then gives the handler its tenant.
+ * caller learns nothing of the schema). {@link tenantOf} then gives the handler its tenant. A send
+ * still goes through the chain's own auth step with the key, once its body is in: the tenant's
+ * status is read then, not before a slow upload.
  */
-export function authenticateTenant(deps: HttpDeps) {
+export function authenticateTenant(deps: HttpDeps, options: { send?: boolean } = {}) {
   return async (request: FastifyRequest): Promise<void> => {
     const tenant = await deps.authenticate(bearerToken(request));
-    if (!tenant) throw new SluiceError('UNAUTHORIZED', 'a valid API key is required: Authorization: Bearer <key>');
+    if (!tenant) {
+      if (options.send) deps.metrics?.observeAdmissionRejection?.('auth', 'UNAUTHORIZED');
+      throw new SluiceError('UNAUTHORIZED', 'a valid API key is required: Authorization: Bearer <key>');
+    }
     tenants.set(request, tenant);
   };
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { HttpDeps } from '../../app/contracts.js';
 import { SluiceError } from '../../errors.js';
-import { authenticateTenant, tenantOf } from '../auth.js';
+import { authenticateTenant, bearerToken, tenantOf } from '../auth.js';
 import { Accepted, ErrorBody, IdParam, SendBody } from '../schemas.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,128}$/;
@@ -10,11 +10,12 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,128}$/;
 export const messageRoutes =
   (deps: HttpDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
-    app.addHook('onRequest', authenticateTenant(deps));
+    const tenantRoute = { onRequest: authenticateTenant(deps) };
 
     app.post(
       '/v1/messages',
       {
+        onRequest: authenticateTenant(deps, { send: true }),
         schema: {
           summary: 'Send a message (202), or replay an accepted one by Idempotency-Key (200)',
           headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
@@ -29,14 +30,14 @@ export const messageRoutes =
             details: { field: 'Idempotency-Key' },
           });
         }
-        const outcome = await deps.messages.send(tenantOf(request), request.body, idempotencyKey);
+        const outcome = await deps.messages.send(bearerToken(request), request.body, idempotencyKey);
         return reply.status(outcome.replayed ? 200 : 202).send({ id: outcome.id, status: outcome.status });
       },
     );
 
     app.get(
       '/v1/messages/:id',
-      { schema: { summary: 'A message of your tenant and its delivery attempts', params: IdParam } },
+      { ...tenantRoute, schema: { summary: 'A message of your tenant and its delivery attempts', params: IdParam } },
       async (request) => {
         const message = await deps.messages.get(tenantOf(request).id, request.params.id);
         if (!message) throw new SluiceError('NOT_FOUND', 'no such message');
@@ -44,10 +45,14 @@ export const messageRoutes =
       },
     );
 
-    app.delete('/v1/messages/:id', { schema: { summary: 'Cancel a message not yet sending', params: IdParam } }, async (request) => {
-      const result = await deps.messages.cancel(tenantOf(request).id, request.params.id);
-      if (result === 'not-found') throw new SluiceError('NOT_FOUND', 'no such message');
-      if (result === 'too-late') throw new SluiceError('CONFLICT', 'the message is already sending or done; it cannot be canceled');
-      return { id: request.params.id, status: 'canceled' };
-    });
+    app.delete(
+      '/v1/messages/:id',
+      { ...tenantRoute, schema: { summary: 'Cancel a message not yet sending', params: IdParam } },
+      async (request) => {
+        const result = await deps.messages.cancel(tenantOf(request).id, request.params.id);
+        if (result === 'not-found') throw new SluiceError('NOT_FOUND', 'no such message');
+        if (result === 'too-late') throw new SluiceError('CONFLICT', 'the message is already sending or done; it cannot be canceled');
+        return { id: request.params.id, status: 'canceled' };
+      },
+    );
   };

@@ -73,6 +73,11 @@ export class SqlAdminService implements AdminService {
     return this.details(tenant);
   }
 
+  /** NOT_FOUND for an unknown tenant: its rules, blacklist and bans cannot be touched (the API's 404, the CLI's exit 1). */
+  private async requireTenant(id: string): Promise<void> {
+    if (!(await this.deps.tenants.get(id))) throw new SluiceError('NOT_FOUND', 'no such tenant');
+  }
+
   async setRules(tenantId: string, channel: Channel, rules: RuleSetView['rules'], fallback?: FallbackPolicy): Promise<RuleSetView> {
     rules.forEach((rule, index) => {
       try {
@@ -84,6 +89,7 @@ export class SqlAdminService implements AdminService {
     if (fallback?.mode === 'static' && !fallback.staticRules?.length) {
       throw new SluiceError('INVALID_REQUEST', 'a static fallback needs its rules', { details: { field: 'fallback.rules' } });
     }
+    await this.requireTenant(tenantId);
     const stored = await this.deps.rules.set(tenantId, channel, {
       rules: rules.map((rule) => ({
         windowSeconds: rule.windowSeconds,
@@ -105,6 +111,7 @@ export class SqlAdminService implements AdminService {
   }
 
   async getRules(tenantId: string, channel: Channel): Promise<RuleSetView> {
+    await this.requireTenant(tenantId);
     const stored = await this.deps.rules.get(tenantId, channel);
     return {
       channel,
@@ -131,6 +138,7 @@ export class SqlAdminService implements AdminService {
   }
 
   async addToBlacklist(tenantId: string, channel: Channel | '*', recipients: string[], reason?: string) {
+    await this.requireTenant(tenantId);
     const { valid, invalid } = this.normalizeAll(channel, recipients);
     for (const recipient of valid) await this.deps.blacklist.add({ scope: tenantId, channel, recipient, reason: reason ?? null });
     if (valid.length > 0) await this.deps.blacklistChanged();
@@ -138,6 +146,7 @@ export class SqlAdminService implements AdminService {
   }
 
   async removeFromBlacklist(tenantId: string, channel: Channel | '*', recipients: string[]) {
+    await this.requireTenant(tenantId);
     const { valid, invalid } = this.normalizeAll(channel, recipients);
     let removed = 0;
     for (const recipient of valid) if (await this.deps.blacklist.remove({ scope: tenantId, channel, recipient })) removed++;
@@ -205,6 +214,7 @@ export class SqlAdminService implements AdminService {
   }
 
   async liftBan(tenantId: string, channel: Channel, to: string): Promise<boolean> {
+    await this.requireTenant(tenantId);
     const normalized = normalizeRecipient(channel, to, this.deps.defaultRegion);
     if (!normalized.ok) throw new SluiceError('INVALID_REQUEST', normalized.reason, { details: { field: 'to' } });
     return this.deps.limiter.unban(frequencySubject(tenantId, channel, normalized.recipient));

@@ -60,7 +60,6 @@ export const adminRoutes =
         },
       },
       async (request) => {
-        await tenantOr404(admin.getTenant(request.params.id));
         const { rules, fallback } = request.body;
         return admin.setRules(
           request.params.id,
@@ -86,7 +85,6 @@ export const adminRoutes =
       '/v1/admin/tenants/:id/rules/:channel',
       { schema: { summary: "A tenant channel's rules", params: ChannelParam } },
       async (request) => {
-        await tenantOr404(admin.getTenant(request.params.id));
         return admin.getRules(request.params.id, request.params.channel as Channel);
       },
     );
@@ -95,7 +93,6 @@ export const adminRoutes =
       '/v1/admin/tenants/:id/blacklist',
       { schema: { summary: 'Blacklist recipients', params: IdParam, body: BlacklistBody } },
       async (request) => {
-        await tenantOr404(admin.getTenant(request.params.id));
         const { channel = '*', recipients, reason } = request.body;
         return admin.addToBlacklist(request.params.id, channel as Channel | '*', recipients, reason);
       },
@@ -104,7 +101,6 @@ export const adminRoutes =
       '/v1/admin/tenants/:id/blacklist',
       { schema: { summary: 'Remove recipients from the blacklist', params: IdParam, body: Type.Omit(BlacklistBody, ['reason']) } },
       async (request) => {
-        await tenantOr404(admin.getTenant(request.params.id));
         const { channel = '*', recipients } = request.body;
         return admin.removeFromBlacklist(request.params.id, channel as Channel | '*', recipients);
       },
@@ -114,7 +110,6 @@ export const adminRoutes =
       '/v1/admin/tenants/:id/bans/:channel/:to',
       { schema: { summary: "Lift a recipient's ban", params: BanParams } },
       async (request) => {
-        await tenantOr404(admin.getTenant(request.params.id));
         const lifted = await admin.liftBan(request.params.id, request.params.channel as Channel, request.params.to);
         return { lifted };
       },

@@ -4,8 +4,9 @@
  * directly on the database (no admin token needed), through the same services as the admin API.
  */
 import { readFileSync } from 'node:fs';
+import { inspect } from 'node:util';
 import type { TSchema } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Value, type ValueError } from '@sinclair/typebox/value';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import pino from 'pino';
 import { createRuntime, type Runtime } from '../app/runtime.js';
@@ -19,9 +20,7 @@ import { serve } from './serve.js';
 
 const program = new Command('sluice')
   .description('Message service with exact frequency control')
-  .option('-c, --config <file>', 'JSON settings file (keys are SLUICE_* names); before the command: sluice -c FILE serve')
-  // Program options only before the command, so a command may have its own --config (provider add).
-  .enablePositionalOptions();
+  .option('-c, --config <file>', 'JSON settings file (keys are SLUICE_* names)');
 
 const settingsOf = () => loadSettings(process.env, program.opts().config ?? process.env.SLUICE_CONFIG);
 
@@ -51,17 +50,29 @@ const integerArg = (value: string): number => {
  * lengths as the API's 400s (the services behind both check enums and references themselves).
  */
 function checkBody<T>(schema: TSchema, body: T): T {
-  const [first] = Value.Errors(schema, body);
-  if (first) {
-    const field = first.path.replace(/^\//, '').replaceAll('/', '.') || 'body';
-    throw new SluiceError('INVALID_REQUEST', `${field}: ${first.message}`);
-  }
-  return body;
+  const first = Value.Errors(schema, body).First();
+  if (!first) return body;
+  const error = specificError(first);
+  const field =
+    error.path
+      .replace(/\/(\d+)/g, '[$1]')
+      .replace(/^\//, '')
+      .replaceAll('/', '.') || 'body';
+  throw new SluiceError('INVALID_REQUEST', `${field}: ${error.message}`);
 }
 
-/** The tenant, or NOT_FOUND: the API answers 404 before touching a missing tenant's rules. */
-async function requireTenant(runtime: Runtime, id: string): Promise<void> {
-  if (!(await runtime.http.admin.getTenant(id))) throw new SluiceError('NOT_FOUND', `no tenant ${id}`);
+const JSON_TYPE: Record<string, string> = { integer: 'number', number: 'number', string: 'string', boolean: 'boolean' };
+
+/**
+ * For a value matching no branch of a union (`qpsLimit`: an integer ≥ 1 or null), the error of the
+ * branch of the value's own type ("greater or equal to 1"), not TypeBox's "Expected union value".
+ */
+function specificError(error: ValueError): ValueError {
+  for (const branch of error.errors) {
+    const inner = branch.First();
+    if (inner && JSON_TYPE[String(inner.schema.type)] === typeof error.value) return specificError(inner);
+  }
+  return error;
 }
 
 /** A JSON object from an option's text; `what` names the option in the error. */
@@ -172,19 +183,15 @@ rules
   .action((tenantId: string, channel: string, specs: string[]) =>
     withRuntime(async (runtime) => {
       const { rules } = checkBody(RuleSetBody, { rules: specs.map(parseRule) });
-      const checkedChannel = channelArg(channel);
-      await requireTenant(runtime, tenantId);
-      const set = await runtime.http.admin.setRules(tenantId, checkedChannel, rules);
+      const set = await runtime.http.admin.setRules(tenantId, channelArg(channel), rules);
       console.log(JSON.stringify(set, null, 2));
     }),
   );
-rules.command('show <tenantId> <channel>').action((tenantId: string, channel: string) =>
-  withRuntime(async (runtime) => {
-    const checkedChannel = channelArg(channel);
-    await requireTenant(runtime, tenantId);
-    console.log(JSON.stringify(await runtime.http.admin.getRules(tenantId, checkedChannel), null, 2));
-  }),
-);
+rules
+  .command('show <tenantId> <channel>')
+  .action((tenantId: string, channel: string) =>
+    withRuntime(async (runtime) => console.log(JSON.stringify(await runtime.http.admin.getRules(tenantId, channelArg(channel)), null, 2))),
+  );
 
 const provider = program.command('provider').description('Register, list and remove delivery providers');
 provider
@@ -196,7 +203,11 @@ provider
   .requiredOption('--name <name>')
   .requiredOption('--qps <n>', "the vendor's QPS contract", integerArg)
   .option('--priority <n>', 'lower is tried first', integerArg)
-  .option('--config <json>', 'non-secret settings as JSON, e.g. {"host":"smtp.example.com","port":465}')
+  // Not --config: that is the settings file, taken anywhere on the command line (npm start -- -c FILE).
+  .option(
+    '--provider-config <json>',
+    'non-secret settings as JSON, e.g. {"host":"smtp.example.com","port":465,"from":"no-reply@example.com"}',
+  )
   .option('--secret-file <path>', 'JSON object of credentials')
   .option('--secret-env <variable>', 'environment variable holding the JSON object of credentials')
   .action((options) =>
@@ -209,7 +220,7 @@ provider
         name: options.name,
         qps: options.qps,
         ...(options.priority === undefined ? {} : { priority: options.priority }),
-        ...(options.config ? { config: parseJsonObject(options.config, '--config') } : {}),
+        ...(options.providerConfig ? { config: parseJsonObject(options.providerConfig, '--provider-config') } : {}),
         ...(secret ? { secret } : {}),
       });
       const created = await runtime.http.admin.createProvider(body as Parameters<typeof runtime.http.admin.createProvider>[0]);
@@ -297,14 +308,38 @@ program
   });
 
 /**
- * One line for the operator, exit code 1. The stack only at SLUICE_LOG_LEVEL=debug or trace: a
- * wrong argument or an unreachable database is not a crash.
+ * An error and its causes in one line. An empty message falls back to the inner errors or the
+ * code: Node reports a refused connection to a name with two addresses (`localhost`) as an
+ * AggregateError without a message.
+ */
+function explain(error: unknown): string {
+  const parts: string[] = [];
+  let current = error;
+  for (let depth = 0; current !== undefined && depth < 8; depth++) {
+    if (!(current instanceof Error)) {
+      parts.push(String(current));
+      break;
+    }
+    const text =
+      current.message ||
+      (current instanceof AggregateError ? current.errors.map((inner) => explain(inner)).join('; ') : '') ||
+      ((current as NodeJS.ErrnoException).code ?? current.name);
+    // A wrapper often repeats its cause's message (MigrationError does): keep each once.
+    if (!parts.some((part) => part.includes(text))) parts.push(text);
+    current = current.cause;
+  }
+  return parts.join(': ');
+}
+
+/**
+ * One line for the operator, exit code 1. The whole error (stack, causes) only at
+ * SLUICE_LOG_LEVEL=debug or trace: a wrong argument or an unreachable database is not a crash.
  */
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof SluiceError) console.error(`${error.code}: ${error.message}`);
   else if (error instanceof SettingsError) console.error(`configuration: ${error.message}`);
   else if (error instanceof CommanderError) console.error(`error: ${error.message.replace(/^error: /, '')}`);
-  else console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
-  if (/^(debug|trace)$/.test(process.env.SLUICE_LOG_LEVEL ?? '') && error instanceof Error && error.stack) console.error(error.stack);
+  else console.error(`error: ${explain(error)}`);
+  if (/^(debug|trace)$/.test(process.env.SLUICE_LOG_LEVEL ?? '')) console.error(inspect(error, { depth: 8 }));
   process.exitCode = 1;
 });

@@ -32,7 +32,7 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
         (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
           ? 'the address is in use (another sluice? set SLUICE_PORT)'
           : (error as Error).message;
-      throw new Error(`cannot listen on ${settings.host}:${settings.port}: ${reason}`);
+      throw new Error(`cannot listen on ${settings.host}:${settings.port}: ${reason}`, { cause: error });
     }
   }
   let delivery: Delivery | undefined;

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isSupportedCountry } from 'libphonenumber-js/max';
-import { dialectOfUrl } from '../storage/database.js';
+import { dialectOfUrl, sqlitePathOfUrl } from '../storage/urls.js';
 
 type Kind = 'string' | 'int' | 'number' | 'bool' | 'list';
 
@@ -32,8 +32,7 @@ export const SETTINGS = {
     default: 'sqlite:./data/sluice.db',
     secret: true,
     description: 'Database: `sqlite:PATH` (embedded default), `postgres://…` or `mysql://…`.',
-    check: (url) =>
-      dialectOfUrl(url) ? undefined : 'SLUICE_DB_URL must start with sqlite:, postgres://, postgresql://, mysql:// or mariadb://',
+    check: checkDatabaseUrl,
   }),
   sqliteSynchronous: spec({
     env: 'SLUICE_SQLITE_SYNCHRONOUS',
@@ -250,7 +249,23 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 type ValueOf<S> = S extends SettingSpec<infer K> ? SettingSpec<K>['default'] : never;
+/** Every setting's variable name. */
+const SETTING_VARIABLES = new Set(Object.values(SETTINGS).map((s) => s.env));
+
 export type Settings = { readonly [N in SettingName]: ValueOf<(typeof SETTINGS)[N]> };
+
+function checkDatabaseUrl(url: string): string | undefined {
+  const dialect = dialectOfUrl(url);
+  if (!dialect) return 'SLUICE_DB_URL must start with sqlite:, postgres://, postgresql://, mysql:// or mariadb://';
+  if (dialect === 'sqlite') {
+    try {
+      sqlitePathOfUrl(url);
+    } catch {
+      return 'SLUICE_DB_URL: sqlite: needs a file path (sqlite:./data/sluice.db) or :memory:';
+    }
+  }
+  return undefined;
+}
 
 /** The 32 bytes of a base64 secret key, or undefined if it is not one. */
 export function decodeSecretKey(text: string): Buffer | undefined {
@@ -312,8 +327,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, file = env.SL
     } catch (error) {
       throw new SettingsError(`cannot read config file ${file}: ${(error as Error).message}`);
     }
-    const known = new Set(Object.values(SETTINGS).map((s) => s.env));
-    const unknown = Object.keys(fromFile).filter((key) => !known.has(key));
+    const unknown = Object.keys(fromFile).filter((key) => !SETTING_VARIABLES.has(key));
     if (unknown.length) throw new SettingsError(`unknown setting(s) in ${file}: ${unknown.join(', ')}`);
   }
   const problems: string[] = [];
@@ -333,16 +347,15 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, file = env.SL
   return result as Settings;
 }
 
-/** Variables read by sluice that are not settings: the CLI's `--config` file and `send --key`; the tests' servers. */
-const OTHER_VARIABLES = /^SLUICE_(CONFIG|API_KEY|TEST_\w+)$/;
+/** Variables sluice reads that are not settings: the CLI's settings file and `send --key`. */
+const OTHER_VARIABLES = new Set(['SLUICE_CONFIG', 'SLUICE_API_KEY']);
 
 /**
  * `SLUICE_*` variables of `env` that sluice does not read, e.g. a misspelled `SLUICE_PROT`: they are
  * ignored, so `config check` and `serve` name them (a file's unknown keys are an error instead).
  */
 export function unknownVariables(env: NodeJS.ProcessEnv = process.env): string[] {
-  const known = new Set(Object.values(SETTINGS).map((s) => s.env));
-  return Object.keys(env).filter((name) => name.startsWith('SLUICE_') && !known.has(name) && !OTHER_VARIABLES.test(name));
+  return Object.keys(env).filter((name) => name.startsWith('SLUICE_') && !SETTING_VARIABLES.has(name) && !OTHER_VARIABLES.has(name));
 }
 
 /** Every setting as `VARIABLE=value`, secrets masked: what `sluice config check` prints. */

@@ -26,8 +26,9 @@ import { createPool } from 'mysql2';
 import pg from 'pg';
 import type { Tables } from './schema.js';
 import { DurableSqliteDialect, type SyncFile, walSync } from './sqlite-durable.js';
+import { type Dialect, dialectOfUrl, maskUrl, sqlitePathOfUrl, UnsupportedDatabaseUrlError } from './urls.js';
 
-export type Dialect = 'sqlite' | 'postgres' | 'mysql';
+export { type Dialect, dialectOfUrl, maskUrl, sqlitePathOfUrl, UnsupportedDatabaseUrlError } from './urls.js';
 
 /**
  * Kysely asks better-sqlite3 to prepare every query it runs, and preparing costs about as much as
@@ -89,36 +90,6 @@ export interface OpenDatabaseOptions {
    * and an unhandled one would crash the process; queries in flight still fail normally. Default: ignored.
    */
   onIdleConnectionError?: (error: Error) => void;
-}
-
-/** Thrown for a URL whose scheme names no supported database. */
-export class UnsupportedDatabaseUrlError extends Error {
-  constructor(url: string) {
-    super(`Unsupported database URL "${maskUrl(url)}": use sqlite:path/to/file.db, sqlite::memory:, postgres://... or mysql://...`);
-    this.name = 'UnsupportedDatabaseUrlError';
-  }
-}
-
-/** `scheme://user:***@host/...`: the URL without its password. */
-export function maskUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
-}
-
-/** The dialect a URL selects, or `undefined` for an unknown scheme. */
-export function dialectOfUrl(url: string): Dialect | undefined {
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
-  if (scheme === 'sqlite') return 'sqlite';
-  if (scheme === 'postgres' || scheme === 'postgresql') return 'postgres';
-  if (scheme === 'mysql' || scheme === 'mariadb') return 'mysql';
-  return undefined;
-}
-
-/** The file path of a `sqlite:` URL (`:memory:` for an in-memory database). */
-export function sqlitePathOfUrl(url: string): string {
-  let rest = url.slice('sqlite:'.length);
-  if (rest.startsWith('//')) rest = rest.slice(2);
-  if (rest === '') throw new UnsupportedDatabaseUrlError(url);
-  return rest;
 }
 
 const PG_INT8_OID = 20;

@@ -41,6 +41,7 @@ describe('settings', () => {
     })();
     expect(error).toBeInstanceOf(SettingsError);
     for (const name of Object.keys(bad)) expect(error?.message).toContain(name);
+    expect(() => loadSettings({ SLUICE_DB_URL: 'sqlite:' })).toThrow(/sqlite: needs a file path/);
     const key = Buffer.alloc(32, 7).toString('base64');
     expect(loadSettings({ SLUICE_SECRET_KEY: key, SLUICE_DEFAULT_REGION: 'US', SLUICE_DB_URL: 'postgres://u@h/db' })).toMatchObject({
       secretKey: key,

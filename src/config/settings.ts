@@ -249,10 +249,10 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 type ValueOf<S> = S extends SettingSpec<infer K> ? SettingSpec<K>['default'] : never;
+export type Settings = { readonly [N in SettingName]: ValueOf<(typeof SETTINGS)[N]> };
+
 /** Every setting's variable name. */
 const SETTING_VARIABLES = new Set(Object.values(SETTINGS).map((s) => s.env));
-
-export type Settings = { readonly [N in SettingName]: ValueOf<(typeof SETTINGS)[N]> };
 
 function checkDatabaseUrl(url: string): string | undefined {
   const dialect = dialectOfUrl(url);

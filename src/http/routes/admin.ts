@@ -84,9 +84,7 @@ export const adminRoutes =
     app.get(
       '/v1/admin/tenants/:id/rules/:channel',
       { schema: { summary: "A tenant channel's rules", params: ChannelParam } },
-      async (request) => {
-        return admin.getRules(request.params.id, request.params.channel as Channel);
-      },
+      async (request) => admin.getRules(request.params.id, request.params.channel as Channel),
     );
 
     app.post(

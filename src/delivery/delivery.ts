@@ -8,13 +8,16 @@ import type { Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel } from '../channels.js';
 import type { Rule } from '../limiter/index.js';
 import { shardOf } from '../storage/ids.js';
+import type { Provider as StoredProvider } from '../storage/repositories/providers.js';
 import { Dispatcher, type ProviderDirectory, partitionName } from './dispatcher.js';
 import { type DueEntry, type DueIndex, RedisDueIndex } from './due-index/index.js';
 import { createInProcessLockFactory, createRedisLockFactory, type LockFactory } from './lock/index.js';
-import type { Provider } from './providers/provider.js';
+import { type Provider, ProviderError } from './providers/provider.js';
 import { createProvider } from './providers/registry.js';
 
 const PROVIDER_CACHE_MS = 5000;
+
+const validQps = (qps: number) => Number.isInteger(qps) && qps >= 1;
 
 /** Providers per tenant channel from SQL (cached for a few seconds), each paced to its QPS through the shared limiter. */
 export class SqlProviderDirectory implements ProviderDirectory {
@@ -48,17 +51,49 @@ export class SqlProviderDirectory implements ProviderDirectory {
       const version = `${row.id}@${row.updatedAt}`;
       let provider = this.built.get(version);
       if (!provider) {
-        const secret = row.hasSecret ? (JSON.parse((await repository.revealSecret(row.id)) ?? '{}') as Record<string, string>) : {};
-        provider = createProvider(
-          { id: row.id, kind: row.kind, channel: row.channel, config: row.config, secret },
-          { clock: this.runtime.clock },
-        );
-        this.built.set(version, provider);
+        const built = await this.build(row);
+        provider = built.provider;
+        if (built.usable) this.built.set(version, provider);
       }
-      this.qps.set(provider.id, row.qps);
+      if (validQps(row.qps)) this.qps.set(provider.id, row.qps);
+      else this.qps.delete(provider.id);
       result.push(provider);
     }
     return result;
+  }
+
+  /**
+   * The client of a stored provider. When its stored settings cannot make one (a row edited by
+   * hand in SQL, a secret sealed with another key), a stand-in whose every send fails retryably
+   * with the reason: the message moves on to the next provider and the reason is in its
+   * attempts, instead of every send of the channel failing before it is even tried. A stand-in is
+   * not kept: the next load (within `PROVIDER_CACHE_MS`) tries again, so a failed read of the
+   * secret does not disable the provider for good.
+   */
+  private async build(row: StoredProvider): Promise<{ provider: Provider; usable: boolean }> {
+    try {
+      if (!validQps(row.qps)) throw new Error(`qps must be an integer of at least 1, got ${row.qps}`);
+      const sealed = row.hasSecret ? await this.runtime.repositories.providers.revealSecret(row.id) : undefined;
+      const secret = JSON.parse(sealed ?? '{}') as Record<string, string>;
+      const provider = createProvider(
+        { id: row.id, kind: row.kind, channel: row.channel, config: row.config, secret },
+        { clock: this.runtime.clock },
+      );
+      return { provider, usable: true };
+    } catch (error) {
+      const reason = `provider ${row.name} (${row.id}) cannot be used: ${(error as Error).message}`;
+      this.runtime.logger.error(
+        { provider: row.id, err: error },
+        'a stored provider cannot be used; its sends fail over until it is fixed',
+      );
+      const standIn: Provider = {
+        id: row.id,
+        kind: row.kind,
+        channel: row.channel,
+        send: () => Promise.reject(new ProviderError(reason, { retryable: true, code: 'MISCONFIGURED' })),
+      };
+      return { provider: standIn, usable: false };
+    }
   }
 
   /**

@@ -254,6 +254,24 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
       ]);
     }
   });
+
+  it('a provider its stored row cannot make (edited by hand) fails over with the reason instead of stalling the channel', async () => {
+    const { tenant, providerIds } = await tenantWithProviders(fixture, 'hand-edited', ['/a', '/b']);
+    // What neither the API nor the CLI accepts: a pace of -1 made every send of the channel throw before it was tried.
+    await fixture.runtime.database.db.updateTable('providers').set({ qps: -1 }).where('id', '=', providerIds[0]!).execute();
+    const ids = await sendMany(fixture, tenant.apiKey, 5);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 10_000)).toBe(true);
+    const messages = await loadMessages(fixture.runtime, ids);
+    for (const id of ids) {
+      expect(messages.get(id)).toMatchObject({ status: 'sent', providerId: providerIds[1] });
+      const attempts = await fixture.runtime.repositories.messages.listAttempts(id);
+      expect(attempts.map((a) => [a.providerId, a.outcome])).toEqual([
+        [providerIds[0], 'retryable'],
+        [providerIds[1], 'sent'],
+      ]);
+      expect(attempts[0]?.error).toContain('cannot be used: qps must be an integer of at least 1, got -1');
+    }
+  });
 }
 
 /**

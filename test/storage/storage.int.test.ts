@@ -378,6 +378,25 @@ for (const backend of backends) {
         expect(inserted.every((m) => m.shard >= 0 && m.shard < 1024)).toBe(true);
       });
 
+      it('settles arriving together share one transaction, and each moves only under its own claim', async () => {
+        const tenant = await newTenant();
+        const inserted = await Promise.all([1, 2, 3].map((i) => repos.messages.insert(message(tenant.id, { recipient: `+86139000${i}` }))));
+        const claimed = await repos.messages.claimMany(
+          inserted.map((m) => m.id),
+          { now: T0, leaseMs: 5000 },
+        );
+        expect(claimed).toHaveLength(3);
+        const before = { ...repos.messages.groupCommitStats };
+        // The third settles under a stale token: it must not move, and must not fail the others.
+        const moved = await Promise.all(
+          claimed.map((m, i) => repos.messages.markSent(m.id, { attempt: i === 2 ? m.attempts + 1 : m.attempts, now: T0 + 1 })),
+        );
+        expect(moved).toEqual([true, true, false]);
+        const after = repos.messages.groupCommitStats;
+        expect(after.fallbacks - before.fallbacks).toBe(0);
+        expect(after.transactions - before.transactions).toBe(1);
+      });
+
       it('a duplicate idempotency key in a batch fails only its own caller', async () => {
         const tenant = await newTenant();
         const first = await repos.messages.insert(message(tenant.id, { idempotencyKey: 'order-1', requestHash: 'h1' }));
@@ -428,7 +447,21 @@ for (const backend of backends) {
         expect(claimed).toMatchObject({ status: 'sending', attempts: 1, leaseUntil: T0 + 5001, providerId: 'p1' });
         expect(await repos.messages.claim(m.id, { now: T0 + 2, leaseMs: 5000 })).toBeUndefined(); // lease held
         expect(await repos.messages.cancel(tenant.id, m.id, T0 + 3)).toBe('too-late');
-        expect(await repos.messages.extendLease(m.id, { attempt: 1, now: T0 + 4000, leaseMs: 5000 })).toBe(true);
+        // A lease is extended only for a claim still holding its token; a queued row is no claim.
+        const queued = await repos.messages.insert(message(tenant.id));
+        const extend = { now: T0 + 4000, leaseMs: 5000 };
+        expect(await repos.messages.extendLeases([{ id: m.id, attempt: 2 }], extend)).toBe(0);
+        expect(
+          await repos.messages.extendLeases(
+            [
+              { id: m.id, attempt: 1 },
+              { id: queued.id, attempt: 0 },
+            ],
+            extend,
+          ),
+        ).toBe(1);
+        expect(await repos.messages.get(m.id)).toMatchObject({ status: 'sending', leaseUntil: T0 + 9000 });
+        expect(await repos.messages.get(queued.id)).toMatchObject({ status: 'queued', leaseUntil: null });
         expect(await repos.messages.markSent(m.id, { attempt: 2, now: T0 + 5 })).toBe(false); // not this claim
         expect(
           await repos.messages.markSent(m.id, {

@@ -18,7 +18,7 @@
  * ```
  *
  * A claim sets `lease_until = now + leaseMs` and increments `attempts`; the new `attempts` is the
- * claim's fencing token: `markSent/markRetry/markFailed/extendLease` take it and move the row only
+ * claim's fencing token: `markSent/markRetry/markFailed/extendLeases` take it and move the row only
  * if it is still that claim (a worker whose lease expired and whose message was re-claimed by
  * another cannot overwrite the newer claim's outcome). A `sending` row whose lease expired is
  * claimable again (at-least-once delivery). A re-claim that would exceed `max_attempts` fails the
@@ -244,8 +244,26 @@ async function sequentially<T, R>(items: readonly T[], work: (item: T) => Promis
 const SETTLE_COLUMNS = ['status', 'sent_at', 'due_at', 'last_error', 'provider_id', 'provider_message_id'] as const;
 
 /**
+ * The `WHERE` of a statement on many claims (distinct ids): a row passes only while it is
+ * `sending` under its own claim's fencing token. The comparison sits in each branch (`WHEN id THEN
+ * attempts = token`) so that PostgreSQL types every token from `attempts`: as the result of a
+ * CASE a token was text there, `attempts = text` failed, and every batch of settles fell back to
+ * one transaction per settle. The status test is inside a CASE, as in claimIds: a bare
+ * `status = 'sending'` let SQLite scan the status index over every message being sent instead
+ * of looking the ids up.
+ */
+function heldClaims(claims: readonly { id: string; attempt: number }[]) {
+  const tokens = sql.join(
+    claims.map(({ id, attempt }) => sql`WHEN ${id} THEN attempts = ${attempt}`),
+    sql` `,
+  );
+  const ids = sql.join(claims.map(({ id }) => id));
+  return sql<boolean>`id IN (${ids}) AND CASE WHEN status = 'sending' THEN CASE id ${tokens} ELSE FALSE END ELSE FALSE END`;
+}
+
+/**
  * The guarded moves of many settles (distinct ids) in ONE statement: each row moves only if it is
- * still `sending` under the settle's own fencing token (`attempts = CASE id WHEN … END`), and
+ * still `sending` under the settle's own fencing token ({@link heldClaims}), and
  * takes its own values (`CASE id WHEN … THEN … ELSE column END`). `RETURNING id` tells each
  * caller whether ITS row moved (SQLite ≥ 3.35 and PostgreSQL; MySQL moves rows one by one).
  * One statement instead of one per message: at thousands of sends per second, preparing and
@@ -269,16 +287,8 @@ async function moveManyFromSending(trx: Database['db'], items: readonly Extract<
     const values = items.flatMap((item) => (item.changes[column] === undefined ? [] : [{ id: item.id, value: item.changes[column] }]));
     if (values.length > 0) assignments.push(caseOf(column, values));
   }
-  const ids = items.map((item) => item.id);
-  const tokens = sql.join(
-    items.map((item) => sql`WHEN ${item.id} THEN ${item.options.attempt}`),
-    sql` `,
-  );
-  // The status test inside a CASE, as in claimIds: a bare `status = 'sending'` let SQLite scan the
-  // status index over every message being sent instead of looking the ids up.
-  const result = await sql<{ id: string }>`UPDATE messages SET ${sql.join(assignments)}
-    WHERE id IN (${sql.join(ids)}) AND CASE WHEN status = 'sending' THEN attempts = CASE id ${tokens} END ELSE FALSE END
-    RETURNING id`.execute(trx);
+  const held = heldClaims(items.map((item) => ({ id: item.id, attempt: item.options.attempt })));
+  const result = await sql<{ id: string }>`UPDATE messages SET ${sql.join(assignments)} WHERE ${held} RETURNING id`.execute(trx);
   const moved = new Set(result.rows.map((row) => row.id));
   return items.map((item) => moved.has(item.id));
 }
@@ -578,16 +588,29 @@ export class MessagesRepository {
     return rows.map((row) => ({ id: row.id, dueAt: Number(row.status === 'sending' ? row.lease_until : row.due_at) }));
   }
 
-  /** Extends the current claim's lease to `now + leaseMs` (long sends). @returns false if the claim is gone. */
-  async extendLease(id: string, options: { attempt: number; now: number; leaseMs: number }): Promise<boolean> {
-    const result = await this.db
-      .updateTable('messages')
-      .set({ lease_until: options.now + options.leaseMs, updated_at: options.now })
-      .where('id', '=', id)
-      .where('status', '=', 'sending')
-      .where('attempts', '=', options.attempt)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+  /**
+   * Extends the leases of claims still being sent to `now + leaseMs`, in one statement: a pace
+   * wait or a slow vendor may outlast one lease, and an expired lease is claimed again (a
+   * duplicate send). Only a claim still holding its fencing token (`attempt`) moves. Written in
+   * the shared batch without waiting for its fsync (a lost extension costs at most a resend).
+   * @returns how many leases moved.
+   */
+  async extendLeases(claims: readonly { id: string; attempt: number }[], options: { now: number; leaseMs: number }): Promise<number> {
+    if (claims.length === 0) return 0;
+    let moved = 0;
+    for (let start = 0; start < claims.length; start += CLAIM_CHUNK) {
+      const held = heldClaims(claims.slice(start, start + CLAIM_CHUNK));
+      await this.claimInWriter(async (trx) => {
+        const result = await trx
+          .updateTable('messages')
+          .set({ lease_until: options.now + options.leaseMs, updated_at: options.now })
+          .where(held)
+          .executeTakeFirst();
+        moved += Number(result.numUpdatedRows);
+        return [];
+      });
+    }
+    return moved;
   }
 
   /** `sending → sent`. @returns whether it moved (false: not this claim's, or already settled). */

@@ -67,6 +67,11 @@ export class Dispatcher {
   /** A wake asked for during a tick: the next tick runs no later than this (epoch ms). */
   private wakeAt = Number.POSITIVE_INFINITY;
   private readonly inFlight = new Set<Promise<void>>();
+  /** The claims being sent (id → fencing token), whose leases {@link renewLeases} keeps from expiring. */
+  private readonly sending = new Map<string, number>();
+  private renewTimer: NodeJS.Timeout | undefined;
+  /** A renewal in progress: the next one waits for it (a slow database must not stack them). */
+  private renewing = false;
   private lastRebuild = Number.NEGATIVE_INFINITY;
   /** When the embedded due query last looked for expired leases. */
   private lastExpiredCheck = Number.NEGATIVE_INFINITY;
@@ -85,6 +90,10 @@ export class Dispatcher {
     if (this.running) return;
     this.running = true;
     this.schedule(0);
+    // A pace wait or a slow vendor can outlast one lease; an expired lease is claimed again and
+    // sent twice without any crash. Renewed like the lock: every lease/3.
+    this.renewTimer = setInterval(() => void this.renewLeases(), Math.max(1, Math.floor(this.options.leaseMs / 3)));
+    this.renewTimer.unref();
   }
 
   /**
@@ -104,6 +113,7 @@ export class Dispatcher {
     if (this.timer) clearTimeout(this.timer);
     await this.ticking;
     await Promise.allSettled([...this.inFlight]);
+    clearInterval(this.renewTimer);
     await this.options.lock.release();
     this.options.metrics?.lockHeld.set({ partition: this.name }, 0);
   }
@@ -176,11 +186,31 @@ export class Dispatcher {
       if (expiredLeases) this.lastExpiredCheck = this.options.clock.now();
       const claimed = await this.claim(free, expiredLeases);
       if (claimed.length === 0) break;
-      for (const message of claimed) this.track(this.deliver(message));
+      for (const message of claimed) {
+        this.sending.set(message.id, message.attempts);
+        this.track(this.deliver(message).finally(() => this.sending.delete(message.id)));
+      }
     }
     if (dueIndex && metrics)
       metrics.dueIndexBacklog.set({ partition: this.name }, await dueIndex.size(this.name, this.options.clock.now()));
     return this.running && lock.isHeld() ? this.nextDueAt() : undefined;
+  }
+
+  /** Extends the leases of the claims being sent. A failure is logged; the next renewal tries again. */
+  private async renewLeases(): Promise<void> {
+    if (this.sending.size === 0 || this.renewing) return;
+    this.renewing = true;
+    const claims = [...this.sending].map(([id, attempt]) => ({ id, attempt }));
+    try {
+      await this.options.messages.extendLeases(claims, { now: this.options.clock.now(), leaseMs: this.options.leaseMs });
+    } catch (error) {
+      this.options.logger.warn(
+        { err: error, partition: this.name, claims: claims.length },
+        'renewing the leases of sends in flight failed',
+      );
+    } finally {
+      this.renewing = false;
+    }
   }
 
   /** When the next message of the partition is due, if before the next poll. */

@@ -274,6 +274,23 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
   });
 }
 
+/** Sends that outlast a lease (here a pace wait of seconds against a 500 ms lease) keep their claims: nothing is sent twice. */
+function leaseSuite(redisUrl: () => string | undefined) {
+  const fixture = useFixture(redisUrl, { SLUICE_LEASE_MS: '500' });
+
+  it('renews the leases of sends in flight: a message waiting for its pace is not claimed and sent again', async () => {
+    const tenant = await fixture.runtime.http.admin.createTenant(`lease-${Date.now()}`);
+    await addWebhookProvider(fixture.runtime, tenant.id, `${fixture.stub.url}/slow-pace`, { name: 'slow-pace', qps: 2 });
+    const ids = await sendMany(fixture, tenant.apiKey, 6);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 15_000)).toBe(true);
+    const messages = await loadMessages(fixture.runtime, ids);
+    for (const id of ids) {
+      expect(messages.get(id)).toMatchObject({ status: 'sent', attempts: 1 });
+      expect(fixture.stub.arrivals.get(id), `${id} arrived more than once`).toHaveLength(1);
+    }
+  });
+}
+
 /**
  * With a poll far longer than the test, a scheduled message is still sent on time: the dispatcher
  * sleeps until the next message it knows is due, and an accept of an earlier one wakes it sooner.
@@ -331,6 +348,10 @@ describe('delivery, embedded, long poll: ticks at the next due time', () => {
   nextDueSuite(() => undefined);
 });
 
+describe('delivery, embedded, short lease: sends outlasting it', () => {
+  leaseSuite(() => undefined);
+});
+
 /** A describe block with its own private redis-server, whose URL `suite` reads once it runs. */
 function describeWithPrivateRedis(title: string, suite: (redisUrl: () => string | undefined) => void) {
   describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', title, () => {
@@ -347,3 +368,4 @@ function describeWithPrivateRedis(title: string, suite: (redisUrl: () => string 
 
 describeWithPrivateRedis('delivery, Redis (lease lock, due index)', (redisUrl) => deliverySuite(redisUrl));
 describeWithPrivateRedis('delivery, Redis, long poll: ticks at the next due time', (redisUrl) => nextDueSuite(redisUrl));
+describeWithPrivateRedis('delivery, Redis, short lease: sends outlasting it', (redisUrl) => leaseSuite(redisUrl));

@@ -158,7 +158,8 @@ export const SETTINGS = {
     kind: 'int',
     default: 5000,
     range: [500, 600_000],
-    description: 'Dispatcher lock lease; renewed every lease/3. Also the lease of a message being sent, renewed the same way while its send (pace wait included) lasts.',
+    description:
+      'Dispatcher lock lease; renewed every lease/3. Also the lease of a message being sent, renewed the same way while its send (pace wait included) lasts.',
   }),
   pollMs: spec({
     env: 'SLUICE_POLL_MS',

@@ -75,11 +75,11 @@ export class SqlProviderDirectory implements ProviderDirectory {
       if (!validQps(row.qps)) throw new Error(`qps must be an integer of at least 1, got ${row.qps}`);
       const sealed = row.hasSecret ? await this.runtime.repositories.providers.revealSecret(row.id) : undefined;
       const secret = JSON.parse(sealed ?? '{}') as Record<string, string>;
-      const provider = createProvider(
+      const client = createProvider(
         { id: row.id, kind: row.kind, channel: row.channel, config: row.config, secret },
         { clock: this.runtime.clock },
       );
-      return { provider, usable: true };
+      return { provider: Object.assign(client, { name: row.name }), usable: true };
     } catch (error) {
       const reason = `provider ${row.name} (${row.id}) cannot be used: ${(error as Error).message}`;
       this.runtime.logger.error(
@@ -88,6 +88,7 @@ export class SqlProviderDirectory implements ProviderDirectory {
       );
       const standIn: Provider = {
         id: row.id,
+        name: row.name,
         kind: row.kind,
         channel: row.channel,
         send: () => Promise.reject(new ProviderError(reason, { retryable: true, code: 'MISCONFIGURED' })),

@@ -285,10 +285,14 @@ export class Dispatcher {
       error: error ?? null,
       providerMessageId: providerMessageId ?? null,
     });
+    const label = { provider: provider.name ?? provider.id };
+    // The vendor's time alone, whatever the outcome (the attempt's own start includes the pace wait).
+    const requestStarted = clock.now();
+    const requestTime = () => metrics?.providerDuration.observe(label, (clock.now() - requestStarted) / 1000);
     try {
       const result = await provider.send(outbound);
-      metrics?.sends.inc({ provider: provider.kind, outcome: 'sent' });
-      metrics?.providerDuration.observe({ provider: provider.kind }, (clock.now() - startedAt) / 1000);
+      requestTime();
+      metrics?.sends.inc({ ...label, outcome: 'sent' });
       const now = clock.now();
       await messages.markSent(message.id, {
         attempt,
@@ -300,7 +304,8 @@ export class Dispatcher {
     } catch (error) {
       const retryable = isProviderError(error) ? error.retryable : true;
       const text = error instanceof Error ? error.message : String(error);
-      metrics?.sends.inc({ provider: provider.kind, outcome: retryable ? 'retryable' : 'permanent' });
+      requestTime();
+      metrics?.sends.inc({ ...label, outcome: retryable ? 'retryable' : 'permanent' });
       const now = clock.now();
       if (retryable && attempt < message.maxAttempts) {
         const hinted = isProviderError(error) ? (error.retryAfterMs ?? 0) : 0;

@@ -162,13 +162,13 @@ export class Metrics {
     });
     this.sends = new Counter({
       name: 'sluice_sends_total',
-      help: 'Send attempts to providers, by provider and outcome (sent|failed).',
+      help: 'Send attempts to providers, by provider (its configured name) and outcome (sent|retryable|permanent).',
       labelNames: ['provider', 'outcome'],
       registers,
     });
     this.providerDuration = new Histogram({
       name: 'sluice_provider_request_duration_seconds',
-      help: 'Time of one send attempt to a provider, by provider.',
+      help: 'Time of one request to a provider (pace wait excluded), whatever its outcome, by provider (its configured name).',
       labelNames: ['provider'],
       buckets: PROVIDER_BUCKETS,
       registers,

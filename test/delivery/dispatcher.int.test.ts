@@ -253,6 +253,11 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
         [providerIds[1], 'sent'],
       ]);
     }
+    // Metrics name each provider by its configured name; the failed requests are timed too.
+    const text = await fixture.runtime.metrics.registry.metrics();
+    expect(text).toContain('sluice_sends_total{provider="failover-0",outcome="retryable"} 20');
+    expect(text).toContain('sluice_sends_total{provider="failover-1",outcome="sent"} 20');
+    expect(text).toContain('sluice_provider_request_duration_seconds_count{provider="failover-0"} 20');
   });
 
   it('a provider its stored row cannot make (edited by hand) fails over with the reason instead of stalling the channel', async () => {

@@ -82,6 +82,8 @@ export const isProviderError = (error: unknown): error is ProviderError => error
 export interface Provider {
   /** The provider's configured id (unique per deployment). */
   readonly id: string;
+  /** Its configured name, set by the provider directory: the `provider` label of the send metrics (else the id). */
+  readonly name?: string;
   readonly kind: ProviderKind;
   readonly channel: Channel;
   /** Sends one message. Resolves once the vendor accepted it; rejects with a `ProviderError` only. */

@@ -25,6 +25,8 @@ export class SqlProviderDirectory implements ProviderDirectory {
   private readonly built = new Map<string, Provider>();
   private readonly paceRules = new Map<string, Rule[]>();
   private readonly qps = new Map<string, number>();
+  /** Tenant channels already warned about using the console fallback. */
+  private readonly warnedFallback = new Set<string>();
 
   constructor(
     private readonly runtime: Runtime,
@@ -45,7 +47,10 @@ export class SqlProviderDirectory implements ProviderDirectory {
   private async load(tenantId: string, channel: Channel): Promise<Provider[]> {
     const { providers: repository } = this.runtime.repositories;
     const rows = await repository.listEnabledFor(tenantId, channel);
-    if (rows.length === 0) return [this.fallback];
+    if (rows.length === 0) {
+      await this.warnOfFallback(tenantId, channel);
+      return [this.fallback];
+    }
     const result: Provider[] = [];
     for (const row of rows) {
       const version = `${row.id}@${row.updatedAt}`;
@@ -60,6 +65,24 @@ export class SqlProviderDirectory implements ProviderDirectory {
       result.push(provider);
     }
     return result;
+  }
+
+  /**
+   * The console fallback is the embedded default; on a server with providers configured, a tenant
+   * channel falling back to it was likely forgotten: its messages would count as `sent` having
+   * only been printed. Said once per tenant channel and process.
+   */
+  private async warnOfFallback(tenantId: string, channel: Channel): Promise<void> {
+    const key = `${tenantId}:${channel}`;
+    if (this.warnedFallback.has(key)) return;
+    this.warnedFallback.add(key);
+    const configured = await this.runtime.repositories.providers.list();
+    if (configured.some((provider) => provider.enabled)) {
+      this.runtime.logger.warn(
+        { tenant: tenantId, channel },
+        'no enabled provider for this tenant channel: its messages go to the console provider (printed, counted as sent)',
+      );
+    }
   }
 
   /**

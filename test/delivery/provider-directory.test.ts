@@ -1,0 +1,51 @@
+/**
+ * The provider directory of the worker role on a real SQLite file: which clients a tenant channel
+ * gets, and what it says when that is only the console fallback.
+ */
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRuntime, type Runtime } from '../../src/app/runtime.js';
+import { loadSettings } from '../../src/config/settings.js';
+import { SqlProviderDirectory } from '../../src/delivery/delivery.js';
+import { addWebhookProvider, silentConsole, tempDir, testEnv } from './delivery-support.js';
+
+let cleanup = () => {};
+let runtime: Runtime | undefined;
+afterEach(async () => {
+  await runtime?.close();
+  runtime = undefined;
+  cleanup();
+});
+
+/** A runtime whose log lines are collected. */
+async function loggedRuntime() {
+  const temp = tempDir();
+  cleanup = temp.cleanup;
+  const lines: { level: number; msg: string; tenant?: string }[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  runtime = await createRuntime(loadSettings(testEnv(temp.dir), undefined), { logger });
+  return { runtime, lines, warnings: () => lines.filter((line) => line.level === 40) };
+}
+
+describe('SqlProviderDirectory', () => {
+  it('the console fallback of the embedded default is silent', async () => {
+    const { runtime, warnings } = await loggedRuntime();
+    const tenant = await runtime.http.admin.createTenant('plain');
+    const directory = new SqlProviderDirectory(runtime, silentConsole());
+    expect((await directory.providersFor(tenant.id, 'webhook')).map((p) => p.id)).toEqual(['console-fallback']);
+    expect(warnings()).toEqual([]);
+  });
+
+  it('on a server with providers, a tenant channel falling back to the console is warned of once', async () => {
+    const { runtime, warnings } = await loggedRuntime();
+    const served = await runtime.http.admin.createTenant('served');
+    const forgotten = await runtime.http.admin.createTenant('forgotten');
+    await addWebhookProvider(runtime, served.id, 'http://127.0.0.1:9/hook', { name: 'hook' });
+    const directory = new SqlProviderDirectory(runtime, silentConsole());
+    expect((await directory.providersFor(served.id, 'webhook')).map((p) => p.name)).toEqual(['hook']);
+    expect(warnings()).toEqual([]);
+    expect((await directory.providersFor(forgotten.id, 'webhook')).map((p) => p.id)).toEqual(['console-fallback']);
+    expect(await directory.providersFor(forgotten.id, 'webhook')).toHaveLength(1);
+    expect(warnings()).toEqual([expect.objectContaining({ tenant: forgotten.id, msg: expect.stringContaining('console provider') })]);
+  });
+});

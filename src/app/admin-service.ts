@@ -7,7 +7,7 @@ import { createProvider } from '../delivery/providers/registry.js';
 import { SluiceError } from '../errors.js';
 import { type Limiter, normalizeRule } from '../limiter/index.js';
 import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
-import type { ProvidersRepository } from '../storage/repositories/providers.js';
+import { type ProvidersRepository, UnopenableSecretError } from '../storage/repositories/providers.js';
 import type { RulesRepository } from '../storage/repositories/rules.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
 import type { ProviderKind } from '../storage/schema.js';
@@ -193,7 +193,7 @@ export class SqlAdminService implements AdminService {
     const current = await this.deps.providers.get(id);
     if (!current) return undefined;
     if (patch.config !== undefined || patch.secret !== undefined) {
-      const secret = patch.secret === undefined ? JSON.parse((await this.deps.providers.revealSecret(id)) ?? '{}') : (patch.secret ?? {});
+      const secret = patch.secret === undefined ? await this.storedSecret(id) : (patch.secret ?? {});
       this.checkProvider(patch.name ?? current.name, {
         kind: current.kind,
         channel: current.channel,
@@ -207,6 +207,22 @@ export class SqlAdminService implements AdminService {
       ...(secret === undefined ? {} : { secret: secret === null ? null : JSON.stringify(secret) }),
     });
     return updated;
+  }
+
+  /**
+   * The stored credentials, to check a change of `config` against. One sealed with another key
+   * (SLUICE_SECRET_KEY changed, or a CLI run elsewhere that made its own key file) cannot be
+   * opened: the change must then bring a new secret.
+   */
+  private async storedSecret(id: string): Promise<Record<string, string>> {
+    let sealed: string | undefined;
+    try {
+      sealed = await this.deps.providers.revealSecret(id);
+    } catch (error) {
+      if (!(error instanceof UnopenableSecretError)) throw error;
+      throw new SluiceError('INVALID_REQUEST', `${error.message}: send a new \`secret\` with the change`, { details: { field: 'secret' } });
+    }
+    return JSON.parse(sealed ?? '{}') as Record<string, string>;
   }
 
   deleteProvider(id: string): Promise<boolean> {

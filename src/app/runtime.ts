@@ -70,7 +70,14 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: settings.logLevel, redact: ['apiKey', 'secret', '*.apiKey', '*.secret'] });
   const metrics = options.metrics ?? new Metrics();
-  const secretKey = resolveSecretKey(settings);
+  // Said aloud: a CLI run from another directory silently made its own key, and sealed a
+  // provider's credentials with it that the server could not open.
+  const secretKey = resolveSecretKey(settings, (path) =>
+    logger.warn(
+      { path },
+      'created a new secret key, which seals provider credentials: keep it, and give every sluice process of this deployment the same key (this file or SLUICE_SECRET_KEY)',
+    ),
+  );
 
   const database = await openDatabase(settings.dbUrl, { sqliteSynchronous: settings.sqliteSynchronous as 'full' | 'normal' });
   const closers: (() => Promise<unknown> | unknown)[] = [() => database.close()];

@@ -26,7 +26,8 @@ const settingsOf = () => loadSettings(process.env, program.opts().config ?? proc
 
 /** Runs `work` on a runtime made for one command (quiet logs, no HTTP), then closes it. */
 async function withRuntime<T>(work: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const runtime = await createRuntime(settingsOf(), { logger: pino({ level: 'warn' }) });
+  // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
+  const runtime = await createRuntime(settingsOf(), { logger: pino({ level: 'warn' }, pino.destination(2)) });
   try {
     return await work(runtime);
   } finally {

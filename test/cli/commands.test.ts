@@ -30,7 +30,7 @@ describe('sluice CLI', () => {
 
   const attempt = (args: string[], extraEnv: Record<string, string> = {}) =>
     run(process.execPath, ['--import', tsx, cli, ...args], { env: { ...env, ...extraEnv }, cwd: dir }).then(
-      ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
       (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
     );
   const sluice = async (...args: string[]) => {
@@ -43,7 +43,10 @@ describe('sluice CLI', () => {
     expect(await sluice('migrate')).toMatch(/applied: 0001|up to date/);
     expect(await sluice('migrate')).toContain('up to date');
 
-    const tenant = JSON.parse(await sluice('tenant', 'create', 'acme')) as { id: string; apiKey: string };
+    const first = await attempt(['tenant', 'create', 'acme']);
+    // The first command to need the secret key makes it, and says so on stderr; stdout stays the answer.
+    expect(first.stderr).toContain('created a new secret key');
+    const tenant = JSON.parse(first.stdout) as { id: string; apiKey: string };
     expect(tenant.apiKey).toMatch(/^sk_/);
     expect(await sluice('tenant', 'list')).toContain('"name": "acme"');
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SecretBox } from '../../src/storage/secret-box.js';
 import { expectError, startApp, type TestApp } from './support.js';
 
 describe('admin API: providers', () => {
@@ -58,5 +59,23 @@ describe('admin API: providers', () => {
     expect((await t.admin('DELETE', `/v1/admin/providers/${created.id}`)).statusCode).toBe(200);
     expectError(await t.admin('DELETE', `/v1/admin/providers/${created.id}`), 404, 'NOT_FOUND');
     expectError(await t.admin('PATCH', '/v1/admin/providers/nope', { qps: 1 }), 404, 'NOT_FOUND');
+  });
+
+  it('a secret sealed with another key: a config change asks for a new secret (400, not 500), and one with it applies', async () => {
+    const created = (await t.admin('POST', '/v1/admin/providers', smtp('*', { name: 'other-key' }))).json();
+    // As if sealed by a CLI that made its own key file elsewhere: this process's key cannot open it.
+    const foreign = new SecretBox(Buffer.alloc(32, 9)).seal(JSON.stringify({ user: 'u', password: 'p' }), created.id);
+    await t.runtime.database.db.updateTable('providers').set({ secret: foreign }).where('id', '=', created.id).execute();
+    const refused = expectError(
+      await t.admin('PATCH', `/v1/admin/providers/${created.id}`, { config: { host: '127.0.0.2', from: 'a@example.com' } }),
+      400,
+      'INVALID_REQUEST',
+    );
+    expect(String(refused.message)).toContain('cannot be opened with this SLUICE_SECRET_KEY');
+    const fixed = await t.admin('PATCH', `/v1/admin/providers/${created.id}`, {
+      config: { host: '127.0.0.2', from: 'a@example.com' },
+      secret: { user: 'u', password: 'new' },
+    });
+    expect(fixed.statusCode, fixed.body).toBe(200);
   });
 });

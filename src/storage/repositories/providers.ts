@@ -11,6 +11,22 @@ import { newId } from '../ids.js';
 import { ANY, type ProviderKind, type ProvidersTable } from '../schema.js';
 import type { SecretBox } from '../secret-box.js';
 
+/** A stored secret that this process's key cannot open: sealed with another `SLUICE_SECRET_KEY`, or altered. */
+export class UnopenableSecretError extends Error {
+  constructor(
+    readonly providerId: string,
+    cause: unknown,
+  ) {
+    super(
+      `the stored secret of provider ${providerId} cannot be opened with this SLUICE_SECRET_KEY (sealed with another key, or altered)`,
+      {
+        cause,
+      },
+    );
+    this.name = 'UnopenableSecretError';
+  }
+}
+
 export interface Provider {
   id: string;
   /** Tenant id, or `'*'` for a shared provider. */
@@ -174,6 +190,10 @@ export class ProvidersRepository {
   async revealSecret(id: string): Promise<string | undefined> {
     const row = await this.database.db.selectFrom('providers').select('secret').where('id', '=', id).executeTakeFirst();
     if (row?.secret == null) return undefined;
-    return this.box().open(row.secret, id);
+    try {
+      return this.box().open(row.secret, id);
+    } catch (error) {
+      throw new UnopenableSecretError(id, error);
+    }
   }
 }

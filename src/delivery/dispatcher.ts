@@ -112,6 +112,10 @@ export class Dispatcher {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     await this.ticking;
+    if (this.inFlight.size > 0) {
+      // Paced sends may take a while: say what the shutdown waits for.
+      this.options.logger.info({ partition: this.name, sends: this.inFlight.size }, 'stopping: waiting for the sends in flight');
+    }
     await Promise.allSettled([...this.inFlight]);
     clearInterval(this.renewTimer);
     await this.options.lock.release();

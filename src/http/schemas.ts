@@ -12,7 +12,11 @@ export const SendBody = Type.Object(
     subject: Type.Optional(Type.String({ maxLength: 998 })),
     body: Type.Optional(Type.String({ maxLength: 32_768 })),
     html: Type.Optional(Type.String({ maxLength: 65_536 })),
-    sendAt: Type.Optional(Type.Union([Type.String({ format: 'date-time', maxLength: 40 }), Type.Integer({ minimum: 0 })])),
+    sendAt: Type.Optional(
+      Type.Union([Type.String({ format: 'date-time', maxLength: 40 }), Type.Integer({ minimum: 0 })], {
+        description: 'When to send: an ISO 8601 date-time with its offset, or epoch milliseconds (not seconds)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

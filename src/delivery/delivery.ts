@@ -8,7 +8,7 @@ import type { Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel } from '../channels.js';
 import type { Rule } from '../limiter/index.js';
 import { shardOf } from '../storage/ids.js';
-import type { Provider as StoredProvider } from '../storage/repositories/providers.js';
+import { type Provider as StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
 import { Dispatcher, type ProviderDirectory, partitionName } from './dispatcher.js';
 import { type DueEntry, type DueIndex, RedisDueIndex } from './due-index/index.js';
 import { createInProcessLockFactory, createRedisLockFactory, type LockFactory } from './lock/index.js';
@@ -55,12 +55,15 @@ export class SqlProviderDirectory implements ProviderDirectory {
     for (const row of rows) {
       const version = `${row.id}@${row.updatedAt}`;
       let provider = this.built.get(version);
-      if (!provider) {
+      if (!provider || !validQps(row.qps)) {
+        // Checked on every load: an edit in SQL need not change `updated_at`.
         const built = await this.build(row);
         provider = built.provider;
         if (built.usable) this.built.set(version, provider);
+        else this.built.delete(version);
       }
-      if (validQps(row.qps)) this.qps.set(provider.id, row.qps);
+      // A stand-in is not paced: it makes no request, and must not use up the real one's QPS.
+      if (this.built.get(version) === provider) this.qps.set(provider.id, row.qps);
       else this.qps.delete(provider.id);
       result.push(provider);
     }
@@ -70,19 +73,21 @@ export class SqlProviderDirectory implements ProviderDirectory {
   /**
    * The console fallback is the embedded default; on a server with providers configured, a tenant
    * channel falling back to it was likely forgotten: its messages would count as `sent` having
-   * only been printed. Said once per tenant channel and process.
+   * only been printed. Said once per tenant channel and process; never fails the load.
    */
   private async warnOfFallback(tenantId: string, channel: Channel): Promise<void> {
     const key = `${tenantId}:${channel}`;
     if (this.warnedFallback.has(key)) return;
-    this.warnedFallback.add(key);
-    const configured = await this.runtime.repositories.providers.list();
-    if (configured.some((provider) => provider.enabled)) {
-      this.runtime.logger.warn(
-        { tenant: tenantId, channel },
-        'no enabled provider for this tenant channel: its messages go to the console provider (printed, counted as sent)',
-      );
+    try {
+      if (!(await this.runtime.repositories.providers.anyEnabled())) return;
+    } catch {
+      return;
     }
+    this.warnedFallback.add(key);
+    this.runtime.logger.warn(
+      { tenant: tenantId, channel },
+      'no enabled provider for this tenant channel: its messages go to the console provider (printed, counted as sent)',
+    );
   }
 
   /**
@@ -90,13 +95,20 @@ export class SqlProviderDirectory implements ProviderDirectory {
    * hand in SQL, a secret sealed with another key), a stand-in whose every send fails retryably
    * with the reason: the message moves on to the next provider and the reason is in its
    * attempts, instead of every send of the channel failing before it is even tried. A stand-in is
-   * not kept: the next load (within `PROVIDER_CACHE_MS`) tries again, so a failed read of the
-   * secret does not disable the provider for good.
+   * not kept: the next load (within `PROVIDER_CACHE_MS`) looks again. A failure to read the
+   * secret from the database is no stand-in: the load fails, as any read of it would.
    */
   private async build(row: StoredProvider): Promise<{ provider: Provider; usable: boolean }> {
+    let sealed: string | undefined;
     try {
+      sealed = row.hasSecret ? await this.runtime.repositories.providers.revealSecret(row.id) : undefined;
+    } catch (error) {
+      if (!(error instanceof UnopenableSecretError)) throw error;
+      return { provider: this.standIn(row, error), usable: false };
+    }
+    try {
+      // From here on nothing is read: whatever fails is the row's settings.
       if (!validQps(row.qps)) throw new Error(`qps must be an integer of at least 1, got ${row.qps}`);
-      const sealed = row.hasSecret ? await this.runtime.repositories.providers.revealSecret(row.id) : undefined;
       const secret = JSON.parse(sealed ?? '{}') as Record<string, string>;
       const client = createProvider(
         { id: row.id, kind: row.kind, channel: row.channel, config: row.config, secret },
@@ -104,20 +116,23 @@ export class SqlProviderDirectory implements ProviderDirectory {
       );
       return { provider: Object.assign(client, { name: row.name }), usable: true };
     } catch (error) {
-      const reason = `provider ${row.name} (${row.id}) cannot be used: ${(error as Error).message}`;
-      this.runtime.logger.error(
-        { provider: row.id, err: error },
-        'a stored provider cannot be used; its sends fail over until it is fixed',
-      );
-      const standIn: Provider = {
-        id: row.id,
-        name: row.name,
-        kind: row.kind,
-        channel: row.channel,
-        send: () => Promise.reject(new ProviderError(reason, { retryable: true, code: 'MISCONFIGURED' })),
-      };
-      return { provider: standIn, usable: false };
+      return { provider: this.standIn(row, error), usable: false };
     }
+  }
+
+  private standIn(row: StoredProvider, problem: unknown): Provider {
+    const reason = `provider ${row.name} cannot be used: ${(problem as Error).message}`;
+    this.runtime.logger.error(
+      { provider: row.id, err: problem },
+      'a stored provider cannot be used; its sends fail over until it is fixed',
+    );
+    return {
+      id: row.id,
+      name: row.name,
+      kind: row.kind,
+      channel: row.channel,
+      send: () => Promise.reject(new ProviderError(reason, { retryable: true, code: 'MISCONFIGURED' })),
+    };
   }
 
   /**

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Channel } from '../channels.js';
 import type { Clock } from '../limiter/index.js';
 import type { Metrics } from '../metrics/index.js';
-import type { Message, MessagesRepository } from '../storage/repositories/messages.js';
+import type { Message, MessagesRepository, NewDeliveryAttempt } from '../storage/repositories/messages.js';
 import type { DueIndex } from './due-index/index.js';
 import type { LeaseLock } from './lock/index.js';
 import { isProviderError, type OutboundMessage, type Provider } from './providers/provider.js';
@@ -92,6 +92,7 @@ export class Dispatcher {
     this.schedule(0);
     // A pace wait or a slow vendor can outlast one lease; an expired lease is claimed again and
     // sent twice without any crash. Renewed like the lock: every lease/3.
+    clearInterval(this.renewTimer);
     this.renewTimer = setInterval(() => void this.renewLeases(), Math.max(1, Math.floor(this.options.leaseMs / 3)));
     this.renewTimer.unref();
   }
@@ -192,7 +193,12 @@ export class Dispatcher {
       if (claimed.length === 0) break;
       for (const message of claimed) {
         this.sending.set(message.id, message.attempts);
-        this.track(this.deliver(message).finally(() => this.sending.delete(message.id)));
+        this.track(
+          this.deliver(message).finally(() => {
+            // Only this claim's entry: a later claim of the same message may have replaced it.
+            if (this.sending.get(message.id) === message.attempts) this.sending.delete(message.id);
+          }),
+        );
       }
     }
     if (dueIndex && metrics)
@@ -293,36 +299,50 @@ export class Dispatcher {
     // The vendor's time alone, whatever the outcome (the attempt's own start includes the pace wait).
     const requestStarted = clock.now();
     const requestTime = () => metrics?.providerDuration.observe(label, (clock.now() - requestStarted) / 1000);
+    let result: Awaited<ReturnType<Provider['send']>>;
     try {
-      const result = await provider.send(outbound);
-      requestTime();
-      metrics?.sends.inc({ ...label, outcome: 'sent' });
-      const now = clock.now();
-      await messages.markSent(message.id, {
-        attempt,
-        now,
-        providerId: provider.id,
-        providerMessageId: result.providerMessageId,
-        record: record('sent', undefined, result.providerMessageId),
-      });
+      result = await provider.send(outbound);
     } catch (error) {
-      const retryable = isProviderError(error) ? error.retryable : true;
-      const text = error instanceof Error ? error.message : String(error);
       requestTime();
-      metrics?.sends.inc({ ...label, outcome: retryable ? 'retryable' : 'permanent' });
-      const now = clock.now();
-      if (retryable && attempt < message.maxAttempts) {
-        const hinted = isProviderError(error) ? (error.retryAfterMs ?? 0) : 0;
-        const dueAt = now + Math.max(hinted, retryDelayMs(attempt, this.options.retryBaseMs, this.options.retryMaxMs, this.random));
-        metrics?.retries.inc({ channel: message.channel });
-        const moved = await messages.markRetry(message.id, { attempt, now, dueAt, error: text, record: record('retryable', text) });
-        if (moved) {
-          await this.options.dueIndex?.add(this.name, message.id, dueAt);
-          this.wakeBy(dueAt);
-        }
-      } else {
-        await messages.markFailed(message.id, { attempt, now, error: text, record: record(retryable ? 'retryable' : 'permanent', text) });
+      await this.settleFailure(message, error, label, record);
+      return;
+    }
+    // Outside the try: a failure to record the outcome is not the vendor's, and must not count as one.
+    requestTime();
+    metrics?.sends.inc({ ...label, outcome: 'sent' });
+    await messages.markSent(message.id, {
+      attempt,
+      now: clock.now(),
+      providerId: provider.id,
+      providerMessageId: result.providerMessageId,
+      record: record('sent', undefined, result.providerMessageId),
+    });
+  }
+
+  /** A failed send: retried with backoff (through the next provider, if any) while attempts remain, else `failed`. */
+  private async settleFailure(
+    message: Message,
+    error: unknown,
+    label: { provider: string },
+    record: (outcome: 'retryable' | 'permanent', error: string) => Omit<NewDeliveryAttempt, 'messageId'>,
+  ): Promise<void> {
+    const { messages, metrics, clock } = this.options;
+    const attempt = message.attempts;
+    const retryable = isProviderError(error) ? error.retryable : true;
+    const text = error instanceof Error ? error.message : String(error);
+    metrics?.sends.inc({ ...label, outcome: retryable ? 'retryable' : 'permanent' });
+    const now = clock.now();
+    if (retryable && attempt < message.maxAttempts) {
+      const hinted = isProviderError(error) ? (error.retryAfterMs ?? 0) : 0;
+      const dueAt = now + Math.max(hinted, retryDelayMs(attempt, this.options.retryBaseMs, this.options.retryMaxMs, this.random));
+      metrics?.retries.inc({ channel: message.channel });
+      const moved = await messages.markRetry(message.id, { attempt, now, dueAt, error: text, record: record('retryable', text) });
+      if (moved) {
+        await this.options.dueIndex?.add(this.name, message.id, dueAt);
+        this.wakeBy(dueAt);
       }
+    } else {
+      await messages.markFailed(message.id, { attempt, now, error: text, record: record(retryable ? 'retryable' : 'permanent', text) });
     }
   }
 }

@@ -353,6 +353,8 @@ describe('delivery, embedded, long poll: ticks at the next due time', () => {
   nextDueSuite(() => undefined);
 });
 
+// Embedded only: with Redis an expired lease comes back through the index rebuild, once a minute,
+// so within the test's seconds that mode would pass without the renewal.
 describe('delivery, embedded, short lease: sends outlasting it', () => {
   leaseSuite(() => undefined);
 });
@@ -373,4 +375,3 @@ function describeWithPrivateRedis(title: string, suite: (redisUrl: () => string 
 
 describeWithPrivateRedis('delivery, Redis (lease lock, due index)', (redisUrl) => deliverySuite(redisUrl));
 describeWithPrivateRedis('delivery, Redis, long poll: ticks at the next due time', (redisUrl) => nextDueSuite(redisUrl));
-describeWithPrivateRedis('delivery, Redis, short lease: sends outlasting it', (redisUrl) => leaseSuite(redisUrl));

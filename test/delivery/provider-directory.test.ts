@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime } from '../../src/app/runtime.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { SqlProviderDirectory } from '../../src/delivery/delivery.js';
+import { ManualClock } from '../../src/limiter/clock.js';
 import { addWebhookProvider, silentConsole, tempDir, testEnv } from './delivery-support.js';
 
 let cleanup = () => {};
@@ -25,8 +26,9 @@ async function loggedRuntime() {
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   // A key given, so that making a key file (which is warned of) is not among the lines.
   const env = testEnv(temp.dir, undefined, { SLUICE_SECRET_KEY: Buffer.alloc(32, 1).toString('base64') });
-  runtime = await createRuntime(loadSettings(env, undefined), { logger });
-  return { runtime, lines, warnings: () => lines.filter((line) => line.level === 40) };
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  runtime = await createRuntime(loadSettings(env, undefined), { logger, clock });
+  return { runtime, clock, lines, warnings: () => lines.filter((line) => line.level === 40) };
 }
 
 describe('SqlProviderDirectory', () => {
@@ -39,7 +41,7 @@ describe('SqlProviderDirectory', () => {
   });
 
   it('on a server with providers, a tenant channel falling back to the console is warned of once', async () => {
-    const { runtime, warnings } = await loggedRuntime();
+    const { runtime, clock, warnings } = await loggedRuntime();
     const served = await runtime.http.admin.createTenant('served');
     const forgotten = await runtime.http.admin.createTenant('forgotten');
     await addWebhookProvider(runtime, served.id, 'http://127.0.0.1:9/hook', { name: 'hook' });
@@ -47,6 +49,7 @@ describe('SqlProviderDirectory', () => {
     expect((await directory.providersFor(served.id, 'webhook')).map((p) => p.name)).toEqual(['hook']);
     expect(warnings()).toEqual([]);
     expect((await directory.providersFor(forgotten.id, 'webhook')).map((p) => p.id)).toEqual(['console-fallback']);
+    clock.advance(60_000); // past the directory's cache: the list is loaded again
     expect(await directory.providersFor(forgotten.id, 'webhook')).toHaveLength(1);
     expect(warnings()).toEqual([expect.objectContaining({ tenant: forgotten.id, msg: expect.stringContaining('console provider') })]);
   });

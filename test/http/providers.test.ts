@@ -71,7 +71,7 @@ describe('admin API: providers', () => {
       400,
       'INVALID_REQUEST',
     );
-    expect(String(refused.message)).toContain('cannot be opened with this SLUICE_SECRET_KEY');
+    expect(String(refused.message)).toContain("cannot be opened with this process's secret key");
     const fixed = await t.admin('PATCH', `/v1/admin/providers/${created.id}`, {
       config: { host: '127.0.0.2', from: 'a@example.com' },
       secret: { user: 'u', password: 'new' },

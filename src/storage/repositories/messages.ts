@@ -503,8 +503,9 @@ export class MessagesRepository {
       ClaimOptions & {
         limit: number;
         /**
-         * Default true. False skips the scan for `sending` rows whose lease expired (they exist
-         * only after a crash or a stuck send): a dispatcher looks for them once per poll, not on
+         * Default true. False skips the scan for `sending` rows whose lease expired (their
+         * dispatcher renews the leases of live sends, so they exist only after a crash or a
+         * stalled process): a dispatcher looks for them once per poll, not on
          * every claim of a busy loop.
          */
         expiredLeases?: boolean;
@@ -600,15 +601,18 @@ export class MessagesRepository {
     let moved = 0;
     for (let start = 0; start < claims.length; start += CLAIM_CHUNK) {
       const held = heldClaims(claims.slice(start, start + CLAIM_CHUNK));
+      // Set, not added to: the writer may run this again (a failed batch's items run alone).
+      let movedInChunk = 0;
       await this.claimInWriter(async (trx) => {
         const result = await trx
           .updateTable('messages')
           .set({ lease_until: options.now + options.leaseMs, updated_at: options.now })
           .where(held)
           .executeTakeFirst();
-        moved += Number(result.numUpdatedRows);
+        movedInChunk = Number(result.numUpdatedRows);
         return [];
       });
+      moved += movedInChunk;
     }
     return moved;
   }

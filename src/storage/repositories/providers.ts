@@ -18,7 +18,7 @@ export class UnopenableSecretError extends Error {
     cause: unknown,
   ) {
     super(
-      `the stored secret of provider ${providerId} cannot be opened with this SLUICE_SECRET_KEY (sealed with another key, or altered)`,
+      `the stored secret of provider ${providerId} cannot be opened with this process's secret key (SLUICE_SECRET_KEY or SLUICE_SECRET_KEY_FILE): sealed with another key, or altered`,
       {
         cause,
       },
@@ -154,6 +154,12 @@ export class ProvidersRepository {
   }
 
   /** Providers filtered by exact scope and/or channel (admin listing), by priority then id. */
+  /** Whether any provider is enabled, for any tenant or channel. */
+  async anyEnabled(): Promise<boolean> {
+    const row = await this.database.db.selectFrom('providers').select('id').where('enabled', '=', 1).limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+
   async list(filter: { scope?: string; channel?: Channel } = {}): Promise<Provider[]> {
     let query = this.database.db.selectFrom('providers').selectAll().orderBy('priority').orderBy('id');
     if (filter.scope !== undefined) query = query.where('scope', '=', filter.scope);
@@ -190,8 +196,9 @@ export class ProvidersRepository {
   async revealSecret(id: string): Promise<string | undefined> {
     const row = await this.database.db.selectFrom('providers').select('secret').where('id', '=', id).executeTakeFirst();
     if (row?.secret == null) return undefined;
+    const box = this.box();
     try {
-      return this.box().open(row.secret, id);
+      return box.open(row.secret, id);
     } catch (error) {
       throw new UnopenableSecretError(id, error);
     }

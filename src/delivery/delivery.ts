@@ -54,16 +54,16 @@ export class SqlProviderDirectory implements ProviderDirectory {
     const result: Provider[] = [];
     for (const row of rows) {
       const version = `${row.id}@${row.updatedAt}`;
-      let provider = this.built.get(version);
-      if (!provider || !validQps(row.qps)) {
-        // Checked on every load: an edit in SQL need not change `updated_at`.
-        const built = await this.build(row);
-        provider = built.provider;
-        if (built.usable) this.built.set(version, provider);
+      // The qps is checked on every load: an edit in SQL need not change `updated_at`.
+      let provider = validQps(row.qps) ? this.built.get(version) : undefined;
+      let usable = provider !== undefined;
+      if (!provider) {
+        ({ provider, usable } = await this.build(row));
+        if (usable) this.built.set(version, provider);
         else this.built.delete(version);
       }
       // A stand-in is not paced: it makes no request, and must not use up the real one's QPS.
-      if (this.built.get(version) === provider) this.qps.set(provider.id, row.qps);
+      if (usable) this.qps.set(provider.id, row.qps);
       else this.qps.delete(provider.id);
       result.push(provider);
     }

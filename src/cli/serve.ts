@@ -2,6 +2,7 @@
 import { createRuntime } from '../app/runtime.js';
 import { type Settings, unknownVariables } from '../config/settings.js';
 import { type Delivery, startDelivery } from '../delivery/delivery.js';
+import { type DueFeed, startDueFeed } from '../delivery/due-feed.js';
 import { createProvider } from '../delivery/providers/registry.js';
 import { buildHttpApp } from '../http/app.js';
 
@@ -21,12 +22,15 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   // Listen before starting the dispatchers: a port in use must end the process, not leave a
   // worker running behind a server that never came up.
   const app = settings.roles.includes('api') ? await buildHttpApp(runtime.http) : undefined;
+  // What the API accepts must reach the dispatchers, in this process or (Redis) any other.
+  const feed: DueFeed | undefined = app ? startDueFeed(runtime) : undefined;
   let address: string | undefined;
   if (app) {
     try {
       address = await app.listen({ host: settings.host, port: settings.port });
     } catch (error) {
       await app.close();
+      await feed?.close();
       await runtime.close();
       const reason =
         (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
@@ -38,7 +42,7 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   let delivery: Delivery | undefined;
   if (settings.roles.includes('worker')) {
     const consoleProvider = createProvider({ id: 'console', kind: 'console', channel: 'sms', config: {}, secret: {} });
-    delivery = startDelivery(runtime, consoleProvider);
+    delivery = startDelivery(runtime, consoleProvider, feed ? { feed } : {});
   }
 
   let stopping = false;
@@ -48,6 +52,7 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
     logger.info({ signal }, 'shutting down');
     await app?.close();
     await delivery?.stop();
+    await feed?.close();
     await runtime.close();
   };
   process.once('SIGINT', () => void stop('SIGINT'));

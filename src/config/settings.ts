@@ -151,7 +151,8 @@ export const SETTINGS = {
     kind: 'int',
     default: 1,
     range: [1, 1024],
-    description: 'Dispatcher partitions per channel; each is worked by one lock holder at a time.',
+    description:
+      'Dispatcher partitions per channel; each is worked by one lock holder at a time. Give every instance of a deployment (API and worker) the same value: an API instance indexes what it accepts by partition.',
   }),
   leaseMs: spec({
     env: 'SLUICE_LEASE_MS',

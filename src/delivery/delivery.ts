@@ -7,10 +7,10 @@ import type { Redis } from 'ioredis';
 import type { Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel } from '../channels.js';
 import type { Rule } from '../limiter/index.js';
-import { shardOf } from '../storage/ids.js';
 import { type Provider as StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
 import { Dispatcher, type ProviderDirectory, partitionName } from './dispatcher.js';
-import { type DueEntry, type DueIndex, RedisDueIndex } from './due-index/index.js';
+import { type DueFeed, startDueFeed } from './due-feed.js';
+import { type DueIndex, RedisDueIndex } from './due-index/index.js';
 import { createInProcessLockFactory, createRedisLockFactory, type LockFactory } from './lock/index.js';
 import { type Provider, ProviderError } from './providers/provider.js';
 import { createProvider } from './providers/registry.js';
@@ -161,7 +161,15 @@ export interface Delivery {
   stop(): Promise<void>;
 }
 
-export function startDelivery(runtime: Runtime, consoleProvider: Provider): Delivery {
+export interface DeliveryOptions {
+  /**
+   * The process's feed of accepted messages (`startDueFeed`), when it also serves the API. Without
+   * one, delivery starts its own and closes it on stop.
+   */
+  feed?: DueFeed;
+}
+
+export function startDelivery(runtime: Runtime, consoleProvider: Provider, options: DeliveryOptions = {}): Delivery {
   const { settings, redis } = runtime;
   const locks: LockFactory = redis
     ? createRedisLockFactory({ client: redis as Redis, leaseMs: settings.leaseMs, keyPrefix: settings.redisKeyPrefix })
@@ -196,37 +204,17 @@ export function startDelivery(runtime: Runtime, consoleProvider: Provider): Deli
       dispatcher.start();
     }
   }
-  // Messages accepted in one event-loop turn go into the due index together: one script call per
-  // partition, not one per message (at thousands of accepts a second, the calls cost more than
-  // the sends). Then the partition's dispatcher is told when the earliest of them is due: at once
-  // for an immediate message, at its time for a scheduled one due before the next poll.
-  let accepted = new Map<string, { entries: DueEntry[]; earliest: number }>();
-  const indexAccepted = async () => {
-    const batch = accepted;
-    accepted = new Map();
-    await Promise.all(
-      [...batch].map(async ([name, { entries, earliest }]) => {
-        try {
-          await dueIndex?.addMany(name, entries);
-        } catch (error) {
-          runtime.logger.warn({ err: error }, 'due index add failed; the next rebuild restores it');
-        }
-        byPartition.get(name)?.wakeBy(earliest);
-      }),
-    );
-  };
-  runtime.onAccepted((message) => {
-    const name = partitionName(message.channel, shardOf(message.id) % settings.partitions);
-    if (accepted.size === 0) setImmediate(indexAccepted);
-    const pending = accepted.get(name) ?? { entries: [], earliest: Number.POSITIVE_INFINITY };
-    accepted.set(name, pending);
-    pending.entries.push({ id: message.id, dueAt: message.dueAt });
-    pending.earliest = Math.min(pending.earliest, message.dueAt);
+  const feed = options.feed ?? startDueFeed(runtime);
+  const stopWaking = feed.onWake((partition, dueAt) => {
+    if (partition === undefined) for (const dispatcher of dispatchers) dispatcher.wakeBy(dueAt);
+    else byPartition.get(partition)?.wakeBy(dueAt);
   });
   return {
     dispatchers,
     async stop() {
+      stopWaking();
       await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
+      if (!options.feed) await feed.close();
     },
   };
 }

@@ -98,9 +98,8 @@ export class Dispatcher {
   }
 
   /**
-   * A message due at `dueAt` was accepted (or retried): tick by then if the next tick is later
-   * (at once for an immediate message). Messages accepted by other instances are found by the
-   * next poll, or by a tick's look at what is due next.
+   * A message due at `dueAt` was accepted (by any instance: `due-feed.ts`) or retried: tick by then
+   * if the next tick is later (at once for an immediate message).
    */
   wakeBy(dueAt: number): void {
     if (!this.running) return;

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';
 import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
 import { partitionName } from '../../src/delivery/dispatcher.js';
+import { type DueFeed, startDueFeed } from '../../src/delivery/due-feed.js';
 import { RedisDueIndex } from '../../src/delivery/due-index/index.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith } from '../support/servers.js';
@@ -345,6 +346,67 @@ function nextDueSuite(redisUrl: () => string | undefined) {
   });
 }
 
+/**
+ * `SLUICE_ROLES=api` and `SLUICE_ROLES=worker` instances on one Redis and one database, as two
+ * runtimes (what `serve` wires for each role): the API instance feeds the due index and the wake
+ * channel (`startDueFeed`), the worker instance dispatches. With a one-minute poll, a message sent
+ * soon proves the wake crossed instances; before the feed, the worker saw an API instance's
+ * messages only at the index's minute rebuild.
+ */
+function splitRolesSuite(redisUrl: () => string | undefined) {
+  const env = { SLUICE_POLL_MS: '60000' };
+  let api: Runtime;
+  let worker: Fixture;
+  let feed: DueFeed;
+  let cleanup = () => {};
+
+  beforeAll(async () => {
+    const temp = tempDir();
+    cleanup = temp.cleanup;
+    const stub = await startWebhookStub();
+    api = await testRuntime(testEnv(temp.dir, redisUrl(), env));
+    feed = startDueFeed(api);
+    const runtime = await testRuntime(testEnv(temp.dir, redisUrl(), env));
+    worker = { runtime, stub, consoleLines: [], delivery: startDelivery(runtime, silentConsole()) };
+    // The worker's first tick (lock, rebuild) is over: its next poll is a minute away.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  });
+
+  afterAll(async () => {
+    await worker?.delivery.stop();
+    await feed?.close();
+    await worker?.runtime.close();
+    await api?.close();
+    await worker?.stub.close();
+    cleanup();
+  });
+
+  it('a message accepted by an API-only instance is sent at once by the worker instance', async () => {
+    const tenant = await api.http.admin.createTenant(`split-${Date.now()}`);
+    await addWebhookProvider(api, tenant.id, `${worker.stub.url}/split`, { name: 'split' });
+    const base = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push((await api.http.messages.send(tenant.apiKey, { channel: 'webhook', to: `split-${i}`, body: 'now' })).id);
+    const scheduled = await api.http.messages.send(tenant.apiKey, {
+      channel: 'webhook',
+      to: 'split-later',
+      body: 'soon',
+      sendAt: base + 1500,
+    });
+    ids.push(scheduled.id);
+    expect(await waitFor(async () => (await countFinal(worker.runtime, ids)) === ids.length, 10_000)).toBe(true);
+    const messages = await loadMessages(worker.runtime, ids);
+    for (const id of ids) {
+      const message = messages.get(id);
+      expect(message?.status).toBe('sent');
+      expect(worker.stub.arrivals.get(id)?.length).toBe(1);
+      expect(worker.stub.arrivals.get(id)?.[0]).toBeGreaterThanOrEqual(message?.dueAt ?? Number.NaN);
+      expect((message?.sentAt ?? 0) - (message?.dueAt ?? 0), `lateness of ${id}`).toBeLessThan(1000);
+    }
+  });
+}
+
 describe('delivery, embedded (in-process locks, SQL due query)', () => {
   deliverySuite(() => undefined, true);
 });
@@ -375,3 +437,4 @@ function describeWithPrivateRedis(title: string, suite: (redisUrl: () => string 
 
 describeWithPrivateRedis('delivery, Redis (lease lock, due index)', (redisUrl) => deliverySuite(redisUrl));
 describeWithPrivateRedis('delivery, Redis, long poll: ticks at the next due time', (redisUrl) => nextDueSuite(redisUrl));
+describeWithPrivateRedis('delivery, Redis, API and worker in separate instances', (redisUrl) => splitRolesSuite(redisUrl));

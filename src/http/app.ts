@@ -7,7 +7,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { HttpDeps } from '../app/contracts.js';
-import { errorHandler, notFoundHandler } from './error-handler.js';
+import { SluiceError } from '../errors.js';
+import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
 import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
@@ -32,10 +33,30 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     // Two lines per request at `info` would be thousands a second under load, and writing them
     // costs more than the request; the HTTP histogram counts every request, 5xx are logged.
     logController: new LogController({ disableRequestLogging: deps.logLevel !== 'debug' && deps.logLevel !== 'trace' }),
-    return503OnClosing: true,
+    // Errors Fastify answers itself, before a route's error handler could see them, would have
+    // Fastify's body ({"error": "Bad Request", "code": "FST_ERR_…"}), not the contract's: the router's
+    // (a malformed percent-escape, an over-long path parameter) go through our handler, an
+    // unparsable request gets our body from `clientErrorHandler`, and a request arriving while the
+    // server closes is answered below rather than by `return503OnClosing`.
+    frameworkErrors: errorHandler,
+    clientErrorHandler,
+    return503OnClosing: false,
+    // The default (100) refused a ban's recipient longer than that (a webhook URL) with a 414;
+    // the route schemas hold each parameter to its own length.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Requests already on a kept-alive connection when the server starts closing: 503 in the
+  // contract's shape (Fastify also answers them with `Connection: close`).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw new SluiceError('UNAVAILABLE', 'this instance is shutting down; retry (another instance will answer)');
+  });
 
   // The API speaks JSON only: a text/plain body is 415, not a string that fails the schema.
   app.removeContentTypeParser('text/plain');

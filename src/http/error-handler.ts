@@ -1,5 +1,9 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorCode, SluiceError } from '../errors.js';
+
+/** The longest path parameter the router takes (decoded); longer is INVALID_REQUEST. */
+export const MAX_PARAM_LENGTH = 1024;
 
 /** Fastify's own error codes, mapped onto ours so every 4xx carries a stable sluice code. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -9,6 +13,15 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_REQUEST',
   FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_REQUEST',
   FST_ERR_VALIDATION: 'INVALID_REQUEST',
+  // The router's own (through `frameworkErrors`): a malformed percent-escape, an over-long parameter.
+  FST_ERR_BAD_URL: 'INVALID_REQUEST',
+  FST_ERR_MAX_PARAM_LENGTH: 'INVALID_REQUEST',
+};
+
+/** Our messages for Fastify errors whose own text is unhelpful or echoes a huge input. */
+const FASTIFY_MESSAGES: Record<string, string> = {
+  FST_ERR_BAD_URL: 'the URL is not valid: a percent-escape (%XX) does not decode',
+  FST_ERR_MAX_PARAM_LENGTH: `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`,
 };
 
 /** Turns any error into `{"error": {"code", "message", ...}}` with the right status and `Retry-After`. */
@@ -16,7 +29,7 @@ export function toSluiceError(error: unknown): SluiceError {
   if (error instanceof SluiceError) return error;
   const fastifyError = error as FastifyError;
   const mapped = fastifyError?.code ? FASTIFY_CODES[fastifyError.code] : undefined;
-  if (mapped) return new SluiceError(mapped, fastifyError.message);
+  if (mapped) return new SluiceError(mapped, FASTIFY_MESSAGES[fastifyError.code] ?? fastifyError.message);
   // JSON.parse errors from the body parser carry a status of 400 without a Fastify code.
   if (fastifyError?.statusCode === 400 || fastifyError instanceof SyntaxError)
     return new SluiceError('INVALID_REQUEST', fastifyError.message);
@@ -36,4 +49,27 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
   void reply.status(404).send(new SluiceError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`).toBody());
+}
+
+/**
+ * A request Node's HTTP parser cannot take (not HTTP, a bad Content-Length, headers over the
+ * limit, not received in time): there is no request to route, so Fastify would write its own
+ * body. Ours is the contract's, 400 INVALID_REQUEST, and the connection closes as Node's would.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has no one to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const message =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'the request headers are larger than the server accepts'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'the request did not arrive in full in time'
+        : `the request is not valid HTTP${error.code ? ` (${error.code})` : ''}`;
+  const body = JSON.stringify(new SluiceError('INVALID_REQUEST', message).toBody());
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

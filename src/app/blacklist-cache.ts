@@ -100,10 +100,14 @@ export class BlacklistCache implements BlacklistLookup {
     return this.reloading;
   }
 
-  /** After a change in SQL: reload here, then tell every other instance. */
+  /**
+   * After a change in SQL: reload here, then tell every other instance. A bus that cannot be
+   * reached (Redis down) does not fail the change, which SQL already holds: the other instances
+   * find it at their next fingerprint check (`refreshMs`).
+   */
   async changed(): Promise<void> {
     await this.reload();
-    await this.bus.publish(BLACKLIST_CHANGED);
+    await this.bus.publish(BLACKLIST_CHANGED).catch((error: unknown) => this.options.onError?.(error));
   }
 
   close(): void {

@@ -1,18 +1,37 @@
 import { Cluster, Redis } from 'ioredis';
 import type { Settings } from '../config/settings.js';
 
-/** The shared Redis client from settings: a Cluster when seed nodes are given, else one server, else none. */
-export function createRedisClient(settings: Pick<Settings, 'redisUrl' | 'redisClusterNodes'>): Redis | Cluster | undefined {
+/**
+ * The shared Redis client from settings: a Cluster when seed nodes are given, else one server, else
+ * none. `onError` hears connection errors (without a listener ioredis prints each one to stderr
+ * as an "Unhandled error event"); `onReady` hears every (re)connection.
+ */
+export function createRedisClient(
+  settings: Pick<Settings, 'redisUrl' | 'redisClusterNodes' | 'redisCommandTimeoutMs'>,
+  events: { onError?: (error: Error) => void; onReady?: () => void } = {},
+): Redis | Cluster | undefined {
   // Commands fail fast while Redis is down (the breaker decides what happens then) instead of
-  // queueing without bound; reconnection goes on in the background.
-  const common = { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 2000, lazyConnect: false } as const;
+  // queueing without bound; reconnection goes on in the background. A frozen Redis (no answer,
+  // no error) fails a command after `commandTimeout` instead of hanging its caller: an admin
+  // call, a lock release at shutdown.
+  const common = {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: true,
+    connectTimeout: 2000,
+    commandTimeout: settings.redisCommandTimeoutMs,
+    lazyConnect: false,
+  } as const;
+  let client: Redis | Cluster | undefined;
   if (settings.redisClusterNodes.length) {
     const nodes = settings.redisClusterNodes.map((hostPort) => {
       const [host, port] = hostPort.split(':');
       return { host: host || '127.0.0.1', port: Number(port) || 6379 };
     });
-    return new Cluster(nodes, { redisOptions: common, enableOfflineQueue: true });
+    client = new Cluster(nodes, { redisOptions: common, enableOfflineQueue: true });
+  } else if (settings.redisUrl) {
+    client = new Redis(settings.redisUrl, common);
   }
-  if (settings.redisUrl) return new Redis(settings.redisUrl, common);
-  return undefined;
+  client?.on('error', (error: Error) => events.onError?.(error));
+  if (events.onReady) client?.on('ready', events.onReady);
+  return client;
 }

@@ -11,7 +11,7 @@ import { defaultChain } from '../admission/default-chain.js';
 import type { FrequencyGate, NewMessage } from '../admission/ports.js';
 import { type ChangeBus, InProcessChangeBus, LiveCache, RedisChangeBus } from '../config/live-cache.js';
 import type { Settings } from '../config/settings.js';
-import { unavailableUnlessSluiceError } from '../errors.js';
+import { SluiceError, unavailableUnlessSluiceError } from '../errors.js';
 import { DegradingLimiter } from '../limiter/degrade/index.js';
 import { type Clock, Limiter, MemoryStore, RedisStore, systemClock } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
@@ -32,6 +32,10 @@ import { SqlMessageService, SqlMessageWriter } from './message-service.js';
 import { createRedisClient } from './redis-client.js';
 import { resolveSecretKey } from './secret-key.js';
 import { SlowCallLog } from './slow-call-log.js';
+import { ThrottledLog } from './throttled-log.js';
+
+/** How long `/readyz` waits for Redis's PONG before it reports Redis unreachable. */
+const READY_PING_MS = 250;
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -87,7 +91,14 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       if (applied.length) logger.info({ applied, db: database.displayUrl }, 'migrations applied');
     }
 
-    const redis = createRedisClient(settings);
+    // One line per outage and one when it ends, not ioredis's line per reconnect attempt.
+    const redisErrors = new ThrottledLog<{ err: Error }>((fields) => logger.warn(fields, 'Redis connection error'), clock);
+    const redis = createRedisClient(settings, {
+      onError: (error) => redisErrors.record({ err: error }),
+      onReady: () => {
+        if (redisErrors.active()) logger.info('Redis connection restored');
+      },
+    });
     if (redis) closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
     const bus: ChangeBus = redis ? new RedisChangeBus(redis as Redis, `${settings.redisKeyPrefix}config`) : new InProcessChangeBus();
     closers.unshift(() => bus.close());
@@ -101,12 +112,20 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     };
     closers.unshift(() => repositories.messages.drain());
 
-    const stats = { hit: (level: 'local' | 'redis' | 'sql') => metrics.configCacheLookups.inc({ level, result: 'hit' }) };
+    const stats = {
+      lookup: (level: 'local' | 'redis' | 'sql', result: 'hit' | 'miss') => metrics.configCacheLookups.inc({ level, result }),
+    };
+    const invalidationErrors = new ThrottledLog<{ err: unknown; key: string }>(
+      (fields) => logger.warn(fields, 'a config change is saved but could not be announced through Redis; retried every second'),
+      clock,
+    );
     const cacheOptions = {
       localTtlMs: settings.configCacheMs,
       clock,
       bus,
       stats,
+      keyPrefix: settings.redisKeyPrefix,
+      onInvalidateError: (error: unknown, key: string) => invalidationErrors.record({ err: error, key }),
       maxEntries: 100_000,
       ...(redis ? { redis: redis as Redis } : {}),
     };
@@ -125,7 +144,11 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       // SLUICE_CONFIG_CACHE_MS=0 turns off every in-process copy of configuration.
       maxEntries: settings.configCacheMs === 0 ? 0 : settings.blacklistMemoryMax,
       refreshMs: settings.configCacheMs,
-      onError: (error) => logger.warn({ err: error }, 'blacklist reload failed; the previous copy keeps answering'),
+      onError: (error) =>
+        logger.warn(
+          { err: error },
+          'blacklist reload or change notice failed; the previous copy keeps answering and the periodic check against SQL catches up',
+        ),
     });
     closers.unshift(() => blacklist.close());
     await blacklist.reload();
@@ -154,6 +177,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         },
       });
       frequency = new DegradingFrequencyGate(degrading, { divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate });
+      const breaker = degrading;
+      metrics.setBreakerState(() => breaker.state());
     }
 
     const acceptedListeners: ((message: NewMessage, outcome: AdmissionOutcome) => void)[] = [];
@@ -178,11 +203,23 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
 
     const risk: RiskService = {
       async check(tenantId, input) {
-        const subject = `risk:${tenantId}:${input.action}:${input.subject}`;
-        if (!input.record) return limiter.peek({ subject, rules: input.rules });
-        const decision = degrading
-          ? await degrading.check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) })
-          : await limiter.check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) });
+        const config = await tenantConfigs.get(tenantId).catch(unavailableUnlessSluiceError);
+        if (config?.tenant.status !== 'active') throw new SluiceError('TENANT_SUSPENDED', 'this tenant is suspended');
+        // The action's length first: `a` + `b:c` and `a:b` + `c` must be different subjects.
+        const subject = `risk:${tenantId}:${input.action.length}:${input.action}:${input.subject}`;
+        // A look records nothing and has no fallback worth giving: without Redis it is a 503.
+        const decision = !input.record
+          ? await limiter.peek({ subject, rules: input.rules }).catch(unavailableUnlessSluiceError)
+          : degrading
+            ? await degrading.check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) })
+            : await limiter.check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) });
+        if (input.record) {
+          metrics.decisions.inc({
+            outcome: decision.code,
+            channel: 'none',
+            rule: decision.rule === undefined ? 'none' : String(decision.rule),
+          });
+        }
         const { allowed, code, rule, retryAfterMs, counts } = decision;
         return { allowed, code, ...(rule === undefined ? {} : { rule }), retryAfterMs, counts, at: decision.at };
       },
@@ -203,7 +240,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
           try {
             await Promise.race([
               redis.ping(),
-              new Promise((_, reject) => setTimeout(() => reject(new Error('ping timed out')), 1000).unref()),
+              // Well under a probe's usual 1 s timeout: a frozen Redis must not make /readyz itself time out.
+              new Promise((_, reject) => setTimeout(() => reject(new Error('ping timed out')), READY_PING_MS).unref()),
             ]);
             checks.redis = { ok: true, detail: 'reachable' };
           } catch (error) {

@@ -44,9 +44,15 @@ export class RedisChangeBus implements ChangeBus {
     private readonly channel = 'sluice:config',
   ) {
     this.subscriber = publisher.duplicate();
+    // Its connection errors are the main client's outage, reported there; without a listener
+    // ioredis prints each one to stderr.
+    this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (_channel: string, key: string) => this.emit(key));
     this.subscriber.on('ready', () => this.emit('*'));
     this.ready = this.subscriber.subscribe(channel);
+    // Redis may be down at start: ioredis subscribes again on connect (autoResubscribe), and a
+    // rejection nobody awaits would end the process.
+    this.ready.catch(() => undefined);
   }
 
   private emit(key: string): void {
@@ -74,7 +80,8 @@ export class RedisChangeBus implements ChangeBus {
 }
 
 export interface CacheStats {
-  hit(level: 'local' | 'redis' | 'sql'): void;
+  /** One look at a level: `local` and `redis` hit or miss; `sql` (the source) always answers, a `hit`. */
+  lookup(level: 'local' | 'redis' | 'sql', result: 'hit' | 'miss'): void;
 }
 
 export interface LiveCacheOptions<T> {
@@ -95,15 +102,17 @@ export interface LiveCacheOptions<T> {
   keyPrefix?: string;
   /** Bounds memory: the oldest entries go first. */
   maxEntries?: number;
+  /** An invalidation that could not reach Redis or the bus; it is retried every second until it does. */
+  onInvalidateError?: (error: unknown, key: string) => void;
 }
 
 const MISSING = '\u0000missing';
 
 /** Rejects after `ms`; the late answer, if any, is ignored. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+function withTimeout<T>(promise: Promise<T>, ms: number, what = 'Redis config read'): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis config read timed out after ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -118,6 +127,13 @@ export class LiveCache<T> {
   /** Bumped on every invalidation, so a load that started before it is not cached after it. */
   private generation = 0;
   private readonly unsubscribe: () => void;
+  /**
+   * Keys changed in SQL whose invalidation has not yet reached Redis and the bus. Until it does,
+   * this instance reads them from SQL (the Redis level still holds the old value), and a timer
+   * retries the invalidation.
+   */
+  private readonly unshared = new Set<string>();
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: LiveCacheOptions<T>) {
     const prefix = `${options.name}:`;
@@ -131,9 +147,10 @@ export class LiveCache<T> {
     const now = this.options.clock.now();
     const cached = this.local.get(key);
     if (cached && cached.expiresAt > now) {
-      this.options.stats?.hit('local');
+      this.options.stats?.lookup('local', 'hit');
       return cached.value;
     }
+    this.options.stats?.lookup('local', 'miss');
     const pending = this.inflight.get(key);
     if (pending) return pending;
     const load = this.loadThrough(key).finally(() => this.inflight.delete(key));
@@ -159,7 +176,7 @@ export class LiveCache<T> {
     let value: T | undefined;
     let found = false;
     let version = '0';
-    if (redis) {
+    if (redis && !this.unshared.has(key)) {
       try {
         const [text, currentVersion] = await withTimeout(redis.mget(valueKey, versionKey), this.options.redisTimeoutMs ?? 100);
         version = currentVersion ?? '0';
@@ -168,15 +185,15 @@ export class LiveCache<T> {
           const json = text.slice(separator + 1);
           value = json === MISSING ? undefined : (JSON.parse(json) as T);
           found = true;
-          this.options.stats?.hit('redis');
         }
       } catch {
         // Redis is a cache here: when it is down, SQL answers.
       }
+      this.options.stats?.lookup('redis', found ? 'hit' : 'miss');
     }
     if (!found) {
       value = await this.options.load(key);
-      this.options.stats?.hit('sql');
+      this.options.stats?.lookup('sql', 'hit');
       if (redis) {
         const json = value === undefined ? MISSING : JSON.stringify(value);
         redis.set(valueKey, `${version}|${json}`, 'PX', this.options.redisTtlMs ?? 60_000).catch(() => undefined);
@@ -192,9 +209,27 @@ export class LiveCache<T> {
     return value;
   }
 
-  /** After a change in SQL: drop the key everywhere. Resolves once Redis and the bus have it. */
+  /**
+   * After a change in SQL: drop the key everywhere. Resolves once Redis and the bus have it, or,
+   * when they cannot be reached (within a second), once the change is sure to reach them: SQL
+   * already holds it, so the caller's change is made and must not be reported as failed. Until
+   * then this instance reads the key from SQL, other instances drop their local copies when
+   * their subscriber reconnects, and the invalidation is retried every second.
+   */
   async invalidate(key: string): Promise<void> {
     this.dropLocal(key);
+    try {
+      await withTimeout(this.share(key), 1000, 'config invalidation');
+      this.unshared.delete(key);
+    } catch (error) {
+      this.unshared.add(key);
+      this.options.onInvalidateError?.(error, key);
+      this.retryUnshared();
+    }
+  }
+
+  /** Bumps the Redis version of `key` (its Redis value stops counting) and tells every instance. */
+  private async share(key: string): Promise<void> {
     const { redis } = this.options;
     if (redis) {
       const versionKey = this.redisKeys(key)[1];
@@ -202,6 +237,23 @@ export class LiveCache<T> {
       await redis.pexpire(versionKey, 7 * 86_400_000);
     }
     await this.options.bus.publish(`${this.options.name}:${key}`);
+  }
+
+  private retryUnshared(): void {
+    if (this.retryTimer) return;
+    this.retryTimer = setInterval(() => {
+      for (const key of this.unshared) {
+        withTimeout(this.share(key), 1000, 'config invalidation').then(
+          () => this.unshared.delete(key),
+          () => undefined,
+        );
+      }
+      if (this.unshared.size === 0) {
+        clearInterval(this.retryTimer);
+        this.retryTimer = undefined;
+      }
+    }, 1000);
+    this.retryTimer.unref();
   }
 
   private dropLocal(key: string): void {
@@ -217,5 +269,7 @@ export class LiveCache<T> {
   close(): void {
     this.unsubscribe();
     this.local.clear();
+    clearInterval(this.retryTimer);
+    this.retryTimer = undefined;
   }
 }

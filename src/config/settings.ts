@@ -103,9 +103,10 @@ export const SETTINGS = {
   bodyLimitBytes: spec({
     env: 'SLUICE_BODY_LIMIT_BYTES',
     kind: 'int',
-    default: 65_536,
+    default: 1_048_576,
     range: [1024, 10_485_760],
-    description: 'Largest request body accepted; larger ones get 413 PAYLOAD_TOO_LARGE.',
+    description:
+      'Largest request body accepted; larger ones get 413 PAYLOAD_TOO_LARGE. The default holds the largest message the schema allows (an email of 64 Ki characters of HTML and 32 Ki of text) in any JSON encoding.',
   }),
   scheduleHorizonDays: spec({
     env: 'SLUICE_SCHEDULE_HORIZON_DAYS',
@@ -218,6 +219,14 @@ export const SETTINGS = {
     default: 100,
     range: [1, 60_000],
     description: 'Timeout of one limiter call to Redis; a timeout counts as a failure.',
+  }),
+  redisCommandTimeoutMs: spec({
+    env: 'SLUICE_REDIS_COMMAND_TIMEOUT_MS',
+    kind: 'int',
+    default: 2000,
+    range: [50, 60_000],
+    description:
+      'Longest wait for any other Redis command (locks, due index, config cache, admin calls, shutdown): a frozen Redis fails them after this instead of hanging them.',
   }),
   breakerOpenMs: spec({
     env: 'SLUICE_BREAKER_OPEN_MS',
@@ -345,8 +354,21 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, file = env.SL
       problems.push((error as Error).message);
     }
   }
+  if (problems.length === 0) problems.push(...crossProblems(result as Settings));
   if (problems.length) throw new SettingsError(problems.join('; '));
   return result as Settings;
+}
+
+/** Settings valid one by one that cannot work together. */
+function crossProblems(settings: Settings): string[] {
+  const problems: string[] = [];
+  // A call is "bad" (degrading) above SLUICE_DEGRADE_MS and "failed" at the timeout: a timeout
+  // at or below the degrade latency leaves no such thing as bad-but-answered.
+  if (settings.redisTimeoutMs <= settings.degradeMs)
+    problems.push(
+      `SLUICE_REDIS_TIMEOUT_MS (${settings.redisTimeoutMs}) must be above SLUICE_DEGRADE_MS (${settings.degradeMs}): a call slower than the degrade latency must still be able to answer`,
+    );
+  return problems;
 }
 
 /** Variables sluice reads that are not settings: the CLI's settings file and `send --key`. */

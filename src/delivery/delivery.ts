@@ -186,7 +186,7 @@ export function startDelivery(runtime: Runtime, consoleProvider: Provider, optio
         channel,
         partition,
         partitions: settings.partitions,
-        lock: locks.createLock(`sluice:dispatch:${partitionName(channel, partition)}`),
+        lock: locks.createLock(`dispatch:${partitionName(channel, partition)}`),
         messages: runtime.repositories.messages,
         providers,
         ...(dueIndex ? { dueIndex } : {}),

@@ -7,7 +7,9 @@
  * moves each to `sending` with a guarded update, sends it paced to its provider's QPS, and settles
  * it `sent`, back to `scheduled` for a retry with backoff, or `failed`.
  */
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
+import { ThrottledLog } from '../app/throttled-log.js';
 import type { Channel } from '../channels.js';
 import type { Clock } from '../limiter/index.js';
 import type { Metrics } from '../metrics/index.js';
@@ -76,12 +78,20 @@ export class Dispatcher {
   /** When the embedded due query last looked for expired leases. */
   private lastExpiredCheck = Number.NEGATIVE_INFINITY;
   private readonly random: () => number;
+  private readonly tickErrors: ThrottledLog<{ err: unknown; partition: string }>;
 
   constructor(private readonly options: DispatcherOptions) {
     this.name = partitionName(options.channel, options.partition);
     this.random = options.random ?? Math.random;
+    // Exported from the start: summed over instances `sluice_lock_held` is 1 per partition only if
+    // every instance reports its 0 too. The backlog is the holder's to report.
+    options.metrics?.lockHeld.set({ partition: this.name }, 0);
+    this.tickErrors = new ThrottledLog<{ err: unknown; partition: string }>(
+      (fields) => options.logger.error(fields, 'dispatcher tick failed; retried at the next tick'),
+      options.clock,
+    );
     options.lock.onLost(() => {
-      options.metrics?.lockHeld.set({ partition: this.name }, 0);
+      this.notHolding();
       options.logger.warn({ partition: this.name }, 'dispatcher lost its lock: claiming stops');
     });
   }
@@ -119,7 +129,12 @@ export class Dispatcher {
     await Promise.allSettled([...this.inFlight]);
     clearInterval(this.renewTimer);
     await this.options.lock.release();
+    this.notHolding();
+  }
+
+  private notHolding(): void {
     this.options.metrics?.lockHeld.set({ partition: this.name }, 0);
+    if (this.options.dueIndex) this.options.metrics?.dueIndexBacklog.remove({ partition: this.name });
   }
 
   private schedule(delayMs: number): void {
@@ -136,7 +151,8 @@ export class Dispatcher {
         this.timerAt = Number.POSITIVE_INFINITY;
         this.ticking = this.tick()
           .catch((error: unknown) => {
-            this.options.logger.error({ err: error, partition: this.name }, 'dispatcher tick failed');
+            // Every tick fails alike while Redis or the database is away: one line per 10 s.
+            this.tickErrors.record({ err: error, partition: this.name });
             return undefined;
           })
           .then((nextDue) => {
@@ -241,7 +257,16 @@ export class Dispatcher {
     const { channel, partition, partitions, messages, dueIndex, leaseMs } = this.options;
     const now = this.options.clock.now();
     if (!dueIndex) return messages.claimDue({ channel, partition, partitions, now, leaseMs, limit, expiredLeases });
-    const ids = await dueIndex.claim(this.name, now, limit);
+    const started = performance.now();
+    let ids: string[];
+    try {
+      ids = await dueIndex.claim(this.name, now, limit);
+    } catch (error) {
+      this.options.metrics?.redisErrors.inc({ operation: 'due_claim', kind: 'error' });
+      throw error;
+    } finally {
+      this.options.metrics?.redisCommandDuration.observe({ operation: 'due_claim' }, (performance.now() - started) / 1000);
+    }
     // One guarded UPDATE for the whole batch; it refuses ids that are stale (canceled, already
     // sent, claimed elsewhere), which the index may hold after a rebuild.
     return messages.claimMany(ids, { now: this.options.clock.now(), leaseMs });

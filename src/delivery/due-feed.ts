@@ -16,6 +16,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Runtime } from '../app/runtime.js';
+import { ThrottledLog } from '../app/throttled-log.js';
 import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../config/live-cache.js';
 import { shardOf } from '../storage/ids.js';
 import { partitionName } from './dispatcher.js';
@@ -40,6 +41,11 @@ export function startDueFeed(runtime: Runtime): DueFeed {
   let closed = false;
   let accepted = new Map<string, { entries: DueEntry[]; earliest: number }>();
   const indexing = new Set<Promise<void>>();
+  // Every batch fails alike while Redis is away: one line per 10 s.
+  const addErrors = new ThrottledLog<{ err: unknown; partition: string }>(
+    (fields) => logger.warn(fields, 'due index add failed; the next rebuild from SQL restores it'),
+    clock,
+  );
 
   const indexAccepted = async () => {
     const batch = accepted;
@@ -52,7 +58,7 @@ export function startDueFeed(runtime: Runtime): DueFeed {
           await dueIndex?.addMany(partition, entries);
           if (earliest < wakeBefore) await wakes.publish(`${partition}@${earliest}`);
         } catch (error) {
-          logger.warn({ err: error, partition }, 'due index add failed; the next rebuild from SQL restores it');
+          addErrors.record({ err: error, partition });
         }
       }),
     );

@@ -69,6 +69,7 @@ export class Metrics {
   readonly collectErrors: Counter<'collector'>;
 
   private messageCounts: MessageCountsProvider | undefined;
+  private breakerStateOf: (() => keyof typeof BREAKER_STATE_VALUE) | undefined;
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -113,10 +114,16 @@ export class Metrics {
       help: 'Limiter Redis calls slower than the alert threshold (SLUICE_DEGRADE_ALERT_MS).',
       registers,
     });
+    const self = this;
     this.breakerState = new Gauge({
       name: 'sluice_breaker_state',
       help: 'State of the limiter circuit breaker: 0 closed (Redis decides), 1 half-open (probing), 2 open (fallback decides).',
       registers,
+      // Read at each scrape, not only set on transitions: an open breaker turns half-open with
+      // time alone, and an idle instance must not report "open" (and fire its alert) for good.
+      collect() {
+        if (self.breakerStateOf) this.set(BREAKER_STATE_VALUE[self.breakerStateOf()]);
+      },
     });
     this.breakerTransitions = new Counter({
       name: 'sluice_breaker_transitions_total',
@@ -138,7 +145,6 @@ export class Metrics {
       registers,
     });
 
-    const self = this;
     this.messages = new Gauge({
       name: 'sluice_messages',
       help: 'Messages stored, by channel and status (queued|scheduled|sending|sent|failed|canceled); counted on each scrape.',
@@ -203,6 +209,11 @@ export class Metrics {
   /** Set the callback that counts messages by channel and status at each scrape. */
   setMessageCounts(provider: MessageCountsProvider | undefined): void {
     this.messageCounts = provider;
+  }
+
+  /** Set the callback that reads the limiter breaker's state at each scrape. */
+  setBreakerState(provider: (() => keyof typeof BREAKER_STATE_VALUE) | undefined): void {
+    this.breakerStateOf = provider;
   }
 
   /** The text exposition for `GET /metrics`. */

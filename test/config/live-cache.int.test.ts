@@ -1,7 +1,10 @@
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessChangeBus, LiveCache, RedisChangeBus } from '../../src/config/live-cache.js';
 import { ManualClock } from '../../src/limiter/index.js';
+import { freePort } from '../support/net.js';
+import { privateRedisBin, spawnRedisServer } from '../support/private-redis.js';
 import { describeWith, servers } from '../support/servers.js';
 
 /** A source of truth standing in for SQL: a map, and a count of loads. */
@@ -115,12 +118,72 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'LiveCache with Redis', 
         clock,
         bus: new InProcessChangeBus(),
         redis,
-        stats: { hit: (level) => hits.push(level) },
+        stats: { lookup: (level, result) => result === 'hit' && level !== 'local' && hits.push(level) },
       });
     expect(await make().get('a')).toBe('value');
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await make().get('a')).toBe('value');
     expect(hits).toEqual(['sql', 'redis']);
     expect(sql.calls.loads).toBe(1);
+  });
+});
+
+describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'LiveCache while Redis is frozen', () => {
+  let server: ChildProcess | undefined;
+  let redis: Redis;
+  beforeAll(async () => {
+    const port = await freePort();
+    server = await spawnRedisServer(privateRedisBin!, port);
+    if (!server) throw new Error('could not start a private redis-server');
+    // As the service's client: a frozen Redis fails a command after its timeout.
+    redis = new Redis({ port, host: '127.0.0.1', commandTimeout: 300, maxRetriesPerRequest: 1 });
+  });
+  afterAll(async () => {
+    server?.kill('SIGCONT');
+    redis?.disconnect();
+    server?.kill('SIGKILL');
+  });
+
+  it('a change saved while Redis is frozen is not a failure, and reaches the Redis level once it is back', async () => {
+    const clock = new ManualClock(0);
+    const sql = source({ a: 'old' });
+    const failures: string[] = [];
+    const make = () =>
+      new LiveCache<string>({
+        name: 'frozen',
+        load: sql.load,
+        localTtlMs: 1000,
+        clock,
+        bus: new InProcessChangeBus(),
+        redis,
+        onInvalidateError: (_error, key) => failures.push(key),
+      });
+    const writer = make();
+    const other = make();
+    expect(await writer.get('a')).toBe('old');
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the Redis level holds "old"
+    expect(await other.get('a')).toBe('old');
+
+    server!.kill('SIGSTOP');
+    sql.data.set('a', 'new');
+    await writer.invalidate('a'); // resolves: SQL holds the change
+    expect(failures).toEqual(['a']);
+    server!.kill('SIGCONT');
+
+    // Redis answers again, and its level still holds "old" until the retried invalidation lands;
+    // the writer never reads it back meanwhile.
+    clock.advance(1000);
+    expect(await writer.get('a')).toBe('new');
+    const deadline = Date.now() + 5000;
+    let seen: string | undefined;
+    while (Date.now() < deadline) {
+      clock.advance(1000);
+      seen = await other.get('a');
+      if (seen === 'new') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(seen).toBe('new');
+    writer.close();
+    other.close();
   });
 });

@@ -114,7 +114,7 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
     }
 
     instances.push(start('worker'), start('api,worker'));
-    const lockKey = `${keyPrefix}lock:{sluice:dispatch:webhook:0}`;
+    const lockKey = `${keyPrefix}lock:{dispatch:webhook:0}`;
     const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
     await client.connect();
     let kills = 0;

@@ -11,6 +11,7 @@ import { describeWith } from '../support/servers.js';
 import {
   createTenant,
   FaultyRedis,
+  freePort,
   LoadLoop,
   MetricsPoller,
   ms,
@@ -139,4 +140,50 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
     expect(steadyAt).toBeDefined();
     expect(backOnRedis).toBeLessThan(10_000);
   }, 60_000);
+});
+
+describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis unreachable from the start', () => {
+  const temp = tempDir('sluice-fault-redis-absent-');
+  let service: Service;
+
+  beforeAll(async () => {
+    const port = await freePort(); // nothing listens there
+    service = await startService({
+      SLUICE_DB_URL: `sqlite:${temp.dir}/db.sqlite`,
+      SLUICE_SECRET_KEY_FILE: `${temp.dir}/secret.key`,
+      SLUICE_REDIS_URL: `redis://127.0.0.1:${port}`,
+      SLUICE_ADMIN_TOKEN: 'fault-admin',
+      SLUICE_REDIS_COMMAND_TIMEOUT_MS: '300',
+    });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    temp.cleanup();
+  });
+
+  it('stays up, takes admin changes and sends in the fallback, and says so once, not per reconnect', async () => {
+    onTestFailed(() => console.log(`log tail:\n${service.logTail(20)}`));
+    // Before: a subscription that failed at start was an unhandled rejection, and the process exited.
+    await sleep(1500);
+    expect(service.child.exitCode).toBeNull();
+    const tenant = await createTenant(service.base, 'fault-admin'); // rules and quotas saved: 200, not 500
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const answer = await fetch(`${service.base}/v1/messages`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${tenant.apiKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ channel: 'sms', to: `+861380013${String(8000 + i)}`, body: 'code 1234' }),
+      });
+      statuses.push(answer.status);
+    }
+    expect(statuses).toEqual([202, 202, 202, 202, 202]);
+    const started = now();
+    const ready = await fetch(`${service.base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(now() - started).toBeLessThan(900); // within a probe's usual 1 s timeout
+    expect(service.logLines('Unhandled error event')).toBe('');
+    expect(service.logLines('Redis connection error').split('\n').length).toBe(1);
+    expect(service.child.exitCode).toBeNull();
+  });
 });

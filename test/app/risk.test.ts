@@ -1,0 +1,65 @@
+/**
+ * The risk-control service (`POST /v1/frequency/check` behind the route) on a real runtime: the
+ * embedded default, and a Redis that cannot be reached for the read-only look.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Runtime } from '../../src/app/runtime.js';
+import { SluiceError } from '../../src/errors.js';
+import { tempDir, testEnv, testRuntime } from '../delivery/delivery-support.js';
+import { freePort } from '../support/net.js';
+
+const oneAMinute = [{ windowMs: 60_000, limit: 1 }];
+let runtime: Runtime | undefined;
+let cleanup = () => {};
+afterEach(async () => {
+  await runtime?.close();
+  runtime = undefined;
+  cleanup();
+});
+
+async function start(extra: Record<string, string> = {}) {
+  const temp = tempDir();
+  cleanup = temp.cleanup;
+  runtime = await testRuntime(testEnv(temp.dir, undefined, extra));
+  const tenant = await runtime.http.admin.createTenant(`risk-${Date.now()}`);
+  return { runtime, tenant };
+}
+
+describe('risk checks', () => {
+  it('keeps subject and action apart: "c:a" doing "b" is not "a" doing "b:c"', async () => {
+    const { runtime, tenant } = await start();
+    const first = await runtime.http.risk.check(tenant.id, { subject: 'c:a', action: 'b', rules: oneAMinute, record: true });
+    const second = await runtime.http.risk.check(tenant.id, { subject: 'a', action: 'b:c', rules: oneAMinute, record: true });
+    expect([first.code, second.code]).toEqual(['OK', 'OK']);
+    const again = await runtime.http.risk.check(tenant.id, { subject: 'a', action: 'b:c', rules: oneAMinute, record: true });
+    expect(again.code).toBe('RATE_LIMITED');
+  });
+
+  it('answers a suspended tenant TENANT_SUSPENDED, as every other tenant call', async () => {
+    const { runtime, tenant } = await start();
+    await runtime.http.admin.updateTenant(tenant.id, { status: 'suspended' });
+    await expect(
+      runtime.http.risk.check(tenant.id, { subject: 'u1', action: 'login', rules: oneAMinute, record: true }),
+    ).rejects.toMatchObject({
+      code: 'TENANT_SUSPENDED',
+    });
+  });
+
+  it('counts recorded decisions in sluice_decisions_total with channel="none"', async () => {
+    const { runtime, tenant } = await start();
+    for (let i = 0; i < 2; i++)
+      await runtime.http.risk.check(tenant.id, { subject: 'u1', action: 'login', rules: oneAMinute, record: true });
+    await runtime.http.risk.check(tenant.id, { subject: 'u1', action: 'login', rules: oneAMinute, record: false });
+    const text = await runtime.metrics.text();
+    expect(text).toContain('sluice_decisions_total{outcome="OK",channel="none",rule="none"} 1');
+    expect(text).toContain('sluice_decisions_total{outcome="RATE_LIMITED",channel="none",rule="0"} 1');
+  });
+
+  it('a read-only look with Redis unreachable is 503 UNAVAILABLE, not a 500', async () => {
+    const port = await freePort(); // nothing listens there
+    const { runtime, tenant } = await start({ SLUICE_REDIS_URL: `redis://127.0.0.1:${port}`, SLUICE_REDIS_COMMAND_TIMEOUT_MS: '200' });
+    const look = runtime.http.risk.check(tenant.id, { subject: 'u1', action: 'login', rules: oneAMinute, record: false });
+    await expect(look).rejects.toBeInstanceOf(SluiceError);
+    await expect(look).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+});

@@ -14,6 +14,19 @@ import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
 
+/** Why a JSON body the parser refused is refused. */
+function invalidJson(text: string): SluiceError {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    return new SluiceError('INVALID_REQUEST', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+  return new SluiceError(
+    'INVALID_REQUEST',
+    'the body has a "__proto__" or "constructor": {"prototype": …} key: such keys are refused, as they could change what objects inherit',
+  );
+}
+
 export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const app = Fastify({
     bodyLimit: deps.bodyLimitBytes,
@@ -60,6 +73,17 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
 
   // The API speaks JSON only: a text/plain body is 415, not a string that fails the schema.
   app.removeContentTypeParser('text/plain');
+  // Fastify's JSON parser (secure-json-parse: `__proto__` and `constructor.prototype` keys are
+  // refused) says only "Body is not valid JSON": ours says why, for a syntax error and for a key
+  // refused. The text is parsed again only on that error path.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    parseJson(request, body as string, (error, value) => {
+      if ((error as { code?: string } | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') done(invalidJson(body as string), undefined);
+      else done(error, value);
+    });
+  });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 

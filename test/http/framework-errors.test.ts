@@ -74,6 +74,28 @@ describe('body parser errors', () => {
   });
 });
 
+describe('JSON bodies', () => {
+  it.each([
+    ['a __proto__ key', '{"channel":"sms","__proto__":{"admin":true}}'],
+    ['a nested __proto__ key', '{"channel":"sms","params":{"__proto__":{"x":"y"}}}'],
+    ['a constructor.prototype key', '{"channel":"sms","constructor":{"prototype":{"admin":true}}}'],
+  ])('%s is 400 INVALID_REQUEST saying such keys are refused', async (_name, payload) => {
+    const error = contractError(await post(payload), 400, 'INVALID_REQUEST');
+    expect(error.message).toMatch(/"__proto__" or "constructor".*refused/);
+  });
+
+  it('a syntax error is 400 INVALID_REQUEST saying what the parser found', async () => {
+    const error = contractError(await post('{"channel": "sms", '), 400, 'INVALID_REQUEST');
+    expect(error.message).toMatch(/^the body is not valid JSON: \S/);
+    expect(error.message).not.toContain('__proto__');
+  });
+
+  it('a JSON body with a charset parameter is parsed as before', async () => {
+    const response = await post(JSON.stringify(sms(phone(2))), { 'content-type': 'application/json; charset=utf-8' });
+    expect(response.statusCode, response.body).toBe(202);
+  });
+});
+
 describe('over a real socket', () => {
   let port: number;
   beforeAll(async () => {

@@ -264,7 +264,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       admin: new SqlAdminService({
         ...repositories,
         directory,
-        limiter,
+        // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
+        limiter: { unban: (subject) => limiter.unban(subject).catch(unavailableUnlessSluiceError) },
         defaultRegion: settings.defaultRegion,
         blacklistChanged: () => blacklist.changed(),
       }),

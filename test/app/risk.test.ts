@@ -1,6 +1,6 @@
 /**
  * The risk-control service (`POST /v1/frequency/check` behind the route) on a real runtime: the
- * embedded default, and a Redis that cannot be reached for the read-only look.
+ * embedded default, and a Redis that cannot be reached for the calls that have no fallback.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';
@@ -61,5 +61,11 @@ describe('risk checks', () => {
     const look = runtime.http.risk.check(tenant.id, { subject: 'u1', action: 'login', rules: oneAMinute, record: false });
     await expect(look).rejects.toBeInstanceOf(SluiceError);
     await expect(look).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+
+  it('lifting a ban with Redis unreachable is 503 UNAVAILABLE, not a 500', async () => {
+    const port = await freePort();
+    const { runtime, tenant } = await start({ SLUICE_REDIS_URL: `redis://127.0.0.1:${port}`, SLUICE_REDIS_COMMAND_TIMEOUT_MS: '200' });
+    await expect(runtime.http.admin.liftBan(tenant.id, 'sms', '+8613800138000')).rejects.toMatchObject({ code: 'UNAVAILABLE' });
   });
 });

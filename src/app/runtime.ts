@@ -179,6 +179,11 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       frequency = new DegradingFrequencyGate(degrading, { divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate });
       const breaker = degrading;
       metrics.setBreakerState(() => breaker.state());
+      // The first decision pays for the connection and the script's load (NOSCRIPT, then EVAL).
+      // Paid by a burst of requests, that opened the breaker on every start; paid here, by a look
+      // that records nothing, it delays the start by a round trip (by the command timeout at
+      // most, when Redis is frozen; a Redis that is down fails at once).
+      await limiter.peek({ subject: 'sluice:warm-up', rules: [{ windowMs: 1000, limit: 1 }] }).catch(() => undefined);
     }
 
     const acceptedListeners: ((message: NewMessage, outcome: AdmissionOutcome) => void)[] = [];

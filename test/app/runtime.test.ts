@@ -1,12 +1,17 @@
 /**
- * The risk-control service (`POST /v1/frequency/check` behind the route) on a real runtime: the
- * embedded default, and a Redis that cannot be reached for the calls that have no fallback.
+ * What `createRuntime` wires, on a real runtime: the risk-control service (behind
+ * `POST /v1/frequency/check`), the calls that have no fallback when Redis cannot be reached, and
+ * the limiter's warm-up on start.
  */
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';
 import { SluiceError } from '../../src/errors.js';
+import { scripts } from '../../src/limiter/stores/redis/lua-script.js';
 import { tempDir, testEnv, testRuntime } from '../delivery/delivery-support.js';
 import { freePort } from '../support/net.js';
+import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
+import { describeWith } from '../support/servers.js';
 
 const oneAMinute = [{ windowMs: 60_000, limit: 1 }];
 let runtime: Runtime | undefined;
@@ -25,7 +30,7 @@ async function start(extra: Record<string, string> = {}) {
   return { runtime, tenant };
 }
 
-describe('risk checks', () => {
+describe('runtime', () => {
   it('keeps subject and action apart: "c:a" doing "b" is not "a" doing "b:c"', async () => {
     const { runtime, tenant } = await start();
     const first = await runtime.http.risk.check(tenant.id, { subject: 'c:a', action: 'b', rules: oneAMinute, record: true });
@@ -67,5 +72,23 @@ describe('risk checks', () => {
     const port = await freePort();
     const { runtime, tenant } = await start({ SLUICE_REDIS_URL: `redis://127.0.0.1:${port}`, SLUICE_REDIS_COMMAND_TIMEOUT_MS: '200' });
     await expect(runtime.http.admin.liftBan(tenant.id, 'sms', '+8613800138000')).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+
+  describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'with a Redis of its own', () => {
+    let redis: PrivateRedis | undefined;
+    afterEach(async () => {
+      await redis?.stop();
+    });
+
+    it("loads the limiter's script before serving: a start's first burst must not open the breaker", async () => {
+      redis = await startPrivateRedis();
+      await start({ SLUICE_REDIS_URL: redis.url });
+      const client = new Redis(redis.url);
+      try {
+        expect(await client.script('EXISTS', scripts.checkBatch.sha)).toEqual([1]);
+      } finally {
+        client.disconnect();
+      }
+    });
   });
 });

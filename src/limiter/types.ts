@@ -41,6 +41,15 @@
  *   x = max(tat, t). Hit when x + T − t > w; then retryAfter = ceil(x + T − w − t).
  *   Admit: tat = x + T. count = ceil((x − t) / T − 1e-9) (tokens in use; −0 is reported as 0).
  *   Expressions are evaluated left to right: x + T − t is (x + T) − t.
+ * Counter state, which decides what a time earlier than a previous one (a replay, another host's
+ * clock) reads: fixed-window keeps a count per window index, sliding-counter per bucket index
+ * (keep = 0, resp. 10). With n the newest index written, an admission adds 1 to its own index; one
+ * that raises n to n' drops the indices of n − keep..n below n' − keep (a check at their time reads
+ * 0 from then on). An index written below n − keep (time gone back that far) is never dropped, only
+ * cleaned up with the subject (Redis TTL, memory eviction). "Admitted in window k" above means
+ * admitted since window k was last dropped; with times that never go back the two are the same.
+ * The log and the token bucket need no such rule: the log keeps times, sorted, whatever their
+ * order; an earlier time finds the bucket's tat ahead of it.
  * Undo of an attempt admitted at `a`. The counter effects are: fixed-window count of window
  * floor(a / w) decremented if that window is still stored and > 0; sliding-counter bucket
  * floor(a / b) decremented if present and > 0; token-bucket tat −= T (not below a) if a tat is

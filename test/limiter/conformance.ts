@@ -433,5 +433,53 @@ export function defineStoreConformance(
       expect(await check(rules, 600)).toEqual(limited(0, 500, [2], T0 + 600));
       expect(await check(rules, 1100)).toEqual(ok([1], T0 + 1100));
     });
+
+    it('fixed-window, time going back: the newest window keeps its count; an older window counts apart until replaced windows drop', async () => {
+      const rules: Rule[] = [{ windowMs: 1000, limit: 3, algorithm: 'fixed-window' }];
+      expect(await check(rules, 5000)).toEqual(ok([0], T0 + 5000));
+      expect(await check(rules, 5100)).toEqual(ok([1], T0 + 5100));
+      expect(await check(rules, 5200)).toEqual(ok([2], T0 + 5200));
+      // Back to window 3: counted in its own window, not in window 5's place.
+      expect(await check(rules, 3000)).toEqual(ok([0], T0 + 3000));
+      expect(await check(rules, 5300)).toEqual(limited(0, 700, [3], T0 + 5300));
+      expect(await check(rules, 5400)).toEqual(limited(0, 600, [3], T0 + 5400));
+      expect(await check(rules, 3100)).toEqual(ok([1], T0 + 3100));
+      await limiter.undo({ subject, rules, at: T0 + 3000 });
+      expect(await peek(rules, 3200)).toEqual(ok([1], T0 + 3200));
+      // Window 6 replaces window 5, which an older time then reads as empty; window 3 stays.
+      expect(await check(rules, 6000)).toEqual(ok([0], T0 + 6000));
+      expect(await peek(rules, 5500)).toEqual(ok([0], T0 + 5500));
+      expect(await peek(rules, 3200)).toEqual(ok([1], T0 + 3200));
+    });
+
+    it('sliding-counter, time going back: buckets n - 10..n are kept, an older bucket counts apart, left buckets drop', async () => {
+      // b = 100 ms: bucket 52 is [5200, 5300).
+      const rules: Rule[] = [{ windowMs: 1000, limit: 3, algorithm: 'sliding-counter' }];
+      expect(await check(rules, 5200)).toEqual(ok([0], T0 + 5200));
+      expect(await check(rules, 5210)).toEqual(ok([1], T0 + 5210));
+      expect(await check(rules, 5220)).toEqual(ok([2], T0 + 5220));
+      // Bucket 30, below the kept 42..52 (and 30 ≡ 52 mod 11: it must not take bucket 52's place).
+      expect(await check(rules, 3000)).toEqual(ok([0], T0 + 3000));
+      expect(await peek(rules, 5230)).toEqual(limited(0, 70, [3], T0 + 5230));
+      // Bucket 45, within the kept range.
+      expect(await check(rules, 4500)).toEqual(ok([0], T0 + 4500));
+      expect(await peek(rules, 5230)).toEqual(limited(0, 70, [4], T0 + 5230));
+      expect(await peek(rules, 3050)).toEqual(ok([1], T0 + 3050));
+      // Bucket 64 keeps 54..64: buckets 45 and 52 drop, bucket 30 stays.
+      expect(await check(rules, 6400)).toEqual(ok([0], T0 + 6400));
+      expect(await peek(rules, 5250)).toEqual(ok([0], T0 + 5250));
+      expect(await peek(rules, 3050)).toEqual(ok([1], T0 + 3050));
+      await limiter.undo({ subject, rules, at: T0 + 3000 });
+      expect(await peek(rules, 3050)).toEqual(ok([0], T0 + 3050));
+    });
+
+    it('token-bucket, time going back: the arrival time ahead of it refuses until time catches up', async () => {
+      // T = 500 ms: after one admission at 5000 the theoretical arrival time is 5500.
+      const rules: Rule[] = [{ windowMs: 1000, limit: 2, algorithm: 'token-bucket' }];
+      expect(await check(rules, 5000)).toEqual(ok([0], T0 + 5000));
+      // At 3000: tokens in use ceil((5500 − 3000) / 500) = 5; admitted again at 5500 + 500 − 1000 = 5000.
+      expect(await check(rules, 3000)).toEqual(limited(0, 2000, [5], T0 + 3000));
+      expect(await check(rules, 5000)).toEqual(ok([1], T0 + 5000));
+    });
   });
 }

@@ -4,7 +4,8 @@
  * the process clock a stall of the test process (GC, a loaded machine) longer than a ban or a
  * window would expire state the model still holds, and the run would fail by chance.
  * The second run wraps the store so its clock follows the decision times: eviction of idle
- * subjects is then active during the sequences and must not change a single decision.
+ * subjects is then active during the sequences and must not change a single decision (with times
+ * that only go forward: cleanup is not part of the model).
  */
 import { ManualClock } from '../../src/limiter/clock.js';
 import { MemoryStore } from '../../src/limiter/stores/memory/memory-store.js';
@@ -42,5 +43,7 @@ defineModelProperties(
     };
     return following;
   },
-  { numRuns: 300 },
+  // Eviction follows the latest decision time: a time gone back may find a subject evicted that the
+  // model still holds, as a Redis TTL would drop its keys.
+  { numRuns: 300, timesGoBack: false },
 );

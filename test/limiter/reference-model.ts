@@ -5,8 +5,10 @@
  * log's contents and each token bucket's tat by replaying that history from the start. Nothing is
  * clever, so the model is easy to check against the text and slow (tests keep sequences short).
  *
- * Assumptions: one rule set per subject (state is identified by rule index), and times that do not
- * go backwards across the whole run (a store may drop state that only an earlier time could see).
+ * Assumptions: one rule set per subject (state is identified by rule index), and no cleanup during
+ * a run (no Redis TTL runs out, no subject is evicted). Times may go backwards: what the stores then
+ * keep of fixed-window and sliding-counter state is the rule of types.ts, replayed by
+ * {@link indexCounts}.
  */
 import type { Decision, NormalizedRule } from '../../src/limiter/types.js';
 
@@ -143,7 +145,7 @@ function maxBanOfHitRules(history: SubjectHistory, rules: readonly NormalizedRul
   return ban;
 }
 
-/** The admissions the counting algorithms see: admitted and not undone (with or without an id). */
+/** Admissions not undone (with or without an id): those an undo may still take back. */
 function admissionsOf(history: SubjectHistory): Admission[] {
   const undone = new Set<Admission>();
   for (const operation of history.operations) {
@@ -177,10 +179,8 @@ function countOf(history: SubjectHistory, rule: NormalizedRule, index: number, n
   switch (rule.algorithm) {
     case 'sliding-log':
       return logOf(history).filter((entry) => entry.time > now - w && entry.time <= now).length;
-    case 'fixed-window': {
-      const k = Math.floor(now / w);
-      return admissionsOf(history).filter((admission) => Math.floor(admission.time / w) === k).length;
-    }
+    case 'fixed-window':
+      return indexCounts(history, w, 0).get(Math.floor(now / w)) ?? 0;
     case 'sliding-counter': {
       const { weighted, b } = slidingCounter(history, rule, now);
       return Math.floor(weighted / b);
@@ -226,12 +226,41 @@ function slidingCounter(history: SubjectHistory, rule: NormalizedRule, now: numb
   const b = Math.ceil(rule.windowMs / 10);
   const k = Math.floor(now / b);
   const m = now - k * b;
-  const admissions = admissionsOf(history);
-  const inBucket = (j: number) => admissions.filter((admission) => Math.floor(admission.time / b) === j).length;
+  const counts = indexCounts(history, b, 10);
+  const inBucket = (j: number) => counts.get(j) ?? 0;
   let S = 0;
   for (let j = k - 9; j <= k; j++) S += inBucket(j);
   const c = inBucket(k - 10);
   return { weighted: S * b + c * (b - m), b, m };
+}
+
+/**
+ * The counts of a fixed-window rule (`size` = w, `keep` = 0) or a sliding-counter rule (`size` = b,
+ * `keep` = 10) by window or bucket index, replaying the subject's admissions and undos by the rule
+ * of types.ts: an admission adds 1 to its index; when it raises the newest index written from n to
+ * n', the indices of the kept range n − keep..n that are not in n' − keep..n' are dropped (an index
+ * written below n − keep, a time gone back that far, is never dropped); an undo subtracts 1 from
+ * its index when that is stored and above 0.
+ */
+function indexCounts(history: SubjectHistory, size: number, keep: number): Map<number, number> {
+  const counts = new Map<number, number>();
+  let newest: number | undefined;
+  for (const operation of history.operations) {
+    if (operation.kind === 'trim') continue;
+    const index = Math.floor(operation.admission.time / size);
+    if (operation.kind === 'admit') {
+      if (newest === undefined || index > newest) {
+        const last = newest ?? index;
+        for (let dropped = last - keep; dropped <= Math.min(last, index - keep - 1); dropped++) counts.delete(dropped);
+        newest = index;
+      }
+      counts.set(index, (counts.get(index) ?? 0) + 1);
+    } else {
+      const count = counts.get(index);
+      if (count !== undefined && count > 0) counts.set(index, count - 1);
+    }
+  }
+  return counts;
 }
 
 /** Replays the subject's admissions and undos through GCRA. */

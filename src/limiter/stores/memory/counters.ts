@@ -19,36 +19,67 @@ abstract class CounterBase {
   ) {}
 }
 
-/** Admitted count of the latest window k = floor(t / w) that saw an admission. */
+/**
+ * Admitted count per window k = floor(t / w), kept as check-batch.lua keeps its hash fields: the
+ * newest window written, whose count is dropped when a newer window is written, and windows written
+ * while a newer one was already stored (times gone back), which stay until the subject is evicted.
+ */
 export class FixedWindowCounter extends CounterBase {
   readonly algorithm = 'fixed-window';
+  /** The newest window written; NaN: none yet. */
   window = Number.NaN;
+  /** Admitted in {@link window}. */
   count = 0;
+  /** Windows older than {@link window} written after it (allocated on the first). */
+  private older: Map<number, number> | undefined;
 
   countAt(t: number): number {
-    return Math.floor(t / this.windowMs) === this.window ? this.count : 0;
+    const window = Math.floor(t / this.windowMs);
+    if (window === this.window) return this.count;
+    return this.older?.get(window) ?? 0;
   }
 
   admit(t: number): void {
     const window = Math.floor(t / this.windowMs);
     if (window === this.window) this.count++;
-    else {
+    else if (!(window < this.window)) {
+      // The first window, or a newer one: the one it replaces no longer counts at any later time.
       this.window = window;
       this.count = 1;
+    } else {
+      // Writing this older window into `window`'s place would lose the newer count.
+      this.older ??= new Map();
+      this.older.set(window, (this.older.get(window) ?? 0) + 1);
     }
   }
 
   undo(a: number): void {
-    if (Math.floor(a / this.windowMs) === this.window && this.count > 0) this.count--;
+    const window = Math.floor(a / this.windowMs);
+    if (window === this.window) {
+      if (this.count > 0) this.count--;
+      return;
+    }
+    const count = this.older?.get(window);
+    if (count !== undefined && count > 0) this.older!.set(window, count - 1);
   }
 }
 
-/** Eleven buckets of b = ceil(w / 10) ms in a ring; slot j % 11 holds bucket j when `buckets[slot] === j`. */
+/**
+ * Bucket counts of b = ceil(w / 10) ms, kept as check-batch.lua keeps its hash fields: with n the
+ * newest bucket written, buckets n − 10..n are kept and the ones a newer n leaves behind are
+ * dropped; a bucket written below n − 10 (a time gone back that far) stays until the subject is
+ * evicted. The kept range lives in a ring of 11 slots (slot j % 11 holds bucket j when
+ * `buckets[slot] === j` and j ≥ n − 10: a tag below that is a dropped bucket), the rest in a map.
+ */
 export class SlidingCounter extends CounterBase {
   readonly algorithm = 'sliding-counter';
   readonly bucketMs: number;
   private readonly buckets = new Float64Array(BUCKETS).fill(Number.NaN);
   private readonly counts = new Float64Array(BUCKETS);
+  /** n, the newest bucket written; NaN: none yet. */
+  private newest = Number.NaN;
+  /** Buckets below n − 10 when written (allocated on the first). */
+  private older: Map<number, number> | undefined;
   /** Set by {@link weightedAt}: t − k·b. */
   offset = 0;
 
@@ -57,9 +88,18 @@ export class SlidingCounter extends CounterBase {
     this.bucketMs = Math.ceil(windowMs / 10);
   }
 
+  /** The ring slot of `bucket` when it is stored there, else -1. */
+  private storedSlot(bucket: number): number {
+    // A comparison with NaN is false: nothing is kept before the first admission.
+    if (!(bucket >= this.newest - (BUCKETS - 1))) return -1;
+    const slot = slotOf(bucket);
+    return this.buckets[slot] === bucket ? slot : -1;
+  }
+
   private countOf(bucket: number): number {
-    const slot = ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
-    return this.buckets[slot] === bucket ? this.counts[slot]! : 0;
+    const slot = this.storedSlot(bucket);
+    if (slot >= 0) return this.counts[slot]!;
+    return this.older?.get(bucket) ?? 0;
   }
 
   /** S·b + c·(b − m), the weighted count times b; also sets {@link offset} to m. */
@@ -75,9 +115,17 @@ export class SlidingCounter extends CounterBase {
 
   admit(t: number): void {
     const bucket = Math.floor(t / this.bucketMs);
-    const slot = ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
+    if (bucket < this.newest - (BUCKETS - 1)) {
+      // Below the kept range: its slot holds a bucket that still counts.
+      this.older ??= new Map();
+      this.older.set(bucket, (this.older.get(bucket) ?? 0) + 1);
+      return;
+    }
+    if (!(bucket <= this.newest)) this.newest = bucket;
+    const slot = slotOf(bucket);
     if (this.buckets[slot] === bucket) this.counts[slot]!++;
     else {
+      // The slot's tag, if any, is a bucket below the kept range: dropped, as check-batch.lua drops it.
       this.buckets[slot] = bucket;
       this.counts[slot] = 1;
     }
@@ -85,9 +133,19 @@ export class SlidingCounter extends CounterBase {
 
   undo(a: number): void {
     const bucket = Math.floor(a / this.bucketMs);
-    const slot = ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
-    if (this.buckets[slot] === bucket && this.counts[slot]! > 0) this.counts[slot]!--;
+    const slot = this.storedSlot(bucket);
+    if (slot >= 0) {
+      if (this.counts[slot]! > 0) this.counts[slot]!--;
+      return;
+    }
+    const count = this.older?.get(bucket);
+    if (count !== undefined && count > 0) this.older!.set(bucket, count - 1);
   }
+}
+
+/** Slot of a bucket in the ring; a store called directly may pass a time before 1970. */
+function slotOf(bucket: number): number {
+  return ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
 }
 
 /** GCRA: one theoretical arrival time. */

@@ -128,7 +128,11 @@ export class Limiter {
     return this.store.ban(subject, ms, now);
   }
 
-  /** Lift a subject's ban; resolves whether one was in force. */
+  /**
+   * Lift a subject's ban; resolves whether a ban record was still stored (not yet cleaned up): true
+   * for a ban in force on the store's clock, and on RedisStore also for an ended ban whose key lives
+   * on (at least `minTtlMs`). Cleanup follows the store's clock, not explicit `now` values.
+   */
   async unban(subject: string): Promise<boolean> {
     checkSubject(subject);
     return this.store.unban(subject);

@@ -157,8 +157,11 @@ export interface LimiterStore {
   /** Ban the subject for `ms` from `now` (default: the store's clock). Replaces a shorter ban. */
   ban(subject: string, ms: number, now: number | undefined): Promise<void>;
   /**
-   * Lift the subject's ban. Returns whether a ban was stored (with explicit `now` values a ban
-   * whose end has passed may still be stored until its cleanup: its TTL, or eviction).
+   * Lift the subject's ban. Resolves whether a ban record was still stored, not yet cleaned up:
+   * true for a ban in force on the store's clock; also for an ended ban whose cleanup is later than
+   * its end (RedisStore: the key's TTL is at least `minTtlMs`). Cleanup runs on the store's clock
+   * (Redis TIME, the MemoryStore's clock), so with explicit `now` values true does not say the ban
+   * was in force at those times.
    */
   unban(subject: string): Promise<boolean>;
   /** Release resources the store owns (never a client it was given). */

@@ -76,10 +76,22 @@ export const ChannelParam = Type.Object({
   channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
 });
 
+/**
+ * A tenant's quotas are limiter rules (token bucket per second, fixed window per UTC day): a value
+ * the limiter refuses (a limit above 1e9) would be stored, then fail every send with a 503. Taken
+ * here, one range for create and patch; the CLI checks its bodies against these schemas too.
+ */
+const QpsLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
+  description: 'Requests per second for the whole tenant, 1 to 1,000,000; null: unlimited',
+});
+const DailyQuota = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()], {
+  description: 'Admitted messages per UTC day on this channel, 1 to 1,000,000,000; null: unlimited',
+});
+
 export const NewTenantBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9 _.-]*$' }),
-    qpsLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    qpsLimit: Type.Optional(QpsLimit),
   },
   { additionalProperties: false },
 );
@@ -87,14 +99,10 @@ export const NewTenantBody = Type.Object(
 export const TenantPatchBody = Type.Object(
   {
     status: Type.Optional(Type.String({ enum: ['active', 'suspended'] })),
-    qpsLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()])),
+    qpsLimit: Type.Optional(QpsLimit),
     dailyQuotas: Type.Optional(
       Type.Object(
-        {
-          sms: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-          email: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-          webhook: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-        },
+        { sms: Type.Optional(DailyQuota), email: Type.Optional(DailyQuota), webhook: Type.Optional(DailyQuota) },
         { additionalProperties: false },
       ),
     ),

@@ -112,6 +112,11 @@ describe('sluice CLI', () => {
     const tenant = JSON.parse(await sluice('tenant', 'create', 'bad-input')) as { id: string };
     await refused(['tenant', 'create', 'x', '--qps', '0'], 'INVALID_REQUEST: qpsLimit: Expected integer to be greater or equal to 1');
     await refused(['tenant', 'create', 'x', '--qps', '1.5'], 'not an integer');
+    // More than the limiter can count: refused, not stored to fail every send with a 503.
+    await refused(
+      ['tenant', 'create', 'q9', '--qps', '5000000000'],
+      'INVALID_REQUEST: qpsLimit: Expected integer to be less or equal to 1000000',
+    );
     await refused(['tenant', 'create', ''], 'INVALID_REQUEST: name');
     await refused(['rules', 'show', 'no-such-tenant', 'sms'], 'NOT_FOUND');
     await refused(['rules', 'set', 'no-such-tenant', 'sms', '60:3'], 'NOT_FOUND');

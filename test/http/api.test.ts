@@ -281,6 +281,29 @@ describe('admin API', () => {
     expect(email.statusCode, email.body).toBe(202);
   });
 
+  it('quotas the limiter cannot count are refused (400) on create and patch; the largest accepted still lets sends through', async () => {
+    expectError(await t.admin('POST', '/v1/admin/tenants', { name: 'too-fast', qpsLimit: 99_999_999_999 }), 400, 'INVALID_REQUEST');
+    expectError(await t.admin('POST', '/v1/admin/tenants', { name: 'too-fast', qpsLimit: 1_000_001 }), 400, 'INVALID_REQUEST');
+    const tenant = await t.createTenant();
+    const patch = (body: unknown) => t.admin('PATCH', `/v1/admin/tenants/${tenant.id}`, body);
+    expectError(await patch({ qpsLimit: 1_000_001 }), 400, 'INVALID_REQUEST');
+    expectError(await patch({ dailyQuotas: { webhook: 5_000_000_000 } }), 400, 'INVALID_REQUEST');
+    expectError(await patch({ dailyQuotas: { sms: 1_000_000_001 } }), 400, 'INVALID_REQUEST');
+    expect((await t.admin('GET', `/v1/admin/tenants/${tenant.id}`)).json()).toMatchObject({
+      qpsLimit: null,
+      dailyQuotas: { webhook: null },
+    });
+
+    const fast = await t.admin('POST', '/v1/admin/tenants', { name: 'fastest', qpsLimit: 1_000_000 });
+    expect(fast.statusCode, fast.body).toBe(201);
+    const largest = await t.admin('PATCH', `/v1/admin/tenants/${fast.json().id}`, {
+      dailyQuotas: { sms: 1_000_000_000, email: 1_000_000_000, webhook: 1_000_000_000 },
+    });
+    expect(largest.statusCode, largest.body).toBe(200);
+    expect((await t.send(fast.json().apiKey, { channel: 'webhook', to: 'ops-alerts', body: 'x' })).statusCode).toBe(202);
+    expect((await t.send(fast.json().apiKey, sms(freshPhone()))).statusCode).toBe(202);
+  });
+
   it('rules: the 4th send in a minute is 429 RATE_LIMITED, then BANNED; lifting the ban lets sends through', async () => {
     const tenant = await t.createTenant();
     const put = await t.admin('PUT', `/v1/admin/tenants/${tenant.id}/rules/sms`, SEED_RULES);

@@ -3,6 +3,7 @@
  * configured (else in process and SQL), providers from SQL with the console provider as the
  * fallback of the embedded default, and provider pacing through the shared limiter.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel } from '../channels.js';
@@ -140,7 +141,7 @@ export class SqlProviderDirectory implements ProviderDirectory {
    * exact sliding log of one second, not a token bucket: a vendor's "N per second" holds in every
    * second, and a bucket's burst plus refill would let up to 2N − 1 through some one-second window.
    */
-  async pace(provider: Provider): Promise<void> {
+  async pace(provider: Provider, signal?: AbortSignal): Promise<void> {
     const qps = this.qps.get(provider.id);
     if (!qps) return;
     let rules = this.paceRules.get(provider.id);
@@ -149,9 +150,10 @@ export class SqlProviderDirectory implements ProviderDirectory {
       this.paceRules.set(provider.id, rules);
     }
     for (;;) {
+      signal?.throwIfAborted();
       const decision = await this.runtime.limiter.check({ subject: `pace:${provider.id}`, rules });
       if (decision.allowed) return;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(1, decision.retryAfterMs)));
+      await sleep(Math.max(1, decision.retryAfterMs), undefined, signal ? { signal } : {});
     }
   }
 }

@@ -21,8 +21,11 @@ import { isProviderError, type OutboundMessage, type Provider } from './provider
 /** The providers of a tenant channel, in failover order, and the pace of each. */
 export interface ProviderDirectory {
   providersFor(tenantId: string, channel: Channel): Promise<Provider[]>;
-  /** Resolves when `provider` may send one more message (waits, never fails, when over its QPS). */
-  pace(provider: Provider): Promise<void>;
+  /**
+   * Resolves when `provider` may send one more message (waits, never fails, when over its QPS).
+   * Rejects only when `signal` aborts the wait.
+   */
+  pace(provider: Provider, signal?: AbortSignal): Promise<void>;
 }
 
 export interface DispatcherOptions {
@@ -79,6 +82,8 @@ export class Dispatcher {
   private lastExpiredCheck = Number.NEGATIVE_INFINITY;
   private readonly random: () => number;
   private readonly tickErrors: ThrottledLog<{ err: unknown; partition: string }>;
+  /** Aborted by {@link stop}: cuts the pace waits short. */
+  private stopping = new AbortController();
 
   constructor(private readonly options: DispatcherOptions) {
     this.name = partitionName(options.channel, options.partition);
@@ -99,6 +104,7 @@ export class Dispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = new AbortController();
     this.schedule(0);
     // A pace wait or a slow vendor can outlast one lease; an expired lease is claimed again and
     // sent twice without any crash. Renewed like the lock: every lease/3.
@@ -117,9 +123,15 @@ export class Dispatcher {
     else if (dueAt < this.timerAt) this.scheduleAt(dueAt);
   }
 
-  /** Stops claiming, waits for sends in flight, releases the lock. */
+  /**
+   * Stops claiming, gives back the claims still waiting for their provider's pace (they go back to
+   * the queue: nothing was sent), waits for the sends in flight, releases the lock. A slow pace
+   * thus cannot hold a shutdown past the orchestrator's grace period, whose SIGKILL would leave
+   * those messages to their leases.
+   */
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
     await this.ticking;
     if (this.inFlight.size > 0) {
@@ -302,7 +314,17 @@ export class Dispatcher {
       await messages.markFailed(message.id, { ...settle, now: clock.now(), error: `no provider configured for ${message.channel}` });
       return;
     }
-    await providers.pace(provider);
+    try {
+      await providers.pace(provider, this.stopping.signal);
+    } catch (error) {
+      if (!this.stopping.signal.aborted) throw error;
+      // Stopping: the message never left, so it goes back to the queue with its attempt given back
+      // (and to the due index: the partition's next holder also finds it by its rebuild).
+      const now = clock.now();
+      if (await messages.release(message.id, { attempt, now }))
+        await this.options.dueIndex?.add(this.name, message.id, now).catch(() => undefined);
+      return;
+    }
     const outbound: OutboundMessage = {
       id: message.id,
       tenantId: message.tenantId,

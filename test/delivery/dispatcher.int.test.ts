@@ -407,6 +407,43 @@ function splitRolesSuite(redisUrl: () => string | undefined) {
   });
 }
 
+describe('delivery, embedded: stopping while sends wait for their pace', () => {
+  it('gives the waiting claims back to the queue at once, and a later start sends each message once', async () => {
+    const temp = tempDir();
+    const stub = await startWebhookStub();
+    const runtime = await testRuntime(testEnv(temp.dir));
+    try {
+      const tenant = await runtime.http.admin.createTenant(`stop-${Date.now()}`);
+      await addWebhookProvider(runtime, tenant.id, `${stub.url}/stop`, { name: 'slow-pace', qps: 1 });
+      let delivery = startDelivery(runtime, silentConsole());
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++)
+        ids.push((await runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: `stop-${i}`, body: 'paced' })).id);
+      expect(await waitFor(() => stub.arrivals.size >= 1, 5000)).toBe(true);
+      // One send a second: waiting for the other five would hold the stop for about five seconds.
+      await delivery.stop();
+      const sentAtStop = stub.arrivals.size;
+      expect(sentAtStop).toBeLessThan(6);
+      const atStop = await loadMessages(runtime, ids);
+      const given = [...atStop.values()].filter((message) => message.status === 'queued');
+      expect(given.length).toBe(6 - sentAtStop);
+      for (const message of given) {
+        expect(message.attempts).toBe(0);
+        expect(await runtime.repositories.messages.listAttempts(message.id)).toEqual([]);
+      }
+      delivery = startDelivery(runtime, silentConsole());
+      expect(await waitFor(async () => (await countFinal(runtime, ids)) === ids.length, 15_000)).toBe(true);
+      await delivery.stop();
+      for (const id of ids) expect(stub.arrivals.get(id)?.length, id).toBe(1);
+      for (const message of (await loadMessages(runtime, ids)).values()) expect(message).toMatchObject({ status: 'sent', attempts: 1 });
+    } finally {
+      await runtime.close();
+      await stub.close();
+      temp.cleanup();
+    }
+  });
+});
+
 describe('delivery, embedded (in-process locks, SQL due query)', () => {
   deliverySuite(() => undefined, true);
 });

@@ -488,6 +488,30 @@ for (const backend of backends) {
         expect(await repos.messages.listAttempts(m.id)).toMatchObject([{ attemptNo: 1, outcome: 'sent', providerMessageId: 'vendor-1' }]);
       });
 
+      it('a released claim is queued again, due now, with its attempt given back, and only by its own token', async () => {
+        const tenant = await newTenant();
+        const m = await repos.messages.insert(message(tenant.id));
+        const claimed = await repos.messages.claim(m.id, { now: T0, leaseMs: 1000 });
+        expect(claimed?.attempts).toBe(1);
+        expect(await repos.messages.release(m.id, { attempt: 2, now: T0 + 5 })).toBe(false); // not this claim
+        expect(await repos.messages.release(m.id, { attempt: 1, now: T0 + 5 })).toBe(true);
+        expect(await repos.messages.get(m.id)).toMatchObject({ status: 'queued', dueAt: T0 + 5, attempts: 0, leaseUntil: null });
+        expect(await repos.messages.release(m.id, { attempt: 1, now: T0 + 6 })).toBe(false); // released already
+        expect(await repos.messages.listAttempts(m.id)).toEqual([]);
+        expect((await repos.messages.claim(m.id, { now: T0 + 5, leaseMs: 1000 }))?.attempts).toBe(1);
+        // Released together: one batched statement (a CASE per column), each row its own values.
+        const other = await repos.messages.insert(message(tenant.id));
+        await repos.messages.claim(other.id, { now: T0 + 5, leaseMs: 1000 });
+        expect(
+          await Promise.all([
+            repos.messages.release(m.id, { attempt: 1, now: T0 + 7 }),
+            repos.messages.release(other.id, { attempt: 1, now: T0 + 8 }),
+          ]),
+        ).toEqual([true, true]);
+        expect(await repos.messages.get(m.id)).toMatchObject({ status: 'queued', dueAt: T0 + 7, attempts: 0 });
+        expect(await repos.messages.get(other.id)).toMatchObject({ status: 'queued', dueAt: T0 + 8, attempts: 0 });
+      });
+
       it('retries, then fails; a failed settle records no attempt', async () => {
         const tenant = await newTenant();
         const m = await repos.messages.insert(message(tenant.id));

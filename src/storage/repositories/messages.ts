@@ -208,6 +208,7 @@ interface SettleChanges {
   last_error?: string;
   provider_id?: string;
   provider_message_id?: string | null;
+  attempts?: number;
 }
 
 /** One item of the shared group-commit writer: an accepted message, a settle, or a claim. */
@@ -241,7 +242,7 @@ async function sequentially<T, R>(items: readonly T[], work: (item: T) => Promis
 }
 
 /** The columns a settle may set, besides `updated_at` (every settle) and the cleared lease. */
-const SETTLE_COLUMNS = ['status', 'sent_at', 'due_at', 'last_error', 'provider_id', 'provider_message_id'] as const;
+const SETTLE_COLUMNS = ['status', 'sent_at', 'due_at', 'last_error', 'provider_id', 'provider_message_id', 'attempts'] as const;
 
 /**
  * The `WHERE` of a statement on many claims (distinct ids): a row passes only while it is
@@ -630,6 +631,15 @@ export class MessagesRepository {
   /** `sending → scheduled` at `dueAt` after a retryable failure. @returns whether it moved. */
   markRetry(id: string, options: SettleOptions & { dueAt: number; error: string }): Promise<boolean> {
     return this.settle(id, options, { status: 'scheduled', due_at: options.dueAt, last_error: options.error });
+  }
+
+  /**
+   * `sending → queued`, due `now`, with its claim given back (`attempts` returns to `attempt − 1`):
+   * for a claim that never reached a provider (a shutdown cut its pace wait short). No attempt
+   * row: nothing was tried. @returns whether it moved.
+   */
+  release(id: string, options: { attempt: number; now: number }): Promise<boolean> {
+    return this.settle(id, options, { status: 'queued', due_at: options.now, attempts: options.attempt - 1 });
   }
 
   /** `sending → failed` (permanent error or attempts exhausted). @returns whether it moved. */

@@ -1,6 +1,5 @@
 /** Operator actions for the admin API and the CLI; every change invalidates the live config everywhere. */
 import { frequencySubject } from '../admission/interceptors/frequency.js';
-import type { FallbackPolicy } from '../admission/ports.js';
 import { normalizeRecipient } from '../admission/recipients.js';
 import { CHANNELS, type Channel } from '../channels.js';
 import { createProvider } from '../delivery/providers/registry.js';
@@ -8,10 +7,19 @@ import { SluiceError } from '../errors.js';
 import { type Limiter, normalizeRule } from '../limiter/index.js';
 import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { type ProvidersRepository, UnopenableSecretError } from '../storage/repositories/providers.js';
-import type { RulesRepository } from '../storage/repositories/rules.js';
+import type { RuleSet, RulesRepository } from '../storage/repositories/rules.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
-import type { ProviderKind } from '../storage/schema.js';
-import type { AdminService, NewProviderInput, ProviderPatch, ProviderView, RuleSetView, TenantDetails } from './contracts.js';
+import type { ProviderKind, StoredRule } from '../storage/schema.js';
+import type {
+  AdminService,
+  FallbackView,
+  NewProviderInput,
+  ProviderPatch,
+  ProviderView,
+  RuleSetView,
+  RuleView,
+  TenantDetails,
+} from './contracts.js';
 import { type CachedTenantDirectory, toLimiterRule } from './directory.js';
 
 export interface AdminServiceDeps {
@@ -78,49 +86,31 @@ export class SqlAdminService implements AdminService {
     if (!(await this.deps.tenants.get(id))) throw new SluiceError('NOT_FOUND', 'no such tenant');
   }
 
-  async setRules(tenantId: string, channel: Channel, rules: RuleSetView['rules'], fallback?: FallbackPolicy): Promise<RuleSetView> {
-    rules.forEach((rule, index) => {
-      try {
-        normalizeRule(toLimiterRule(rule), index);
-      } catch (error) {
-        throw new SluiceError('INVALID_REQUEST', (error as Error).message, { details: { field: `rules[${index}]` } });
-      }
-    });
-    if (fallback?.mode === 'static' && !fallback.staticRules?.length) {
+  async setRules(tenantId: string, channel: Channel, rules: RuleView[], fallback?: FallbackView | null): Promise<RuleSetView> {
+    checkRules(rules, 'rules');
+    if (fallback?.mode === 'static' && !fallback.rules?.length) {
       throw new SluiceError('INVALID_REQUEST', 'a static fallback needs its rules', { details: { field: 'fallback.rules' } });
     }
+    if (fallback && fallback.mode !== 'static' && fallback.rules !== undefined) {
+      throw new SluiceError(
+        'INVALID_REQUEST',
+        `only a static fallback has rules of its own: "${fallback.mode}" ${fallback.mode === 'local' ? "counts the channel's rules in process" : 'counts nothing'}`,
+        { details: { field: 'fallback.rules' } },
+      );
+    }
+    if (fallback?.rules) checkRules(fallback.rules, 'fallback.rules');
     await this.requireTenant(tenantId);
     const stored = await this.deps.rules.set(tenantId, channel, {
-      rules: rules.map((rule) => ({
-        windowSeconds: rule.windowSeconds,
-        limit: rule.limit,
-        banSeconds: rule.banSeconds,
-        ...(rule.algorithm ? { algorithm: rule.algorithm } : {}),
-      })),
-      fallback: fallback
-        ? { mode: fallback.mode, ...(fallback.staticRules ? { rules: fallback.staticRules.map(fromLimiterRule) } : {}) }
-        : null,
+      rules: rules.map(storedRule),
+      fallback: fallback ? { mode: fallback.mode, ...(fallback.rules ? { rules: fallback.rules.map(storedRule) } : {}) } : null,
     });
     await this.deps.directory.invalidateTenant(tenantId);
-    return {
-      channel,
-      rules: stored.rules.map((rule) => ({ ...rule, banSeconds: rule.banSeconds ?? 0 })),
-      fallback: fallback ?? null,
-      version: stored.version,
-    };
+    return ruleSetView(channel, stored);
   }
 
   async getRules(tenantId: string, channel: Channel): Promise<RuleSetView> {
     await this.requireTenant(tenantId);
-    const stored = await this.deps.rules.get(tenantId, channel);
-    return {
-      channel,
-      rules: stored?.rules ?? [],
-      fallback: stored?.fallback
-        ? { mode: stored.fallback.mode, ...(stored.fallback.rules ? { staticRules: stored.fallback.rules.map(toLimiterRule) } : {}) }
-        : null,
-      version: stored?.version ?? 0,
-    };
+    return ruleSetView(channel, await this.deps.rules.get(tenantId, channel));
   }
 
   private normalizeAll(channel: Channel | '*', recipients: string[]): { valid: string[]; invalid: string[] } {
@@ -237,11 +227,42 @@ export class SqlAdminService implements AdminService {
   }
 }
 
-function fromLimiterRule(rule: { windowMs: number; limit: number; banMs?: number; algorithm?: string }) {
+/** INVALID_REQUEST naming the first rule the limiter would refuse. */
+function checkRules(rules: RuleView[], field: string): void {
+  rules.forEach((rule, index) => {
+    try {
+      normalizeRule(toLimiterRule(rule), index);
+    } catch (error) {
+      // The limiter's message names `rules[i]`: under the fallback, that is `fallback.rules[i]`.
+      const message = (error as Error).message;
+      throw new SluiceError('INVALID_REQUEST', field === 'rules' ? message : `fallback.${message}`, {
+        details: { field: `${field}[${index}]` },
+      });
+    }
+  });
+}
+
+const storedRule = (rule: RuleView): StoredRule => ({
+  windowSeconds: rule.windowSeconds,
+  limit: rule.limit,
+  banSeconds: rule.banSeconds,
+  ...(rule.algorithm ? { algorithm: rule.algorithm } : {}),
+});
+
+const ruleView = (rule: StoredRule): RuleView => ({ ...storedRule(rule), banSeconds: rule.banSeconds ?? 0 });
+
+/**
+ * What GET answers: the shape PUT takes, so it can be PUT back. A fallback other than `static`
+ * shows no rules (older versions stored and echoed them, though only `static` uses them).
+ */
+function ruleSetView(channel: Channel, stored: RuleSet | undefined): RuleSetView {
+  const fallback = stored?.fallback;
   return {
-    windowSeconds: rule.windowMs / 1000,
-    limit: rule.limit,
-    banSeconds: (rule.banMs ?? 0) / 1000,
-    ...(rule.algorithm ? { algorithm: rule.algorithm } : {}),
+    channel,
+    rules: (stored?.rules ?? []).map(ruleView),
+    fallback: fallback
+      ? { mode: fallback.mode, ...(fallback.mode === 'static' && fallback.rules ? { rules: fallback.rules.map(ruleView) } : {}) }
+      : null,
+    version: stored?.version ?? 0,
   };
 }

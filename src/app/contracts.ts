@@ -4,7 +4,6 @@
  */
 import type { AdmissionChain } from '../admission/chain.js';
 import type { SendRequest, TenantView } from '../admission/context.js';
-import type { FallbackPolicy } from '../admission/ports.js';
 import type { Channel } from '../channels.js';
 import type { Decision, Rule } from '../limiter/index.js';
 import type { Provider } from '../storage/repositories/providers.js';
@@ -35,10 +34,28 @@ export interface TenantDetails extends TenantView {
   createdAt: string;
 }
 
+/** A frequency rule as the admin API and the CLI write and read it (seconds). */
+export interface RuleView {
+  windowSeconds: number;
+  limit: number;
+  banSeconds: number;
+  algorithm?: string;
+}
+
+/** A tenant channel's fallback while Redis is slow or down; only `static` has rules of its own. */
+export interface FallbackView {
+  mode: 'local' | 'static' | 'allow' | 'deny';
+  rules?: RuleView[];
+}
+
+/**
+ * A tenant channel's rule set, in the shape `PUT .../rules/:channel` takes (plus `channel` and
+ * `version`): what GET answers can be PUT back as it is.
+ */
 export interface RuleSetView {
   channel: Channel;
-  rules: { windowSeconds: number; limit: number; banSeconds: number; algorithm?: string }[];
-  fallback: FallbackPolicy | null;
+  rules: RuleView[];
+  fallback: FallbackView | null;
   version: number;
 }
 
@@ -94,7 +111,8 @@ export interface AdminService {
     id: string,
     patch: { status?: 'active' | 'suspended'; qpsLimit?: number | null; dailyQuotas?: Partial<Record<Channel, number | null>> },
   ): Promise<TenantDetails | undefined>;
-  setRules(tenantId: string, channel: Channel, rules: RuleSetView['rules'], fallback?: FallbackPolicy): Promise<RuleSetView>;
+  /** INVALID_REQUEST for a rule the limiter refuses, a static fallback without rules or rules on another mode. */
+  setRules(tenantId: string, channel: Channel, rules: RuleView[], fallback?: FallbackView | null): Promise<RuleSetView>;
   getRules(tenantId: string, channel: Channel): Promise<RuleSetView>;
   addToBlacklist(
     tenantId: string,

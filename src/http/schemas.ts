@@ -42,13 +42,25 @@ export const RuleBody = Type.Object(
 export const FallbackBody = Type.Object(
   {
     mode: Type.String({ enum: ['local', 'static', 'allow', 'deny'] }),
-    rules: Type.Optional(Type.Array(RuleBody, { minItems: 1, maxItems: 16 })),
+    rules: Type.Optional(Type.Array(RuleBody, { minItems: 1, maxItems: 16, description: 'Only (and required) for mode static' })),
   },
   { additionalProperties: false },
 );
 
+/** What PUT .../rules/:channel takes and GET answers, so a GET's answer can be PUT back as it is. */
 export const RuleSetBody = Type.Object(
-  { rules: Type.Array(RuleBody, { maxItems: 16 }), fallback: Type.Optional(FallbackBody) },
+  {
+    channel: Type.Optional(
+      Type.String({ enum: ['sms', 'email', 'webhook'], description: "Read-only (GET's); if sent, the path's channel" }),
+    ),
+    version: Type.Optional(Type.Integer({ minimum: 0, description: "Read-only (GET's: bumped by every PUT); ignored" })),
+    rules: Type.Array(RuleBody, { maxItems: 16 }),
+    fallback: Type.Optional(
+      Type.Union([FallbackBody, Type.Null()], {
+        description: 'While Redis is slow or down; absent or null: the service default (SLUICE_FALLBACK_MODE)',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 

@@ -51,11 +51,17 @@ describe('sluice CLI', () => {
     expect(await sluice('tenant', 'list')).toContain('"name": "acme"');
 
     await sluice('rules', 'set', tenant.id, 'sms', '60:1:600', '3600:10');
+    // The admin API's GET answer, in the shape its PUT takes.
     const shown = JSON.parse(await sluice('rules', 'show', tenant.id, 'sms')) as { rules: unknown[] };
-    expect(shown.rules).toEqual([
-      { windowSeconds: 60, limit: 1, banSeconds: 600 },
-      { windowSeconds: 3600, limit: 10, banSeconds: 0 },
-    ]);
+    expect(shown).toEqual({
+      channel: 'sms',
+      rules: [
+        { windowSeconds: 60, limit: 1, banSeconds: 600 },
+        { windowSeconds: 3600, limit: 10, banSeconds: 0 },
+      ],
+      fallback: null,
+      version: 1,
+    });
     expect((await attempt(['rules', 'set', tenant.id, 'sms', 'sixty:1'])).stderr).toContain('WINDOW_SECONDS:LIMIT');
 
     const port = await freePort();

@@ -338,6 +338,61 @@ describe('admin API', () => {
     expectError(await t.admin('DELETE', `/v1/admin/tenants/${tenant.id}/bans/sms/not-a-phone`), 400, 'INVALID_REQUEST');
   });
 
+  it('rules: what GET answers can be PUT back as it is (GET → PUT → GET is the same)', async () => {
+    const tenant = await t.createTenant();
+    const url = `/v1/admin/tenants/${tenant.id}/rules/sms`;
+    const roundTrip = async (body: unknown) => {
+      const put = await t.admin('PUT', url, body);
+      expect(put.statusCode, put.body).toBe(200);
+      const read = (await t.admin('GET', url)).json();
+      expect(put.json()).toEqual(read);
+      // The whole answer, channel and version included, goes back as it is.
+      const again = await t.admin('PUT', url, read);
+      expect(again.statusCode, again.body).toBe(200);
+      const { version, ...reread } = (await t.admin('GET', url)).json();
+      expect(version).toBe(read.version + 1);
+      expect(reread).toEqual({ ...read, version: undefined });
+      const { channel, version: _, ...shape } = read;
+      expect(channel).toBe('sms');
+      return shape;
+    };
+
+    const staticSet = await roundTrip({
+      rules: [
+        { windowSeconds: 60, limit: 3, banSeconds: 600 },
+        { windowSeconds: 86_400, limit: 50, algorithm: 'sliding-counter' },
+      ],
+      fallback: { mode: 'static', rules: [{ windowSeconds: 60, limit: 10 }] },
+    });
+    expect(staticSet).toEqual({
+      rules: [
+        { windowSeconds: 60, limit: 3, banSeconds: 600 },
+        { windowSeconds: 86_400, limit: 50, banSeconds: 0, algorithm: 'sliding-counter' },
+      ],
+      fallback: { mode: 'static', rules: [{ windowSeconds: 60, limit: 10, banSeconds: 0 }] },
+    });
+    for (const mode of ['local', 'allow', 'deny']) {
+      expect(await roundTrip({ rules: [{ windowSeconds: 60, limit: 3 }], fallback: { mode } })).toMatchObject({ fallback: { mode } });
+    }
+    expect(await roundTrip({ rules: [] })).toEqual({ rules: [], fallback: null });
+
+    // Rules under another mode than static are refused, not stored to be ignored and echoed.
+    const refused = expectError(
+      await t.admin('PUT', url, { rules: [], fallback: { mode: 'local', rules: [{ windowSeconds: 60, limit: 10 }] } }),
+      400,
+      'INVALID_REQUEST',
+    );
+    expect(refused.field).toBe('fallback.rules');
+    const other = expectError(await t.admin('PUT', url, { channel: 'email', rules: [] }), 400, 'INVALID_REQUEST');
+    expect(other.field).toBe('channel');
+    // A set stored that way before is shown without them, so it too can be PUT back.
+    await t.runtime.repositories.rules.set(tenant.id, 'sms', {
+      rules: [],
+      fallback: { mode: 'allow', rules: [{ windowSeconds: 60, limit: 10, banSeconds: 0 }] },
+    });
+    expect(await roundTrip((await t.admin('GET', url)).json())).toEqual({ rules: [], fallback: { mode: 'allow' } });
+  });
+
   it('rules that cannot be valid are 400 INVALID_REQUEST', async () => {
     const tenant = await t.createTenant();
     const put = (body: unknown) => t.admin('PUT', `/v1/admin/tenants/${tenant.id}/rules/sms`, body);

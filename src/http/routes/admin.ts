@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { HttpDeps } from '../../app/contracts.js';
-import { toLimiterRule } from '../../app/directory.js';
+import type { FallbackView, HttpDeps } from '../../app/contracts.js';
 import type { Channel } from '../../channels.js';
 import { SluiceError } from '../../errors.js';
 import { requireAdmin } from '../auth.js';
@@ -60,24 +59,20 @@ export const adminRoutes =
         },
       },
       async (request) => {
-        const { rules, fallback } = request.body;
+        const { rules, fallback, channel } = request.body;
+        if (channel !== undefined && channel !== request.params.channel) {
+          throw new SluiceError('INVALID_REQUEST', `the body's channel (${channel}) is not the path's (${request.params.channel})`, {
+            details: { field: 'channel' },
+          });
+        }
+        const withBan = (rule: (typeof rules)[number]) => ({ ...rule, banSeconds: rule.banSeconds ?? 0 });
         return admin.setRules(
           request.params.id,
           request.params.channel as Channel,
-          rules.map((rule) => ({
-            windowSeconds: rule.windowSeconds,
-            limit: rule.limit,
-            banSeconds: rule.banSeconds ?? 0,
-            ...(rule.algorithm ? { algorithm: rule.algorithm } : {}),
-          })),
+          rules.map(withBan),
           fallback
-            ? {
-                mode: fallback.mode as 'local' | 'static' | 'allow' | 'deny',
-                ...(fallback.rules
-                  ? { staticRules: fallback.rules.map((rule) => toLimiterRule({ ...rule, banSeconds: rule.banSeconds ?? 0 })) }
-                  : {}),
-              }
-            : undefined,
+            ? { mode: fallback.mode as FallbackView['mode'], ...(fallback.rules ? { rules: fallback.rules.map(withBan) } : {}) }
+            : null,
         );
       },
     );

@@ -112,18 +112,20 @@ function readSecret(options: { secretFile?: string; secretEnv?: string }): Recor
   return undefined;
 }
 
-/** `60:3:600` or `60:3` or `60:3:600:sliding-counter` → a rule (seconds). */
-const parseRule = (spec: string) => {
-  const [window, limit, ban = '0', algorithm] = spec.split(':');
-  const rule = { windowSeconds: Number(window), limit: Number(limit), banSeconds: Number(ban), ...(algorithm ? { algorithm } : {}) };
-  if (
-    ![rule.windowSeconds, rule.limit, rule.banSeconds].every((n) => Number.isInteger(n) && n >= 0) ||
-    rule.windowSeconds < 1 ||
-    rule.limit < 1
-  ) {
-    throw new InvalidArgumentError(`"${spec}" is not WINDOW_SECONDS:LIMIT[:BAN_SECONDS[:ALGORITHM]]`);
+/**
+ * `60:3:600` or `60:3` or `60:3:600:sliding-counter` → a rule (seconds). Only the form is checked
+ * here; the values (limit 0, an unknown algorithm) are the API schema's, so `60:0:0` is refused
+ * for its limit, like the API refuses it, not as a malformed rule.
+ */
+const parseRule = (spec: string, index: number) => {
+  const parts = spec.split(':');
+  const [window, limit, ban = '0', algorithm] = parts;
+  const numbers = [window, limit, ban].map((part) => (part !== undefined && /^-?\d+$/.test(part) ? Number(part) : undefined));
+  if (parts.length < 2 || parts.length > 4 || numbers.includes(undefined) || algorithm === '') {
+    throw new SluiceError('INVALID_REQUEST', `rules[${index}]: "${spec}" is not WINDOW_SECONDS:LIMIT[:BAN_SECONDS[:ALGORITHM]]`);
   }
-  return rule;
+  const [windowSeconds, limitValue, banSeconds] = numbers as [number, number, number];
+  return { windowSeconds, limit: limitValue, banSeconds, ...(algorithm ? { algorithm } : {}) };
 };
 
 program
@@ -183,7 +185,7 @@ rules
   .description('Replace the rules, e.g.: rules set TENANT sms 60:3:600 3600:10 86400:50 (WINDOW_S:LIMIT[:BAN_S[:ALGORITHM]])')
   .action((tenantId: string, channel: string, specs: string[]) =>
     withRuntime(async (runtime) => {
-      const { rules } = checkBody(RuleSetBody, { rules: specs.map(parseRule) });
+      const { rules } = checkBody(RuleSetBody, { rules: specs.map((spec, index) => parseRule(spec, index)) });
       const set = await runtime.http.admin.setRules(tenantId, channelArg(channel), rules);
       console.log(JSON.stringify(set, null, 2));
     }),

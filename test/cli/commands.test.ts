@@ -128,6 +128,14 @@ describe('sluice CLI', () => {
     await refused(['rules', 'set', 'no-such-tenant', 'sms', '60:3'], 'NOT_FOUND');
     await refused(['rules', 'set', tenant.id, 'fax', '60:3'], '"fax" is not a channel');
     await refused(['rules', 'set', tenant.id, 'sms', '60:3:0:leaky'], 'INVALID_REQUEST: rules[0].algorithm');
+    // A well-formed rule with a value out of range names the value, in the API's one-line form.
+    const zero = await refused(['rules', 'set', tenant.id, 'sms', '60:3', '60:0:0'], 'INVALID_REQUEST: rules[1].limit');
+    expect(zero.stderr).not.toContain('WINDOW_SECONDS');
+    await refused(
+      ['rules', 'set', tenant.id, 'sms', '60:3', 'sixty:1'],
+      'INVALID_REQUEST: rules[1]: "sixty:1" is not WINDOW_SECONDS:LIMIT',
+    );
+    await refused(['rules', 'set', tenant.id, 'sms', '60:3:0:sliding-log:x'], 'is not WINDOW_SECONDS:LIMIT');
     const console4 = ['provider', 'add', '--scope', '*', '--channel', 'sms', '--kind', 'console', '--name', 'c4'];
     await refused([...console4, '--qps', '-1'], 'INVALID_REQUEST: qps');
     await refused([...console4, '--qps', '5', '--secret-file', join(dir, 'missing.json')], 'cannot read --secret-file');

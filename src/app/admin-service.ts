@@ -160,6 +160,7 @@ export class SqlAdminService implements AdminService {
 
   async createProvider(input: NewProviderInput): Promise<ProviderView> {
     if (input.scope !== '*' && !(await this.deps.tenants.get(input.scope))) throw new SluiceError('NOT_FOUND', 'no such tenant (scope)');
+    await this.requireUniqueName(input.scope, input.channel, input.name);
     this.checkProvider(input.name, { kind: input.kind, channel: input.channel, config: input.config ?? {}, secret: input.secret ?? {} });
     const created = await this.deps.providers.create({
       scope: input.scope,
@@ -175,6 +176,23 @@ export class SqlAdminService implements AdminService {
     return created;
   }
 
+  /**
+   * A provider's name is unique in its scope and channel, as a tenant's name is: the name is how
+   * logs, metrics and send errors tell providers apart. CONFLICT otherwise. (Checked here, not by
+   * a unique index: two concurrent creates of one name can still both pass.)
+   */
+  private async requireUniqueName(scope: string, channel: Channel, name: string, exceptId?: string): Promise<void> {
+    const taken = (await this.deps.providers.list({ scope, channel })).find(
+      (provider) => provider.name === name && provider.id !== exceptId,
+    );
+    if (taken) {
+      const where = scope === '*' ? 'for every tenant' : `for tenant ${scope}`;
+      throw new SluiceError('CONFLICT', `${channel === 'email' ? 'an' : 'a'} ${channel} provider named "${name}" already exists ${where}`, {
+        details: { name, id: taken.id },
+      });
+    }
+  }
+
   async listProviders(filter: { scope?: string; channel?: Channel }): Promise<ProviderView[]> {
     return this.deps.providers.list(filter);
   }
@@ -182,6 +200,8 @@ export class SqlAdminService implements AdminService {
   async updateProvider(id: string, patch: ProviderPatch): Promise<ProviderView | undefined> {
     const current = await this.deps.providers.get(id);
     if (!current) return undefined;
+    if (patch.name !== undefined && patch.name !== current.name)
+      await this.requireUniqueName(current.scope, current.channel, patch.name, id);
     if (patch.config !== undefined || patch.secret !== undefined) {
       const secret = patch.secret === undefined ? await this.storedSecret(id) : (patch.secret ?? {});
       this.checkProvider(patch.name ?? current.name, {

@@ -157,6 +157,11 @@ describe('sluice CLI', () => {
       config: unknown;
     };
     expect(created).toMatchObject({ name: 'mail1', config: { host: '127.0.0.1', port: 2525, from: 'a@example.com' } });
+    // A name is unique in its scope and channel, as the admin API has it.
+    await refused(
+      [...smtp, '--name', 'mail1', '--provider-config', '{"host":"127.0.0.1","port":2525,"from":"a@example.com"}'],
+      'CONFLICT: an email provider named "mail1" already exists for every tenant',
+    );
     // A provider the client cannot be built from is named by its name in the error.
     await refused([...smtp, '--name', 'mail2', '--provider-config', '{"port":2525,"from":"a@example.com"}'], 'provider "mail2"');
     await refused([...smtp, '--name', 'mail3', '--provider-config', '{"host":'], '--provider-config is not JSON');

@@ -44,6 +44,29 @@ describe('admin API: providers', () => {
     expectError(await t.admin('POST', '/v1/admin/providers', { ...smtp(tenant.id), kind: 'carrier-pigeon' }), 400, 'INVALID_REQUEST');
   });
 
+  it('a name taken in the same scope and channel is 409 CONFLICT, on create and on rename; other scopes and channels may reuse it', async () => {
+    const tenant = await t.createTenant();
+    const consoleProvider = (scope: string, channel: string, name: string) => ({ scope, channel, kind: 'console', name, qps: 5 });
+    const first = await t.admin('POST', '/v1/admin/providers', consoleProvider(tenant.id, 'sms', 'primary'));
+    expect(first.statusCode, first.body).toBe(201);
+    const duplicate = expectError(
+      await t.admin('POST', '/v1/admin/providers', consoleProvider(tenant.id, 'sms', 'primary')),
+      409,
+      'CONFLICT',
+    );
+    expect(duplicate).toMatchObject({ name: 'primary', id: first.json().id });
+    expect((await t.admin('GET', `/v1/admin/providers?scope=${tenant.id}&channel=sms`)).json().providers).toHaveLength(1);
+
+    expect((await t.admin('POST', '/v1/admin/providers', consoleProvider(tenant.id, 'webhook', 'primary'))).statusCode).toBe(201);
+    expect((await t.admin('POST', '/v1/admin/providers', consoleProvider('*', 'sms', 'primary-shared'))).statusCode).toBe(201);
+    expectError(await t.admin('POST', '/v1/admin/providers', consoleProvider('*', 'sms', 'primary-shared')), 409, 'CONFLICT');
+
+    const second = (await t.admin('POST', '/v1/admin/providers', consoleProvider(tenant.id, 'sms', 'backup'))).json();
+    expectError(await t.admin('PATCH', `/v1/admin/providers/${second.id}`, { name: 'primary' }), 409, 'CONFLICT');
+    // Its own name again is no conflict.
+    expect((await t.admin('PATCH', `/v1/admin/providers/${second.id}`, { name: 'backup', priority: 7 })).statusCode).toBe(200);
+  });
+
   it('changes priority, QPS and secret, disables and removes', async () => {
     const created = (await t.admin('POST', '/v1/admin/providers', smtp('*', { name: 'shared' }))).json();
     const patched = await t.admin('PATCH', `/v1/admin/providers/${created.id}`, {

@@ -9,9 +9,11 @@ import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { type ProvidersRepository, UnopenableSecretError } from '../storage/repositories/providers.js';
 import type { RuleSet, RulesRepository } from '../storage/repositories/rules.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
-import type { ProviderKind, StoredRule } from '../storage/schema.js';
+import { ANY, type ProviderKind, type StoredRule } from '../storage/schema.js';
 import type {
   AdminService,
+  BlacklistPage,
+  BlacklistScope,
   FallbackView,
   NewProviderInput,
   ProviderPatch,
@@ -127,21 +129,57 @@ export class SqlAdminService implements AdminService {
     return { valid, invalid };
   }
 
-  async addToBlacklist(tenantId: string, channel: Channel | '*', recipients: string[], reason?: string) {
-    await this.requireTenant(tenantId);
+  /** The storage scope of a blacklist: the tenant's id (NOT_FOUND if unknown) or `*`. */
+  private async blacklistScope(scope: BlacklistScope): Promise<string> {
+    if (scope === 'global') return ANY;
+    await this.requireTenant(scope.tenant);
+    return scope.tenant;
+  }
+
+  async addToBlacklist(scope: BlacklistScope, channel: Channel | '*', recipients: string[], reason?: string) {
+    const stored = await this.blacklistScope(scope);
     const { valid, invalid } = this.normalizeAll(channel, recipients);
-    for (const recipient of valid) await this.deps.blacklist.add({ scope: tenantId, channel, recipient, reason: reason ?? null });
+    for (const recipient of valid) await this.deps.blacklist.add({ scope: stored, channel, recipient, reason: reason ?? null });
+    // The same reload and notice for the global list as for a tenant's: every instance holds the whole table.
     if (valid.length > 0) await this.deps.blacklistChanged();
     return { added: valid, invalid };
   }
 
-  async removeFromBlacklist(tenantId: string, channel: Channel | '*', recipients: string[]) {
-    await this.requireTenant(tenantId);
+  async removeFromBlacklist(scope: BlacklistScope, channel: Channel | '*', recipients: string[]) {
+    const stored = await this.blacklistScope(scope);
     const { valid, invalid } = this.normalizeAll(channel, recipients);
     let removed = 0;
-    for (const recipient of valid) if (await this.deps.blacklist.remove({ scope: tenantId, channel, recipient })) removed++;
+    for (const recipient of valid) if (await this.deps.blacklist.remove({ scope: stored, channel, recipient })) removed++;
     if (removed > 0) await this.deps.blacklistChanged();
     return { removed, invalid };
+  }
+
+  async listBlacklist(
+    scope: BlacklistScope,
+    options: { channel?: Channel | '*'; limit?: number; after?: string } = {},
+  ): Promise<BlacklistPage> {
+    const limit = options.limit ?? 100;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      throw new SluiceError('INVALID_REQUEST', `limit: ${limit} is not an integer from 1 to 1000`, { details: { field: 'limit' } });
+    }
+    const stored = await this.blacklistScope(scope);
+    // One more than the page: whether there is a next page, without a count.
+    const rows = await this.deps.blacklist.list(stored, {
+      limit: limit + 1,
+      ...(options.channel === undefined ? {} : { channel: options.channel }),
+      ...(options.after === undefined ? {} : { after: decodeCursor(options.after) }),
+    });
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      entries: page.map((entry) => ({
+        channel: entry.channel,
+        recipient: entry.recipient,
+        reason: entry.reason,
+        createdAt: new Date(entry.createdAt).toISOString(),
+      })),
+      next: rows.length > limit && last ? encodeCursor(last) : null,
+    };
   }
 
   /** Builds the client once so a bad kind, channel, config field or missing secret is a 400 now, not a failed send later. */
@@ -245,6 +283,21 @@ export class SqlAdminService implements AdminService {
     if (!normalized.ok) throw new SluiceError('INVALID_REQUEST', normalized.reason, { details: { field: 'to' } });
     return this.deps.limiter.unban(frequencySubject(tenantId, channel, normalized.recipient));
   }
+}
+
+/** A blacklist page cursor: the last entry's key, opaque to callers. */
+function encodeCursor(entry: { channel: string; recipient: string }): string {
+  return Buffer.from(JSON.stringify([entry.channel, entry.recipient])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { channel: string; recipient: string } {
+  try {
+    const [channel, recipient] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as unknown[];
+    if (typeof channel === 'string' && typeof recipient === 'string') return { channel, recipient };
+  } catch {
+    // Refused below.
+  }
+  throw new SluiceError('INVALID_REQUEST', "after: not a cursor (use a page's `next`)", { details: { field: 'after' } });
 }
 
 /** INVALID_REQUEST naming the first rule the limiter would refuse. */

@@ -102,6 +102,25 @@ export type ProviderPatch = Partial<Omit<NewProviderInput, 'scope' | 'channel' |
   secret?: Record<string, string> | null;
 };
 
+/** Whose blacklist: one tenant's, or the global one that applies to every tenant. */
+export type BlacklistScope = { tenant: string } | 'global';
+
+/** A blacklist entry as the admin API and the CLI show it. */
+export interface BlacklistEntryView {
+  /** A channel, or `*`: every channel. */
+  channel: Channel | '*';
+  /** Normalised (E.164 phone, lower-cased email domain...), as sends are compared with it. */
+  recipient: string;
+  reason: string | null;
+  createdAt: string;
+}
+
+/** One page of a blacklist, ordered by (channel, recipient); `next` is the cursor of the next page, null at the end. */
+export interface BlacklistPage {
+  entries: BlacklistEntryView[];
+  next: string | null;
+}
+
 /** Operator actions, shared by the admin HTTP API and the CLI. Every change is live at once on every instance. */
 export interface AdminService {
   createTenant(name: string, qpsLimit?: number | null): Promise<{ id: string; name: string; apiKey: string }>;
@@ -114,13 +133,19 @@ export interface AdminService {
   /** INVALID_REQUEST for a rule the limiter refuses, a static fallback without rules or rules on another mode. */
   setRules(tenantId: string, channel: Channel, rules: RuleView[], fallback?: FallbackView | null): Promise<RuleSetView>;
   getRules(tenantId: string, channel: Channel): Promise<RuleSetView>;
+  /** Adds recipients (normalised for `channel`, or by their shape for `*`); `invalid` lists those that are no recipient. */
   addToBlacklist(
-    tenantId: string,
+    scope: BlacklistScope,
     channel: Channel | '*',
     recipients: string[],
     reason?: string,
   ): Promise<{ added: string[]; invalid: string[] }>;
-  removeFromBlacklist(tenantId: string, channel: Channel | '*', recipients: string[]): Promise<{ removed: number; invalid: string[] }>;
+  removeFromBlacklist(scope: BlacklistScope, channel: Channel | '*', recipients: string[]): Promise<{ removed: number; invalid: string[] }>;
+  /**
+   * A page of entries (at most `limit`, default 100), of one channel value if given; `after` is a
+   * previous page's `next`. NOT_FOUND for an unknown tenant, INVALID_REQUEST for a bad cursor.
+   */
+  listBlacklist(scope: BlacklistScope, options?: { channel?: Channel | '*'; limit?: number; after?: string }): Promise<BlacklistPage>;
   /** Lift a recipient's ban on a channel; resolves whether one was in force. */
   liftBan(tenantId: string, channel: Channel, to: string): Promise<boolean>;
   /** Registers a provider after checking its config and secret build a working client (INVALID_REQUEST otherwise). */

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `sluice` command: serve, migrate, tenant, rules, send, config check. Operator commands work
+ * The `sluice` command: serve, migrate, tenant, rules, blacklist, provider, send, config check. Operator commands work
  * directly on the database (no admin token needed), through the same services as the admin API.
  */
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { createRuntime, type Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel, isChannel } from '../channels.js';
 import { describeSettings, loadSettings, SettingsError, unknownVariables } from '../config/settings.js';
 import { ERROR_CODES, type ErrorCode, SluiceError } from '../errors.js';
-import { NewProviderBody, NewTenantBody, RuleSetBody } from '../http/schemas.js';
+import { BlacklistBody, BlacklistQuery, BlacklistRemoveBody, NewProviderBody, NewTenantBody, RuleSetBody } from '../http/schemas.js';
 import { openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
 import { serve } from './serve.js';
@@ -194,6 +194,88 @@ rules
   .command('show <tenantId> <channel>')
   .action((tenantId: string, channel: string) =>
     withRuntime(async (runtime) => console.log(JSON.stringify(await runtime.http.admin.getRules(tenantId, channelArg(channel)), null, 2))),
+  );
+
+/**
+ * Whose list a blacklist command works on: `--global`, or the tenant named by the first argument
+ * (the rest are recipients). Refused when it is both or neither.
+ */
+function blacklistTarget(args: string[], options: { global?: boolean }, needsRecipients: boolean) {
+  const [first, ...rest] = args;
+  if (options.global) return { scope: 'global' as const, recipients: args };
+  if (first === undefined) throw new SluiceError('INVALID_REQUEST', 'name a TENANT, or pass --global for the list of every tenant');
+  if (!needsRecipients && rest.length > 0) throw new SluiceError('INVALID_REQUEST', `one TENANT only, not also ${rest.join(' ')}`);
+  return { scope: { tenant: first }, recipients: rest };
+}
+
+/** A blacklist entry's channel: one channel or `*` (every channel). TypeBox's checker skips `enum`: checked here. */
+function blacklistChannel(value: string | undefined, fallback?: '*'): Channel | '*' | undefined {
+  if (value === undefined) return fallback;
+  if (value === '*' || isChannel(value)) return value;
+  throw new SluiceError('INVALID_REQUEST', `channel: "${value}" is not one of ${CHANNELS.join(', ')} or *`);
+}
+
+const blacklist = program
+  .command('blacklist')
+  .description("Add, remove and list blacklisted recipients: a tenant's (TENANT) or every tenant's (--global)");
+const CHANNEL_OR_ALL = 'sms, email, webhook or * (every channel, the default)';
+blacklist
+  .command('add <args...>')
+  .usage('(TENANT | --global) [--channel C] [--reason TEXT] RECIPIENT...')
+  .description('Blacklist recipients; each is normalised as sends are (a national phone number gets the default region)')
+  .option('--global', "every tenant's list")
+  .option('--channel <channel>', CHANNEL_OR_ALL)
+  .option('--reason <text>')
+  .action((args: string[], options: { global?: boolean; channel?: string; reason?: string }) =>
+    withRuntime(async (runtime) => {
+      const { scope, recipients } = blacklistTarget(args, options, true);
+      const body = checkBody(BlacklistBody, {
+        channel: blacklistChannel(options.channel, '*'),
+        recipients,
+        ...(options.reason === undefined ? {} : { reason: options.reason }),
+      });
+      const added = await runtime.http.admin.addToBlacklist(scope, body.channel as Channel | '*', body.recipients, body.reason);
+      console.log(JSON.stringify(added, null, 2));
+    }),
+  );
+blacklist
+  .command('remove <args...>')
+  .usage('(TENANT | --global) [--channel C] RECIPIENT...')
+  .description('Remove recipients from the blacklist (the channel must be the one they were added with)')
+  .option('--global', "every tenant's list")
+  .option('--channel <channel>', CHANNEL_OR_ALL)
+  .action((args: string[], options: { global?: boolean; channel?: string }) =>
+    withRuntime(async (runtime) => {
+      const { scope, recipients } = blacklistTarget(args, options, true);
+      const body = checkBody(BlacklistRemoveBody, { channel: blacklistChannel(options.channel, '*'), recipients });
+      console.log(
+        JSON.stringify(await runtime.http.admin.removeFromBlacklist(scope, body.channel as Channel | '*', body.recipients), null, 2),
+      );
+    }),
+  );
+blacklist
+  .command('list [tenant]')
+  .usage('(TENANT | --global) [--channel C] [--limit N] [--after CURSOR]')
+  .description("A page of entries by channel then recipient; pass the answer's `next` as --after for the next page")
+  .option('--global', "every tenant's list")
+  .option('--channel <channel>', 'only entries of this channel value: sms, email, webhook or *')
+  .option('--limit <n>', 'entries per page, 1 to 1000 (default 100)')
+  .option('--after <cursor>')
+  .action((tenantId: string | undefined, options: { global?: boolean; channel?: string; limit?: string; after?: string }) =>
+    withRuntime(async (runtime) => {
+      if (options.global && tenantId !== undefined) {
+        throw new SluiceError('INVALID_REQUEST', `either TENANT (${tenantId}) or --global, not both`);
+      }
+      const { scope } = blacklistTarget(tenantId === undefined ? [] : [tenantId], options, false);
+      const { global: _, ...query } = options;
+      const { channel, limit, after } = checkBody(BlacklistQuery, query);
+      const page = await runtime.http.admin.listBlacklist(scope, {
+        ...(channel === undefined ? {} : { channel: blacklistChannel(channel) }),
+        ...(limit === undefined ? {} : { limit: Number(limit) }),
+        ...(after === undefined ? {} : { after }),
+      });
+      console.log(JSON.stringify(page, null, 2));
+    }),
   );
 
 const provider = program.command('provider').description('Register, list and remove delivery providers');

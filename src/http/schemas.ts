@@ -131,6 +131,18 @@ export const BlacklistBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const BlacklistRemoveBody = Type.Omit(BlacklistBody, ['reason']);
+
+/** Query strings are not coerced: `limit` is digits here, its range the service's. */
+export const BlacklistQuery = Type.Object(
+  {
+    channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook', '*'], description: 'Only entries of this channel value' })),
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$', description: 'Entries per page, 1 to 1000; default 100' })),
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: "A previous page's `next`" })),
+  },
+  { additionalProperties: false },
+);
+
 export const BanParams = Type.Object({
   id: Type.String({ maxLength: 64 }),
   channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),

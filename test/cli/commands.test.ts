@@ -167,6 +167,41 @@ describe('sluice CLI', () => {
     await refused([...smtp, '--name', 'mail3', '--provider-config', '{"host":'], '--provider-config is not JSON');
   }, 60_000);
 
+  it("blacklist add, remove and list a tenant's list or the global one (--global), checked as the API checks them", async () => {
+    await sluice('migrate');
+    const tenant = JSON.parse(await sluice('tenant', 'create', 'blacklisting')) as { id: string };
+    const added = JSON.parse(await sluice('blacklist', 'add', '--global', '--channel', 'sms', '13800138099', 'not a phone'));
+    expect(added).toEqual({ added: ['+8613800138099'], invalid: ['not a phone'] });
+    expect(
+      JSON.parse(await sluice('blacklist', 'add', tenant.id, '--reason', 'asked to stop', 'Quiet@Example.com', 'b@example.com')).added,
+    ).toEqual(['Quiet@example.com', 'b@example.com']);
+
+    const global = JSON.parse(await sluice('blacklist', 'list', '--global'));
+    expect(global).toEqual({
+      entries: [{ channel: 'sms', recipient: '+8613800138099', reason: null, createdAt: expect.any(String) }],
+      next: null,
+    });
+    const first = JSON.parse(await sluice('blacklist', 'list', tenant.id, '--limit', '1'));
+    expect(first.entries).toEqual([
+      { channel: '*', recipient: 'Quiet@example.com', reason: 'asked to stop', createdAt: expect.any(String) },
+    ]);
+    const second = JSON.parse(await sluice('blacklist', 'list', tenant.id, '--limit', '1', '--after', first.next));
+    expect(second.entries.map((entry: { recipient: string }) => entry.recipient)).toEqual(['b@example.com']);
+
+    expect(JSON.parse(await sluice('blacklist', 'remove', '--global', '--channel', 'sms', '+8613800138099'))).toEqual({
+      removed: 1,
+      invalid: [],
+    });
+    expect(JSON.parse(await sluice('blacklist', 'list', '--global')).entries).toEqual([]);
+
+    await refused(['blacklist', 'add', 'x@example.com'], 'INVALID_REQUEST: recipients');
+    await refused(['blacklist', 'list'], 'INVALID_REQUEST: name a TENANT, or pass --global');
+    await refused(['blacklist', 'list', tenant.id, '--global'], 'INVALID_REQUEST: either TENANT');
+    await refused(['blacklist', 'add', tenant.id, '--channel', 'fax', 'x@example.com'], 'INVALID_REQUEST: channel');
+    await refused(['blacklist', 'remove', 'no-such-tenant', 'x@example.com'], 'NOT_FOUND');
+    await refused(['blacklist', 'list', '--global', '--limit', '0'], 'INVALID_REQUEST: limit');
+  }, 90_000);
+
   it('serve on a port in use says so and exits 1, without starting its dispatchers', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

@@ -218,6 +218,16 @@ function buildRequests(): FuzzRequest[] {
   );
   for (const [id, method, body] of sample(fc.tuple(tenant, fc.constantFrom('POST' as const, 'DELETE' as const), blacklist), 300, 15))
     admin('admin blacklist', method, `/v1/admin/tenants/${id}/blacklist`, JSON.stringify(body));
+  for (const [method, body] of sample(fc.tuple(fc.constantFrom('POST' as const, 'DELETE' as const), blacklist), 150, 18))
+    admin('admin global blacklist', method, '/v1/admin/blacklist', JSON.stringify(body));
+  const listQuery = fc.record(
+    { channel: fc.oneof(fc.constantFrom('sms', '*'), anyText), limit: fc.oneof(fc.integer(), anyText), after: anyText },
+    { requiredKeys: [] },
+  );
+  for (const [id, query] of sample(fc.tuple(fc.option(tenant), listQuery), 150, 19)) {
+    const search = new URLSearchParams(Object.entries(query).map(([key, value]): [string, string] => [key, String(value)])).toString();
+    admin('admin blacklist list', 'GET', `${id === null ? '/v1/admin/blacklist' : `/v1/admin/tenants/${id}/blacklist`}?${search}`);
+  }
   for (const [id, channel, to] of sample(fc.tuple(tenant, fc.oneof(fc.constantFrom('sms', 'email', 'webhook'), segment), segment), 300, 16))
     admin('admin ban', 'DELETE', `/v1/admin/tenants/${id}/bans/${channel}/${to}`);
   for (const id of sample(tenant, 100, 17)) admin('admin get', 'GET', `/v1/admin/tenants/${id}`);

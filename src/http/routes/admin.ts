@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
-import type { FallbackView, HttpDeps } from '../../app/contracts.js';
+import type { BlacklistScope, FallbackView, HttpDeps } from '../../app/contracts.js';
 import type { Channel } from '../../channels.js';
 import { SluiceError } from '../../errors.js';
 import { requireAdmin } from '../auth.js';
 import {
   BanParams,
   BlacklistBody,
+  BlacklistQuery,
+  BlacklistRemoveBody,
   ChannelParam,
   IdParam,
   NewProviderBody,
@@ -82,22 +83,47 @@ export const adminRoutes =
       async (request) => admin.getRules(request.params.id, request.params.channel as Channel),
     );
 
-    app.post(
-      '/v1/admin/tenants/:id/blacklist',
-      { schema: { summary: 'Blacklist recipients', params: IdParam, body: BlacklistBody } },
-      async (request) => {
-        const { channel = '*', recipients, reason } = request.body;
-        return admin.addToBlacklist(request.params.id, channel as Channel | '*', recipients, reason);
-      },
-    );
-    app.delete(
-      '/v1/admin/tenants/:id/blacklist',
-      { schema: { summary: 'Remove recipients from the blacklist', params: IdParam, body: Type.Omit(BlacklistBody, ['reason']) } },
-      async (request) => {
-        const { channel = '*', recipients } = request.body;
-        return admin.removeFromBlacklist(request.params.id, channel as Channel | '*', recipients);
-      },
-    );
+    // A tenant's blacklist and the global one (every tenant): the same bodies and answers.
+    const blacklistRoutes = (url: string, scopeOf: (params: { id?: string }) => BlacklistScope, whose: string, params?: typeof IdParam) => {
+      app.post(
+        url,
+        { schema: { summary: `Blacklist recipients (${whose})`, ...(params ? { params } : {}), body: BlacklistBody } },
+        async (request) => {
+          const { channel = '*', recipients, reason } = request.body;
+          return admin.addToBlacklist(scopeOf(request.params as { id?: string }), channel as Channel | '*', recipients, reason);
+        },
+      );
+      app.delete(
+        url,
+        {
+          schema: { summary: `Remove recipients from the blacklist (${whose})`, ...(params ? { params } : {}), body: BlacklistRemoveBody },
+        },
+        async (request) => {
+          const { channel = '*', recipients } = request.body;
+          return admin.removeFromBlacklist(scopeOf(request.params as { id?: string }), channel as Channel | '*', recipients);
+        },
+      );
+      app.get(
+        url,
+        {
+          schema: {
+            summary: `List the blacklist (${whose}), a page at a time, by channel then recipient`,
+            ...(params ? { params } : {}),
+            querystring: BlacklistQuery,
+          },
+        },
+        async (request) => {
+          const { channel, limit, after } = request.query;
+          return admin.listBlacklist(scopeOf(request.params as { id?: string }), {
+            ...(channel === undefined ? {} : { channel: channel as Channel | '*' }),
+            ...(limit === undefined ? {} : { limit: Number(limit) }),
+            ...(after === undefined ? {} : { after }),
+          });
+        },
+      );
+    };
+    blacklistRoutes('/v1/admin/tenants/:id/blacklist', (params) => ({ tenant: params.id! }), "a tenant's", IdParam);
+    blacklistRoutes('/v1/admin/blacklist', () => 'global', 'global: every tenant');
 
     app.delete(
       '/v1/admin/tenants/:id/bans/:channel/:to',

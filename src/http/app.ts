@@ -90,10 +90,13 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       info: { title: 'sluice', version: '0.1.0', description: 'Message service with exact frequency control' },
+      // No global `security`: each operation names its own (none for health, readiness and metrics).
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Tenant API key, or the admin token for /v1/admin' } },
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: "A tenant's API key: Authorization: Bearer sk_…" },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token (SLUICE_ADMIN_TOKEN): Authorization: Bearer …' },
+        },
       },
-      security: [{ bearer: [] }],
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -1,5 +1,5 @@
 /** Request and response schemas (TypeBox): they validate bodies and make the OpenAPI at /docs. */
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 
 const Params = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1024 }), { maxProperties: 50 });
 
@@ -22,6 +22,13 @@ export const SendBody = Type.Object(
 );
 
 export const Accepted = Type.Object({ id: Type.String(), status: Type.String() });
+
+/** Who may call a route, for the OpenAPI document (`security` of each operation). */
+export const SECURITY = {
+  tenant: [{ apiKey: [] }],
+  admin: [{ adminToken: [] }],
+  none: [],
+};
 
 export const ErrorBody = Type.Object({
   error: Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true }),
@@ -186,3 +193,145 @@ export const ProviderQuery = Type.Object(
   { scope: Type.Optional(Type.String({ maxLength: 64 })), channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook'] })) },
   { additionalProperties: false },
 );
+
+// ---- Responses: what each route answers, so /docs lists every status with its body. ----
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** What each status of an error means; every error body is {@link ErrorBody}. */
+const ERROR_STATUSES = {
+  400: 'INVALID_REQUEST: the body, a parameter, a header or the URL is malformed or not allowed',
+  401: 'UNAUTHORIZED: the API key or admin token is missing, unknown or revoked',
+  403: 'TENANT_SUSPENDED, or BLACKLISTED (sends only)',
+  404: 'NOT_FOUND: no such resource, or it belongs to another tenant; every admin route while the admin API is off',
+  409: 'CONFLICT: the resource is in a state, or has a name, that forbids the call',
+  413: 'PAYLOAD_TOO_LARGE: the body is over SLUICE_BODY_LIMIT_BYTES',
+  415: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json',
+  429: 'RATE_LIMITED, BANNED or QUOTA_EXCEEDED; Retry-After says when a retry can succeed',
+  500: 'INTERNAL: an unexpected failure, logged with the requestId of the body; nothing was accepted',
+  503: 'UNAVAILABLE: a dependency is down, or this instance is shutting down; nothing was accepted, retry',
+} as const;
+export type ErrorStatus = keyof typeof ERROR_STATUSES;
+
+/**
+ * The error entries of a route's `response` schema. Fastify serialises an error with them too;
+ * {@link ErrorBody} keeps every field (`retryAfterSeconds`, `rule`, `field`, `requestId`...).
+ */
+export function errorResponses(...statuses: ErrorStatus[]): Record<number, TSchema> {
+  const responses: Record<number, TSchema> = {};
+  for (const status of [...statuses, 500, 503] as ErrorStatus[]) {
+    responses[status] = Type.Object(ErrorBody.properties, {
+      description: ERROR_STATUSES[status],
+      ...(status === 429
+        ? { headers: { 'Retry-After': Type.Integer({ minimum: 1, description: 'Seconds until a retry can succeed (rounded up)' }) } }
+        : {}),
+    });
+  }
+  return responses;
+}
+
+const Iso = Type.String({ format: 'date-time' });
+const ChannelName = Type.String({ enum: ['sms', 'email', 'webhook'] });
+
+export const MessageView = Type.Object({
+  id: Type.String(),
+  channel: ChannelName,
+  to: Type.String({ description: 'Normalised recipient' }),
+  status: Type.String({ enum: ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled'] }),
+  dueAt: Iso,
+  attempts: Type.Integer(),
+  lastError: Nullable(Type.String()),
+  providerMessageId: Nullable(Type.String()),
+  createdAt: Iso,
+  sentAt: Nullable(Iso),
+  deliveryAttempts: Type.Array(
+    Type.Object({
+      attempt: Type.Integer(),
+      provider: Nullable(Type.String()),
+      startedAt: Iso,
+      finishedAt: Iso,
+      outcome: Type.String(),
+      error: Nullable(Type.String()),
+    }),
+  ),
+});
+
+export const Canceled = Type.Object({ id: Type.String(), status: Type.Literal('canceled') });
+
+export const CreatedTenant = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  apiKey: Type.String({ description: 'Shown once, never again' }),
+});
+
+export const TenantView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: Type.String({ enum: ['active', 'suspended'] }),
+  qpsLimit: Nullable(Type.Integer()),
+  dailyQuotas: Type.Object({ sms: Nullable(Type.Integer()), email: Nullable(Type.Integer()), webhook: Nullable(Type.Integer()) }),
+  createdAt: Iso,
+});
+
+export const TenantList = Type.Object({ tenants: Type.Array(TenantView) });
+
+const RuleOut = Type.Object({
+  windowSeconds: Type.Integer(),
+  limit: Type.Integer(),
+  banSeconds: Type.Integer(),
+  algorithm: Type.Optional(Type.String()),
+});
+
+export const RuleSetView = Type.Object(
+  {
+    channel: ChannelName,
+    rules: Type.Array(RuleOut),
+    fallback: Nullable(
+      Type.Object({ mode: Type.String({ enum: ['local', 'static', 'allow', 'deny'] }), rules: Type.Optional(Type.Array(RuleOut)) }),
+    ),
+    version: Type.Integer({ description: 'Bumped by every PUT; 0: never set' }),
+  },
+  { description: 'The shape PUT takes: it can be PUT back as it is' },
+);
+
+export const BlacklistAdded = Type.Object({
+  added: Type.Array(Type.String(), { description: 'Normalised' }),
+  invalid: Type.Array(Type.String(), { description: 'Not a recipient of the channel: ignored' }),
+});
+export const BlacklistRemoved = Type.Object({ removed: Type.Integer(), invalid: Type.Array(Type.String()) });
+export const BlacklistPage = Type.Object({
+  entries: Type.Array(
+    Type.Object({
+      channel: Type.String({ enum: ['sms', 'email', 'webhook', '*'] }),
+      recipient: Type.String(),
+      reason: Nullable(Type.String()),
+      createdAt: Iso,
+    }),
+  ),
+  next: Nullable(Type.String({ description: 'Pass as `after` for the next page; null: the last page' })),
+});
+
+export const BanLifted = Type.Object({ lifted: Type.Boolean({ description: 'Whether a ban was in force' }) });
+
+export const ProviderView = Type.Object({
+  id: Type.String(),
+  scope: Type.String(),
+  channel: ChannelName,
+  kind: Type.String(),
+  name: Type.String(),
+  priority: Type.Integer(),
+  qps: Type.Integer(),
+  config: Type.Record(Type.String(), Type.Unknown()),
+  hasSecret: Type.Boolean({ description: 'The secret itself is never shown' }),
+  enabled: Type.Boolean(),
+  createdAt: Type.Integer({ description: 'Epoch milliseconds' }),
+  updatedAt: Type.Integer({ description: 'Epoch milliseconds' }),
+});
+export const ProviderList = Type.Object({ providers: Type.Array(ProviderView) });
+export const ProviderDeleted = Type.Object({ deleted: Type.Literal(true) });
+
+export const Liveness = Type.Object({ status: Type.Literal('ok') });
+export const Readiness = Type.Object({
+  status: Type.String({ enum: ['ready', 'not-ready'] }),
+  checks: Type.Record(Type.String(), Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) })),
+});

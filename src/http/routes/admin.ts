@@ -1,22 +1,55 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@sinclair/typebox';
 import type { BlacklistScope, FallbackView, HttpDeps } from '../../app/contracts.js';
 import type { Channel } from '../../channels.js';
 import { SluiceError } from '../../errors.js';
 import { requireAdmin } from '../auth.js';
 import {
+  BanLifted,
   BanParams,
+  BlacklistAdded,
   BlacklistBody,
+  BlacklistPage,
   BlacklistQuery,
   BlacklistRemoveBody,
+  BlacklistRemoved,
   ChannelParam,
+  CreatedTenant,
+  type ErrorStatus,
+  errorResponses,
   IdParam,
   NewProviderBody,
   NewTenantBody,
+  ProviderDeleted,
+  ProviderList,
   ProviderPatchBody,
   ProviderQuery,
+  ProviderView,
   RuleSetBody,
+  RuleSetView,
+  SECURITY,
+  TenantList,
   TenantPatchBody,
+  TenantView,
 } from '../schemas.js';
+
+/**
+ * An admin route's schema: the admin token, and the errors every admin route can answer (401; 404
+ * while the admin API is off), those of its inputs (400 for parameters, query or body; 413 and 415
+ * for a body) and `conflicts` (409), beside its success responses.
+ */
+function adminSchema<T extends { params?: TSchema; querystring?: TSchema; body?: TSchema }>(
+  summary: string,
+  inputs: T,
+  success: Record<number, TSchema>,
+  options: { conflicts?: boolean } = {},
+) {
+  const statuses: ErrorStatus[] = [401, 404];
+  if (inputs.params || inputs.querystring || inputs.body) statuses.push(400);
+  if (inputs.body) statuses.push(413, 415);
+  if (options.conflicts) statuses.push(409);
+  return { summary, security: SECURITY.admin, ...inputs, response: { ...errorResponses(...statuses), ...success } };
+}
 
 /** Operator API under /v1/admin, behind SLUICE_ADMIN_TOKEN (off when the variable is empty). */
 export const adminRoutes =
@@ -34,30 +67,41 @@ export const adminRoutes =
 
     app.post(
       '/v1/admin/tenants',
-      { schema: { summary: 'Create a tenant; its API key is shown once', body: NewTenantBody } },
+      {
+        schema: adminSchema(
+          'Create a tenant; its API key is shown once (409: the name is taken)',
+          { body: NewTenantBody },
+          { 201: CreatedTenant },
+          { conflicts: true },
+        ),
+      },
       async (request, reply) => {
         const created = await admin.createTenant(request.body.name, request.body.qpsLimit);
         return reply.status(201).send(created);
       },
     );
-    app.get('/v1/admin/tenants', { schema: { summary: 'List tenants' } }, async () => ({ tenants: await admin.listTenants() }));
-    app.get('/v1/admin/tenants/:id', { schema: { summary: 'Read a tenant', params: IdParam } }, async (request) =>
+    app.get('/v1/admin/tenants', { schema: adminSchema('List tenants', {}, { 200: TenantList }) }, async () => ({
+      tenants: await admin.listTenants(),
+    }));
+    app.get('/v1/admin/tenants/:id', { schema: adminSchema('Read a tenant', { params: IdParam }, { 200: TenantView }) }, async (request) =>
       tenantOr404(admin.getTenant(request.params.id)),
     );
     app.patch(
       '/v1/admin/tenants/:id',
-      { schema: { summary: 'Suspend or resume a tenant, set its quotas', params: IdParam, body: TenantPatchBody } },
+      {
+        schema: adminSchema('Suspend or resume a tenant, set its quotas', { params: IdParam, body: TenantPatchBody }, { 200: TenantView }),
+      },
       async (request) => tenantOr404(admin.updateTenant(request.params.id, request.body as Parameters<typeof admin.updateTenant>[1])),
     );
 
     app.put(
       '/v1/admin/tenants/:id/rules/:channel',
       {
-        schema: {
-          summary: "Replace a tenant channel's frequency rules (live within a second everywhere)",
-          params: ChannelParam,
-          body: RuleSetBody,
-        },
+        schema: adminSchema(
+          "Replace a tenant channel's frequency rules (live within a second everywhere); GET's answer can be PUT back",
+          { params: ChannelParam, body: RuleSetBody },
+          { 200: RuleSetView },
+        ),
       },
       async (request) => {
         const { rules, fallback, channel } = request.body;
@@ -79,7 +123,7 @@ export const adminRoutes =
     );
     app.get(
       '/v1/admin/tenants/:id/rules/:channel',
-      { schema: { summary: "A tenant channel's rules", params: ChannelParam } },
+      { schema: adminSchema("A tenant channel's rules, in the shape PUT takes", { params: ChannelParam }, { 200: RuleSetView }) },
       async (request) => admin.getRules(request.params.id, request.params.channel as Channel),
     );
 
@@ -87,7 +131,13 @@ export const adminRoutes =
     const blacklistRoutes = (url: string, scopeOf: (params: { id?: string }) => BlacklistScope, whose: string, params?: typeof IdParam) => {
       app.post(
         url,
-        { schema: { summary: `Blacklist recipients (${whose})`, ...(params ? { params } : {}), body: BlacklistBody } },
+        {
+          schema: adminSchema(
+            `Blacklist recipients (${whose})`,
+            { ...(params ? { params } : {}), body: BlacklistBody },
+            { 200: BlacklistAdded },
+          ),
+        },
         async (request) => {
           const { channel = '*', recipients, reason } = request.body;
           return admin.addToBlacklist(scopeOf(request.params as { id?: string }), channel as Channel | '*', recipients, reason);
@@ -96,7 +146,11 @@ export const adminRoutes =
       app.delete(
         url,
         {
-          schema: { summary: `Remove recipients from the blacklist (${whose})`, ...(params ? { params } : {}), body: BlacklistRemoveBody },
+          schema: adminSchema(
+            `Remove recipients from the blacklist (${whose})`,
+            { ...(params ? { params } : {}), body: BlacklistRemoveBody },
+            { 200: BlacklistRemoved },
+          ),
         },
         async (request) => {
           const { channel = '*', recipients } = request.body;
@@ -106,11 +160,11 @@ export const adminRoutes =
       app.get(
         url,
         {
-          schema: {
-            summary: `List the blacklist (${whose}), a page at a time, by channel then recipient`,
-            ...(params ? { params } : {}),
-            querystring: BlacklistQuery,
-          },
+          schema: adminSchema(
+            `List the blacklist (${whose}), a page at a time, by channel then recipient`,
+            { ...(params ? { params } : {}), querystring: BlacklistQuery },
+            { 200: BlacklistPage },
+          ),
         },
         async (request) => {
           const { channel, limit, after } = request.query;
@@ -127,7 +181,7 @@ export const adminRoutes =
 
     app.delete(
       '/v1/admin/tenants/:id/bans/:channel/:to',
-      { schema: { summary: "Lift a recipient's ban", params: BanParams } },
+      { schema: adminSchema("Lift a recipient's ban", { params: BanParams }, { 200: BanLifted }) },
       async (request) => {
         const lifted = await admin.liftBan(request.params.id, request.params.channel as Channel, request.params.to);
         return { lifted };
@@ -137,27 +191,47 @@ export const adminRoutes =
     app.post(
       '/v1/admin/providers',
       {
-        schema: { summary: 'Register a provider for a tenant or for all (*); its secret is sealed and never shown', body: NewProviderBody },
+        schema: adminSchema(
+          'Register a provider for a tenant or for all (*); its secret is sealed and never shown (409: the name is taken in this scope and channel)',
+          { body: NewProviderBody },
+          { 201: ProviderView },
+          { conflicts: true },
+        ),
       },
       async (request, reply) => {
         const body = request.body;
         return reply.status(201).send(await admin.createProvider({ ...body, channel: body.channel as Channel }));
       },
     );
-    app.get('/v1/admin/providers', { schema: { summary: 'List providers', querystring: ProviderQuery } }, async (request) => ({
-      providers: await admin.listProviders({ ...request.query, channel: request.query.channel as Channel | undefined }),
-    }));
+    app.get(
+      '/v1/admin/providers',
+      { schema: adminSchema('List providers', { querystring: ProviderQuery }, { 200: ProviderList }) },
+      async (request) => ({
+        providers: await admin.listProviders({ ...request.query, channel: request.query.channel as Channel | undefined }),
+      }),
+    );
     app.patch(
       '/v1/admin/providers/:id',
-      { schema: { summary: 'Change a provider (priority, QPS, config, secret, enabled)', params: IdParam, body: ProviderPatchBody } },
+      {
+        schema: adminSchema(
+          'Change a provider (name, priority, QPS, config, secret, enabled)',
+          { params: IdParam, body: ProviderPatchBody },
+          { 200: ProviderView },
+          { conflicts: true },
+        ),
+      },
       async (request) => {
         const updated = await admin.updateProvider(request.params.id, request.body);
         if (!updated) throw new SluiceError('NOT_FOUND', 'no such provider');
         return updated;
       },
     );
-    app.delete('/v1/admin/providers/:id', { schema: { summary: 'Remove a provider', params: IdParam } }, async (request) => {
-      if (!(await admin.deleteProvider(request.params.id))) throw new SluiceError('NOT_FOUND', 'no such provider');
-      return { deleted: true };
-    });
+    app.delete(
+      '/v1/admin/providers/:id',
+      { schema: adminSchema('Remove a provider', { params: IdParam }, { 200: ProviderDeleted }) },
+      async (request) => {
+        if (!(await admin.deleteProvider(request.params.id))) throw new SluiceError('NOT_FOUND', 'no such provider');
+        return { deleted: true as const };
+      },
+    );
   };

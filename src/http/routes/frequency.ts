@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { HttpDeps } from '../../app/contracts.js';
 import { authenticateTenant, tenantOf } from '../auth.js';
-import { Decision, ErrorBody, FrequencyCheckBody } from '../schemas.js';
+import { Decision, errorResponses, FrequencyCheckBody, SECURITY } from '../schemas.js';
 
 /**
  * The risk-control API: "has this user done X more than M times in the last N minutes?". The answer
@@ -16,9 +16,10 @@ export const frequencyRoutes =
       '/v1/frequency/check',
       {
         schema: {
-          summary: 'Frequency decision on a tenant-scoped subject and action',
+          summary: 'Frequency decision on a tenant-scoped subject and action: a denial is 200 with allowed false, not a 429',
+          security: SECURITY.tenant,
           body: FrequencyCheckBody,
-          response: { 200: Decision, '4xx': ErrorBody },
+          response: { ...errorResponses(400, 401, 403, 413, 415), 200: Decision },
         },
       },
       async (request) => {

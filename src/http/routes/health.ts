@@ -1,18 +1,56 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { HttpDeps } from '../../app/contracts.js';
+import { ErrorBody, errorResponses, Liveness, Readiness, SECURITY } from '../schemas.js';
 
 export const healthRoutes =
   (deps: HttpDeps): FastifyPluginAsync =>
   async (app) => {
-    app.get('/healthz', { schema: { summary: 'Liveness: the process answers' } }, async () => ({ status: 'ok' }));
-    app.get('/readyz', { schema: { summary: 'Readiness: database, Redis, migrations, breaker' } }, async (_request, reply) => {
-      const readiness = await deps.health.ready();
-      return reply.status(readiness.ready ? 200 : 503).send({ status: readiness.ready ? 'ready' : 'not-ready', checks: readiness.checks });
-    });
+    app.get(
+      '/healthz',
+      { schema: { summary: 'Liveness: the process answers', security: SECURITY.none, response: { ...errorResponses(), 200: Liveness } } },
+      async () => ({ status: 'ok' }),
+    );
+    app.get(
+      '/readyz',
+      {
+        schema: {
+          summary: 'Readiness: database, Redis, migrations, breaker',
+          security: SECURITY.none,
+          response: {
+            ...errorResponses(),
+            200: Readiness,
+            503: Type.Union([Readiness, ErrorBody], {
+              description: 'Not ready (a check failed: its detail says why), or the instance is shutting down (an error body)',
+            }),
+          },
+        },
+      },
+      async (_request, reply) => {
+        const readiness = await deps.health.ready();
+        return reply
+          .status(readiness.ready ? 200 : 503)
+          .send({ status: readiness.ready ? 'ready' : 'not-ready', checks: readiness.checks });
+      },
+    );
     if (deps.metrics) {
       const metrics = deps.metrics;
-      app.get('/metrics', { schema: { summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {
-        return reply.header('Content-Type', metrics.contentType).send(await metrics.render());
-      });
+      app.get(
+        '/metrics',
+        {
+          schema: {
+            summary: 'Prometheus metrics (text exposition format)',
+            security: SECURITY.none,
+            produces: ['text/plain'],
+            response: {
+              ...errorResponses(),
+              200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } },
+            },
+          },
+        },
+        async (_request, reply) => {
+          return reply.header('Content-Type', metrics.contentType).send(await metrics.render());
+        },
+      );
     }
   };

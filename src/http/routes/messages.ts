@@ -1,11 +1,31 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { FastifySchemaValidationError } from 'fastify';
 import type { HttpDeps } from '../../app/contracts.js';
 import { SluiceError } from '../../errors.js';
 import { authenticateTenant, bearerToken, tenantOf } from '../auth.js';
-import { Accepted, ErrorBody, IdParam, SendBody } from '../schemas.js';
+import { Accepted, Canceled, errorResponses, IdParam, MessageView, SECURITY, SendBody } from '../schemas.js';
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,128}$/;
+/**
+ * The key's rule, in the schema so /docs shows it; a header that breaks it is answered with our
+ * message and `field`, not the validator's "headers/idempotency-key must match pattern".
+ */
+const IdempotencyKeyHeader = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^[\\x21-\\x7e]+$',
+  description: 'Replays of one key answer the first request (200) instead of sending again; 1 to 128 visible ASCII characters',
+});
+
+function headerError(errors: FastifySchemaValidationError[], dataVar: string): Error {
+  if (dataVar === 'headers') {
+    return new SluiceError('INVALID_REQUEST', 'Idempotency-Key must be 1 to 128 visible ASCII characters', {
+      details: { field: 'Idempotency-Key' },
+    });
+  }
+  // Fastify's own format for the others.
+  return new Error(errors.map((error) => `${dataVar}${error.instancePath} ${error.message}`).join(', '));
+}
 
 export const messageRoutes =
   (deps: HttpDeps): FastifyPluginAsyncTypebox =>
@@ -16,28 +36,36 @@ export const messageRoutes =
       '/v1/messages',
       {
         onRequest: authenticateTenant(deps, { send: true }),
+        schemaErrorFormatter: headerError,
         schema: {
           summary: 'Send a message (202), or replay an accepted one by Idempotency-Key (200)',
-          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
+          security: SECURITY.tenant,
+          headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
           body: SendBody,
-          response: { 200: Accepted, 202: Accepted, '4xx': ErrorBody, '5xx': ErrorBody },
+          response: {
+            ...errorResponses(400, 401, 403, 409, 413, 415, 429),
+            200: Type.Object(Accepted.properties, { description: 'A replay: the message first accepted with this Idempotency-Key' }),
+            202: Type.Object(Accepted.properties, { description: 'Accepted: queued, or scheduled for sendAt' }),
+          },
         },
       },
       async (request, reply) => {
-        const idempotencyKey = request.headers['idempotency-key'];
-        if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-          throw new SluiceError('INVALID_REQUEST', 'Idempotency-Key must be 1 to 128 visible ASCII characters', {
-            details: { field: 'Idempotency-Key' },
-          });
-        }
-        const outcome = await deps.messages.send(bearerToken(request), request.body, idempotencyKey);
+        const outcome = await deps.messages.send(bearerToken(request), request.body, request.headers['idempotency-key']);
         return reply.status(outcome.replayed ? 200 : 202).send({ id: outcome.id, status: outcome.status });
       },
     );
 
     app.get(
       '/v1/messages/:id',
-      { ...tenantRoute, schema: { summary: 'A message of your tenant and its delivery attempts', params: IdParam } },
+      {
+        ...tenantRoute,
+        schema: {
+          summary: 'A message of your tenant and its delivery attempts',
+          security: SECURITY.tenant,
+          params: IdParam,
+          response: { ...errorResponses(400, 401, 404), 200: MessageView },
+        },
+      },
       async (request) => {
         const message = await deps.messages.get(tenantOf(request).id, request.params.id);
         if (!message) throw new SluiceError('NOT_FOUND', 'no such message');
@@ -47,12 +75,20 @@ export const messageRoutes =
 
     app.delete(
       '/v1/messages/:id',
-      { ...tenantRoute, schema: { summary: 'Cancel a message not yet sending', params: IdParam } },
+      {
+        ...tenantRoute,
+        schema: {
+          summary: 'Cancel a message not yet sending (409 once it is)',
+          security: SECURITY.tenant,
+          params: IdParam,
+          response: { ...errorResponses(400, 401, 404, 409), 200: Canceled },
+        },
+      },
       async (request) => {
         const result = await deps.messages.cancel(tenantOf(request).id, request.params.id);
         if (result === 'not-found') throw new SluiceError('NOT_FOUND', 'no such message');
         if (result === 'too-late') throw new SluiceError('CONFLICT', 'the message is already sending or done; it cannot be canceled');
-        return { id: request.params.id, status: 'canceled' };
+        return { id: request.params.id, status: 'canceled' as const };
       },
     );
   };

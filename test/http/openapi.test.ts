@@ -1,0 +1,222 @@
+/**
+ * /docs/json must describe the server as it answers: who may call each operation (`security`), and
+ * every status each route answers. A scenario drives every route through its outcomes; the status
+ * of each response, as the route answered it, must be one its operation lists, and each success
+ * status the document lists must have been answered.
+ */
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildHttpApp } from '../../src/http/app.js';
+import { ADMIN_TOKEN, phone, sms, startApp, type TestApp } from './support.js';
+
+interface Operation {
+  security?: Record<string, string[]>[];
+  responses: Record<string, unknown>;
+}
+type Document = { security?: unknown; paths: Record<string, Record<string, Operation>> };
+
+let t: TestApp;
+let app: FastifyInstance;
+let document: Document;
+/** `METHOD /path/{param}` → statuses the routes answered. */
+const answered = new Map<string, Set<number>>();
+
+beforeAll(async () => {
+  t = await startApp({ SLUICE_BODY_LIMIT_BYTES: '4096' });
+  const metrics = t.runtime.http.metrics!;
+  // The same services, recording each response as the route (not the URL) answered it.
+  app = await buildHttpApp({
+    ...t.runtime.http,
+    metrics: {
+      contentType: metrics.contentType,
+      render: () => metrics.render(),
+      observeHttp: (route, method, status) => {
+        const key = `${method} ${route.replace(/:(\w+)/g, '{$1}')}`;
+        answered.set(key, (answered.get(key) ?? new Set()).add(status));
+      },
+    },
+  });
+  document = (await app.inject({ method: 'GET', url: '/docs/json' })).json();
+});
+afterAll(async () => {
+  await app?.close();
+  await t?.close();
+});
+
+const operations = () =>
+  Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, path, method, operation })),
+  );
+
+/** A URL for a documented path: each `{param}` replaced. */
+const urlOf = (path: string) => path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'channel' ? 'sms' : `x-${name}`));
+
+describe('security', () => {
+  it('no global security: each operation says who may call it, and the server agrees', async () => {
+    expect(document.security).toBeUndefined();
+    for (const { key, path, method, operation } of operations()) {
+      expect(operation.security, key).toBeDefined();
+      const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+      const expected = path.startsWith('/v1/admin') ? ['adminToken'] : path.startsWith('/v1/') ? ['apiKey'] : [];
+      expect(schemes, key).toEqual(expected);
+      // Without credentials: 401 where the document asks for them, an answer otherwise.
+      const response = await app.inject({ method: method.toUpperCase() as InjectOptions['method'], url: urlOf(path) });
+      if (expected.length > 0) expect(response.statusCode, key).toBe(401);
+      else expect([200, 503], key).toContain(response.statusCode);
+    }
+    expect(operations().map(({ key }) => key)).toEqual(expect.arrayContaining(['GET /healthz', 'GET /readyz', 'GET /metrics']));
+  });
+
+  it('429 lists Retry-After; Idempotency-Key lists its constraints', () => {
+    const send = document.paths['/v1/messages']!.post!;
+    expect(send.responses['429']).toMatchObject({ headers: { 'Retry-After': { schema: { type: 'integer', minimum: 1 } } } });
+    const parameters = (send as unknown as { parameters: { in: string; name: string; schema: Record<string, unknown> }[] }).parameters;
+    expect(parameters.find((parameter) => parameter.in === 'header' && parameter.name === 'idempotency-key')?.schema).toMatchObject({
+      minLength: 1,
+      maxLength: 128,
+      pattern: expect.any(String),
+    });
+  });
+});
+
+describe('statuses', () => {
+  it('every route answers only statuses its operation lists, and every success status listed is answered', async () => {
+    const admin = (method: InjectOptions['method'], url: string, payload?: unknown, headers: Record<string, string> = {}) =>
+      app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers },
+        ...(payload === undefined ? {} : { payload: payload as object }),
+      });
+    const tenantCall = (
+      key: string,
+      method: InjectOptions['method'],
+      url: string,
+      payload?: unknown,
+      headers: Record<string, string> = {},
+    ) =>
+      app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${key}`, ...headers },
+        ...(payload === undefined ? {} : { payload: payload as object }),
+      });
+    const raw = (key: string, url: string, payload: string, contentType: string) =>
+      app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}`, 'content-type': contentType }, payload });
+    const big = 'x'.repeat(5000);
+
+    // Tenants.
+    const created = await admin('POST', '/v1/admin/tenants', { name: 'documented' });
+    const { id, apiKey } = created.json() as { id: string; apiKey: string };
+    await admin('POST', '/v1/admin/tenants', { name: 'documented' });
+    await admin('POST', '/v1/admin/tenants', { name: '' });
+    await admin('POST', '/v1/admin/tenants', { name: big });
+    await raw(ADMIN_TOKEN, '/v1/admin/tenants', '<tenant/>', 'application/xml');
+    await admin('GET', '/v1/admin/tenants');
+    await admin('GET', `/v1/admin/tenants/${id}`);
+    await admin('GET', '/v1/admin/tenants/unknown');
+    await admin('GET', `/v1/admin/tenants/${'x'.repeat(65)}`);
+    await admin('PATCH', `/v1/admin/tenants/${id}`, { qpsLimit: 1000 });
+    await admin('PATCH', `/v1/admin/tenants/${id}`, { qpsLimit: 0 });
+    await admin('PATCH', '/v1/admin/tenants/unknown', { status: 'active' });
+
+    // Rules.
+    await admin('PUT', `/v1/admin/tenants/${id}/rules/sms`, { rules: [{ windowSeconds: 60, limit: 1 }] });
+    await admin('PUT', `/v1/admin/tenants/${id}/rules/sms`, { rules: [{ windowSeconds: 60, limit: 0 }] });
+    await admin('PUT', '/v1/admin/tenants/unknown/rules/sms', { rules: [] });
+    await admin('GET', `/v1/admin/tenants/${id}/rules/sms`);
+    await admin('GET', `/v1/admin/tenants/${id}/rules/fax`);
+    await admin('GET', '/v1/admin/tenants/unknown/rules/sms');
+
+    // Blacklists.
+    for (const url of [`/v1/admin/tenants/${id}/blacklist`, '/v1/admin/blacklist']) {
+      await admin('POST', url, { channel: 'sms', recipients: [phone(1)] });
+      await admin('POST', url, { recipients: [] });
+      await admin('GET', url);
+      await admin('GET', `${url}?limit=0`);
+      await admin('DELETE', url, { channel: 'sms', recipients: [phone(1)] });
+      await admin('DELETE', url, { recipients: [] });
+    }
+    await admin('GET', '/v1/admin/tenants/unknown/blacklist');
+    await admin('POST', `/v1/admin/tenants/${id}/blacklist`, { channel: 'sms', recipients: [phone(9)] });
+
+    // Bans.
+    await admin('DELETE', `/v1/admin/tenants/${id}/bans/sms/${encodeURIComponent(phone(2))}`);
+    await admin('DELETE', `/v1/admin/tenants/${id}/bans/sms/not-a-phone`);
+    await admin('DELETE', `/v1/admin/tenants/unknown/bans/sms/${encodeURIComponent(phone(2))}`);
+
+    // Providers.
+    const provider = { scope: id, channel: 'sms', kind: 'console', name: 'console-1', qps: 10 };
+    const providerId = (await admin('POST', '/v1/admin/providers', provider)).json().id as string;
+    await admin('POST', '/v1/admin/providers', provider);
+    await admin('POST', '/v1/admin/providers', { ...provider, qps: 0 });
+    await admin('POST', '/v1/admin/providers', { ...provider, scope: 'unknown' });
+    await admin('GET', '/v1/admin/providers');
+    await admin('GET', '/v1/admin/providers?channel=fax');
+    const second = (await admin('POST', '/v1/admin/providers', { ...provider, name: 'console-2' })).json().id as string;
+    await admin('PATCH', `/v1/admin/providers/${providerId}`, { priority: 1 });
+    await admin('PATCH', `/v1/admin/providers/${second}`, { name: 'console-1' });
+    await admin('PATCH', '/v1/admin/providers/unknown', { priority: 1 });
+    await admin('DELETE', `/v1/admin/providers/${second}`);
+    await admin('DELETE', '/v1/admin/providers/unknown');
+
+    // Messages.
+    const accepted = (await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(3)), { 'idempotency-key': 'k-1' })).json().id as string;
+    await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(3)), { 'idempotency-key': 'k-1' });
+    await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(4)), { 'idempotency-key': 'k-1' });
+    await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(3)));
+    await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(9)));
+    await tenantCall(apiKey, 'POST', '/v1/messages', sms('12345'));
+    await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(5), { body: big }));
+    await raw(apiKey, '/v1/messages', 'channel=sms', 'application/x-www-form-urlencoded');
+    await tenantCall('sk_unknown', 'POST', '/v1/messages', sms(phone(5)));
+    const scheduled = (await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(6), { sendAt: t.clock.now() + 3_600_000 }))).json()
+      .id as string;
+    await tenantCall(apiKey, 'GET', `/v1/messages/${accepted}`);
+    await tenantCall(apiKey, 'GET', '/v1/messages/unknown');
+    await tenantCall(apiKey, 'GET', `/v1/messages/${'x'.repeat(65)}`);
+    await tenantCall(apiKey, 'DELETE', `/v1/messages/${scheduled}`);
+    await tenantCall(apiKey, 'DELETE', '/v1/messages/unknown');
+    await tenantCall(apiKey, 'DELETE', `/v1/messages/${'x'.repeat(65)}`);
+    await t.runtime.repositories.messages.drain();
+    await t.runtime.repositories.messages.claim(accepted, { now: t.clock.now(), leaseMs: 5000 });
+    await tenantCall(apiKey, 'DELETE', `/v1/messages/${accepted}`);
+
+    // Risk control.
+    const check = { subject: 'user-1', action: 'login', rules: [{ windowSeconds: 60, limit: 1 }] };
+    await tenantCall(apiKey, 'POST', '/v1/frequency/check', check);
+    await tenantCall(apiKey, 'POST', '/v1/frequency/check', check);
+    await tenantCall(apiKey, 'POST', '/v1/frequency/check', { ...check, rules: [] });
+    await tenantCall(apiKey, 'POST', '/v1/frequency/check', { ...check, subject: big });
+    await raw(apiKey, '/v1/frequency/check', 'subject=x', 'text/plain');
+    await admin('PATCH', `/v1/admin/tenants/${id}`, { status: 'suspended' });
+    await tenantCall(apiKey, 'POST', '/v1/frequency/check', check);
+    await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(7)));
+
+    // Health.
+    await app.inject({ method: 'GET', url: '/healthz' });
+    await app.inject({ method: 'GET', url: '/readyz' });
+    await app.inject({ method: 'GET', url: '/metrics' });
+
+    const problems: string[] = [];
+    for (const { key, operation } of operations()) {
+      const listed = Object.keys(operation.responses).map(Number);
+      const seen = answered.get(key);
+      if (!seen) {
+        problems.push(`${key}: not exercised by this test`);
+        continue;
+      }
+      for (const status of seen) if (!listed.includes(status)) problems.push(`${key}: answered ${status}, not documented`);
+      for (const status of listed) if (status < 300 && !seen.has(status)) problems.push(`${key}: documents ${status}, never answered`);
+    }
+    for (const key of answered.keys()) {
+      if (!operations().some((operation) => operation.key === key) && !key.startsWith('GET /docs')) problems.push(`${key}: not documented`);
+    }
+    expect(problems).toEqual([]);
+    // The 201s, explicitly.
+    expect(Object.keys(document.paths['/v1/admin/tenants']!.post!.responses)).toContain('201');
+    expect(Object.keys(document.paths['/v1/admin/tenants']!.post!.responses)).not.toContain('200');
+    expect(Object.keys(document.paths['/v1/admin/providers']!.post!.responses)).toContain('201');
+    expect(Object.keys(document.paths['/v1/admin/providers']!.post!.responses)).not.toContain('200');
+  });
+});

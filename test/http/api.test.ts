@@ -304,6 +304,16 @@ describe('admin API', () => {
     expect((await t.send(fast.json().apiKey, sms(freshPhone()))).statusCode).toBe(202);
   });
 
+  it('RATE_LIMITED says the rule in words: "at most 1 webhook message per 60 s"', async () => {
+    const tenant = await t.createTenant();
+    const put = await t.admin('PUT', `/v1/admin/tenants/${tenant.id}/rules/webhook`, { rules: [{ windowSeconds: 60, limit: 1 }] });
+    expect(put.statusCode, put.body).toBe(200);
+    const hook = { channel: 'webhook', to: 'https://hooks.example.com/one', body: 'hi' };
+    expect((await t.send(tenant.apiKey, hook)).statusCode).toBe(202);
+    const error = expectError(await t.send(tenant.apiKey, hook), 429, 'RATE_LIMITED');
+    expect(error.message).toBe('at most 1 webhook message per 60 s to this recipient');
+  });
+
   it('rules: the 4th send in a minute is 429 RATE_LIMITED, then BANNED; lifting the ban lets sends through', async () => {
     const tenant = await t.createTenant();
     const put = await t.admin('PUT', `/v1/admin/tenants/${tenant.id}/rules/sms`, SEED_RULES);
@@ -319,7 +329,7 @@ describe('admin API', () => {
 
     const limited = await t.send(tenant.apiKey, sms(to));
     const error = expectError(limited, 429, 'RATE_LIMITED');
-    expect(error).toMatchObject({ rule: 0, limit: 3, windowSeconds: 60 });
+    expect(error).toMatchObject({ rule: 0, limit: 3, windowSeconds: 60, message: 'at most 3 sms messages per 60 s to this recipient' });
     // Hitting a rule with a ban: the earliest retry is the ban's end.
     expect(limited.headers['retry-after']).toBe('600');
 

@@ -32,7 +32,7 @@ export function frequencyInterceptor(
         const rule = policy.rules[decision.rule ?? 0];
         throw new SluiceError(
           'RATE_LIMITED',
-          `at most ${rule?.limit} ${message.channel} messages per ${(rule?.windowMs ?? 0) / 1000} s to this recipient`,
+          `at most ${rule?.limit} ${message.channel} message${rule?.limit === 1 ? '' : 's'} per ${(rule?.windowMs ?? 0) / 1000} s to this recipient`,
           {
             retryAfterMs: decision.retryAfterMs,
             details: { rule: decision.rule, windowSeconds: (rule?.windowMs ?? 0) / 1000, limit: rule?.limit },

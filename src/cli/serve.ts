@@ -20,24 +20,24 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countByStatus());
 
   // Listen before starting the dispatchers: a port in use must end the process, not leave a
-  // worker running behind a server that never came up.
-  const app = settings.roles.includes('api') ? await buildHttpApp(runtime.http) : undefined;
+  // worker running behind a server that never came up. A worker-only instance serves its probes
+  // and metrics (the delivery metrics exist only on workers).
+  const servesApi = settings.roles.includes('api');
+  const app = await buildHttpApp(runtime.http, { routes: servesApi ? 'all' : 'operations' });
   // What the API accepts must reach the dispatchers, in this process or (Redis) any other.
-  const feed: DueFeed | undefined = app ? startDueFeed(runtime) : undefined;
-  let address: string | undefined;
-  if (app) {
-    try {
-      address = await app.listen({ host: settings.host, port: settings.port });
-    } catch (error) {
-      await app.close();
-      await feed?.close();
-      await runtime.close();
-      const reason =
-        (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
-          ? 'the address is in use (another sluice? set SLUICE_PORT)'
-          : (error as Error).message;
-      throw new Error(`cannot listen on ${settings.host}:${settings.port}: ${reason}`, { cause: error });
-    }
+  const feed: DueFeed | undefined = servesApi ? startDueFeed(runtime) : undefined;
+  let address: string;
+  try {
+    address = await app.listen({ host: settings.host, port: settings.port });
+  } catch (error) {
+    await app.close();
+    await feed?.close();
+    await runtime.close();
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
+        ? 'the address is in use (another sluice? set SLUICE_PORT)'
+        : (error as Error).message;
+    throw new Error(`cannot listen on ${settings.host}:${settings.port}: ${reason}`, { cause: error });
   }
   let delivery: Delivery | undefined;
   if (settings.roles.includes('worker')) {
@@ -50,7 +50,7 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    await app?.close();
+    await app.close();
     await delivery?.stop();
     await feed?.close();
     await runtime.close();
@@ -58,12 +58,13 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
 
-  if (address) {
-    logger.info({ address, db: runtime.database.displayUrl, redis: runtime.redis ? 'on' : 'embedded' }, 'sluice is serving');
-    if (options.demo) await printDemo(runtime, address);
-  } else if (options.demo) {
+  logger.info(
+    { address, roles: settings.roles, db: runtime.database.displayUrl, redis: runtime.redis ? 'on' : 'embedded' },
+    servesApi ? 'sluice is serving' : 'sluice is dispatching (serving /healthz, /readyz and /metrics only)',
+  );
+  if (options.demo && servesApi) await printDemo(runtime, address);
+  else if (options.demo)
     logger.warn('--demo prints a curl line for the API, and this process does not serve it (SLUICE_ROLES=worker): ignored');
-  }
 }
 
 /** On a database without tenants: a demo tenant with the seed rules, its key and a curl line. */

@@ -72,7 +72,8 @@ export const SETTINGS = {
     env: 'SLUICE_ROLES',
     kind: 'list',
     default: ['api', 'worker'],
-    description: '`serve` roles: `api` (HTTP), `worker` (dispatchers), or both.',
+    description:
+      '`serve` roles: `api` (the HTTP API), `worker` (dispatchers), or both. A worker-only instance still serves `/healthz`, `/readyz` and `/metrics` on `SLUICE_PORT`.',
     check: (roles) =>
       roles.length > 0 && roles.every((role) => role === 'api' || role === 'worker')
         ? undefined

@@ -27,7 +27,17 @@ function invalidJson(text: string): SluiceError {
   );
 }
 
-export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
+export interface HttpAppOptions {
+  /**
+   * `all` (default): the whole API. `operations`: only `/healthz`, `/readyz` and `/metrics`, for an
+   * instance that runs dispatchers and serves no API (`SLUICE_ROLES=worker`), so it can still be
+   * probed and scraped: the delivery metrics exist only on workers.
+   */
+  routes?: 'all' | 'operations';
+}
+
+export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {}): Promise<FastifyInstance> {
+  const operationsOnly = options.routes === 'operations';
   const app = Fastify({
     bodyLimit: deps.bodyLimitBytes,
     logger: {
@@ -86,6 +96,11 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+
+  if (operationsOnly) {
+    await app.register(healthRoutes(deps));
+    return app;
+  }
 
   await app.register(swagger, {
     openapi: {

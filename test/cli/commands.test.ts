@@ -202,6 +202,37 @@ describe('sluice CLI', () => {
     await refused(['blacklist', 'list', '--global', '--limit', '0'], 'INVALID_REQUEST: limit');
   }, 90_000);
 
+  it('serve --roles worker answers its probes and metrics, and no API route', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const worker = spawn(process.execPath, ['--import', tsx, cli, 'serve', '--roles', 'worker'], {
+      env: { ...env, SLUICE_PORT: String(port) },
+      cwd: dir,
+      stdio: 'ignore',
+    });
+    try {
+      let health: Response | undefined;
+      for (let i = 0; i < 100 && !health?.ok; i++) {
+        health = await fetch(`${url}/healthz`).catch(() => undefined);
+        if (!health?.ok) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(health?.status).toBe(200);
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      // Its dispatchers' metrics: the embedded locks are its own.
+      let metrics = '';
+      for (let i = 0; i < 50 && !metrics.includes('sluice_lock_held{partition="sms:0"} 1'); i++) {
+        metrics = await (await fetch(`${url}/metrics`)).text();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(metrics).toContain('sluice_lock_held{partition="sms:0"} 1');
+      const api = await fetch(`${url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(api.status).toBe(404);
+      expect(((await api.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    } finally {
+      worker.kill('SIGTERM');
+    }
+  }, 60_000);
+
   it('serve on a port in use says so and exits 1, without starting its dispatchers', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

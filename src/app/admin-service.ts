@@ -31,7 +31,7 @@ export interface AdminServiceDeps {
   providers: ProvidersRepository;
   directory: CachedTenantDirectory;
   /** The limiter holding recipients' bans. */
-  limiter: Pick<Limiter, 'unban'>;
+  limiter: Pick<Limiter, 'unban' | 'reset'>;
   defaultRegion: string;
   /** After a blacklist change in SQL: refresh the in-process copies (this instance's before answering). */
   blacklistChanged: () => Promise<void>;
@@ -277,11 +277,14 @@ export class SqlAdminService implements AdminService {
     return this.deps.providers.delete(id);
   }
 
-  async liftBan(tenantId: string, channel: Channel, to: string): Promise<boolean> {
+  async liftBan(tenantId: string, channel: Channel, to: string, options: { resetCounts?: boolean } = {}): Promise<boolean> {
     await this.requireTenant(tenantId);
     const normalized = normalizeRecipient(channel, to, this.deps.defaultRegion);
     if (!normalized.ok) throw new SluiceError('INVALID_REQUEST', normalized.reason, { details: { field: 'to' } });
-    return this.deps.limiter.unban(frequencySubject(tenantId, channel, normalized.recipient));
+    const subject = frequencySubject(tenantId, channel, normalized.recipient);
+    const lifted = await this.deps.limiter.unban(subject);
+    if (options.resetCounts) await this.deps.limiter.reset(subject);
+    return lifted;
   }
 }
 

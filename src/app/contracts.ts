@@ -146,8 +146,12 @@ export interface AdminService {
    * previous page's `next`. NOT_FOUND for an unknown tenant, INVALID_REQUEST for a bad cursor.
    */
   listBlacklist(scope: BlacklistScope, options?: { channel?: Channel | '*'; limit?: number; after?: string }): Promise<BlacklistPage>;
-  /** Lift a recipient's ban on a channel; resolves whether one was in force. */
-  liftBan(tenantId: string, channel: Channel, to: string): Promise<boolean>;
+  /**
+   * Lifts a recipient's ban on a channel; resolves whether one was in force. With `resetCounts`
+   * also forgets what its rules have counted, so the next send is not refused (and banned again)
+   * by the sends that led to the ban.
+   */
+  liftBan(tenantId: string, channel: Channel, to: string, options?: { resetCounts?: boolean }): Promise<boolean>;
   /** Registers a provider after checking its config and secret build a working client (INVALID_REQUEST otherwise). */
   createProvider(input: NewProviderInput): Promise<ProviderView>;
   listProviders(filter: { scope?: string; channel?: Channel }): Promise<ProviderView[]>;

@@ -270,7 +270,10 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         ...repositories,
         directory,
         // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
-        limiter: { unban: (subject) => limiter.unban(subject).catch(unavailableUnlessSluiceError) },
+        limiter: {
+          unban: (subject) => limiter.unban(subject).catch(unavailableUnlessSluiceError),
+          reset: (subject) => limiter.reset(subject).catch(unavailableUnlessSluiceError),
+        },
         defaultRegion: settings.defaultRegion,
         blacklistChanged: () => blacklist.changed(),
       }),

@@ -313,6 +313,15 @@ export const BlacklistPage = Type.Object({
 
 export const BanLifted = Type.Object({ lifted: Type.Boolean({ description: 'Whether a ban was in force' }) });
 
+export const LiftBanQuery = Type.Object({
+  resetCounts: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], {
+      description:
+        "true: also forget what the recipient's rules have counted, so the sends that led to the ban do not refuse (and ban) the next one",
+    }),
+  ),
+});
+
 export const ProviderView = Type.Object({
   id: Type.String(),
   scope: Type.String(),

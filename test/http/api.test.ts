@@ -348,6 +348,22 @@ describe('admin API', () => {
     expectError(await t.admin('DELETE', `/v1/admin/tenants/${tenant.id}/bans/sms/not-a-phone`), 400, 'INVALID_REQUEST');
   });
 
+  it('lifting a ban with resetCounts=true also forgets the counted sends: the next one is not banned again', async () => {
+    const tenant = await t.createTenant();
+    expect((await t.admin('PUT', `/v1/admin/tenants/${tenant.id}/rules/sms`, SEED_RULES)).statusCode).toBe(200);
+    const to = freshPhone();
+    const ban = `/v1/admin/tenants/${tenant.id}/bans/sms/${encodeURIComponent(to)}`;
+    for (let i = 0; i < 3; i++) expect((await t.send(tenant.apiKey, sms(to))).statusCode).toBe(202);
+    expectError(await t.send(tenant.apiKey, sms(to)), 429, 'RATE_LIMITED'); // and banned
+    // Lifted alone, within the minute: the three counted sends refuse the next and ban again.
+    expect((await t.admin('DELETE', ban)).json()).toEqual({ lifted: true });
+    expectError(await t.send(tenant.apiKey, sms(to)), 429, 'RATE_LIMITED');
+    // Lifted with its counts forgotten: a fresh start.
+    expect((await t.admin('DELETE', `${ban}?resetCounts=true`)).json()).toEqual({ lifted: true });
+    expect((await t.send(tenant.apiKey, sms(to))).statusCode).toBe(202);
+    expectError(await t.admin('DELETE', `${ban}?resetCounts=yes`), 400, 'INVALID_REQUEST');
+  });
+
   it('rules: what GET answers can be PUT back as it is (GET → PUT → GET is the same)', async () => {
     const tenant = await t.createTenant();
     const url = `/v1/admin/tenants/${tenant.id}/rules/sms`;

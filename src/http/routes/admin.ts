@@ -18,6 +18,7 @@ import {
   type ErrorStatus,
   errorResponses,
   IdParam,
+  LiftBanQuery,
   NewProviderBody,
   NewTenantBody,
   ProviderDeleted,
@@ -181,9 +182,11 @@ export const adminRoutes =
 
     app.delete(
       '/v1/admin/tenants/:id/bans/:channel/:to',
-      { schema: adminSchema("Lift a recipient's ban", { params: BanParams }, { 200: BanLifted }) },
+      { schema: adminSchema("Lift a recipient's ban", { params: BanParams, querystring: LiftBanQuery }, { 200: BanLifted }) },
       async (request) => {
-        const lifted = await admin.liftBan(request.params.id, request.params.channel as Channel, request.params.to);
+        const lifted = await admin.liftBan(request.params.id, request.params.channel as Channel, request.params.to, {
+          resetCounts: request.query.resetCounts === 'true',
+        });
         return { lifted };
       },
     );

@@ -147,7 +147,8 @@ export interface AdminService {
    */
   listBlacklist(scope: BlacklistScope, options?: { channel?: Channel | '*'; limit?: number; after?: string }): Promise<BlacklistPage>;
   /**
-   * Lifts a recipient's ban on a channel; resolves whether one was in force. With `resetCounts`
+   * Lifts a recipient's ban on a channel; resolves whether a ban record was still stored (a ban in
+   * force, or on Redis one that ended moments ago: `Limiter.unban`). With `resetCounts`
    * also forgets what its rules have counted, so the next send is not refused (and banned again)
    * by the sends that led to the ban.
    */

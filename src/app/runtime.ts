@@ -91,12 +91,17 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       if (applied.length) logger.info({ applied, db: database.displayUrl }, 'migrations applied');
     }
 
-    // One line per outage and one when it ends, not ioredis's line per reconnect attempt.
+    // One line per 10 s of outage and one when it ends, not ioredis's line per reconnect attempt.
     const redisErrors = new ThrottledLog<{ err: Error }>((fields) => logger.warn(fields, 'Redis connection error'), clock);
+    let redisDown = false;
     const redis = createRedisClient(settings, {
-      onError: (error) => redisErrors.record({ err: error }),
+      onError: (error) => {
+        redisDown = true;
+        redisErrors.record({ err: error });
+      },
       onReady: () => {
-        if (redisErrors.active()) logger.info('Redis connection restored');
+        if (redisDown) logger.info('Redis connection restored');
+        redisDown = false;
       },
     });
     if (redis) closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
@@ -179,11 +184,6 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       frequency = new DegradingFrequencyGate(degrading, { divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate });
       const breaker = degrading;
       metrics.setBreakerState(() => breaker.state());
-      // The first decision pays for the connection and the script's load (NOSCRIPT, then EVAL).
-      // Paid by a burst of requests, that opened the breaker on every start; paid here, by a look
-      // that records nothing, it delays the start by a round trip (by the command timeout at
-      // most, when Redis is frozen; a Redis that is down fails at once).
-      await limiter.peek({ subject: 'sluice:warm-up', rules: [{ windowMs: 1000, limit: 1 }] }).catch(() => undefined);
     }
 
     const acceptedListeners: ((message: NewMessage, outcome: AdmissionOutcome) => void)[] = [];

@@ -5,6 +5,7 @@
  * measurably slower). `sluice_redis_slow_calls_total` still counts every call.
  */
 import type { Clock } from '../limiter/index.js';
+import { ThrottledLog } from './throttled-log.js';
 
 export interface SlowCallSummary {
   /** Slow calls since the previous line (this one included). */
@@ -14,25 +15,23 @@ export interface SlowCallSummary {
 }
 
 export class SlowCallLog {
-  private calls = 0;
   private maxMs = 0;
-  private lastLineAt = Number.NEGATIVE_INFINITY;
+  private readonly lines: ThrottledLog<object>;
 
-  constructor(
-    private readonly write: (summary: SlowCallSummary) => void,
-    private readonly clock: Clock,
-    private readonly intervalMs = 10_000,
-  ) {}
+  constructor(write: (summary: SlowCallSummary) => void, clock: Clock, intervalMs = 10_000) {
+    this.lines = new ThrottledLog(
+      ({ repeated }) => {
+        write({ calls: (repeated ?? 0) + 1, maxMs: Math.round(this.maxMs * 10) / 10 });
+        this.maxMs = 0;
+      },
+      clock,
+      intervalMs,
+    );
+  }
 
   /** One slow call of `ms`: written at once if no line was written within the interval, else counted. */
   record(ms: number): void {
-    this.calls++;
     this.maxMs = Math.max(this.maxMs, ms);
-    const now = this.clock.now();
-    if (now - this.lastLineAt < this.intervalMs) return;
-    this.write({ calls: this.calls, maxMs: Math.round(this.maxMs * 10) / 10 });
-    this.calls = 0;
-    this.maxMs = 0;
-    this.lastLineAt = now;
+    this.lines.record({});
   }
 }

@@ -27,9 +27,4 @@ export class ThrottledLog<Fields extends object = Record<string, unknown>> {
     this.held = 0;
     this.lastLineAt = now;
   }
-
-  /** Whether a line was written within the interval (an outage is in progress, as far as this log knows). */
-  active(): boolean {
-    return this.clock.now() - this.lastLineAt < this.intervalMs;
-  }
 }

@@ -16,6 +16,7 @@ export const SEED_RULES = [
 export async function serve(settings: Settings, options: { demo: boolean }): Promise<void> {
   const runtime = await createRuntime(settings);
   const { logger } = runtime;
+  await warmUp(runtime);
   for (const name of unknownVariables()) logger.warn({ variable: name }, 'not a sluice setting: ignored (docs/configuration.md)');
   runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countByStatus());
 
@@ -65,6 +66,27 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   if (options.demo && servesApi) await printDemo(runtime, address);
   else if (options.demo)
     logger.warn('--demo prints a curl line for the API, and this process does not serve it (SLUICE_ROLES=worker): ignored');
+}
+
+/** The longest a start waits for its warm-up look at Redis. */
+const WARM_UP_MS = 1000;
+
+/**
+ * The first limiter decision pays for the Redis connection and the script's load (NOSCRIPT, then
+ * EVAL). Paid by a burst of requests, that opened the breaker on every start; paid here, by a
+ * look that records nothing, it delays the start by a round trip. Bounded: a Redis Cluster that
+ * is not up queues commands with no timeout of their own.
+ */
+export async function warmUp(runtime: Awaited<ReturnType<typeof createRuntime>>): Promise<void> {
+  if (!runtime.redis) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    runtime.limiter.peek({ subject: 'sluice:warm-up', rules: [{ windowMs: 1000, limit: 1 }] }).catch(() => undefined),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, WARM_UP_MS);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** On a database without tenants: a demo tenant with the seed rules, its key and a curl line. */

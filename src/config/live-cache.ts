@@ -32,7 +32,7 @@ export class InProcessChangeBus implements ChangeBus {
 /**
  * Redis pub/sub. Subscribing needs a connection of its own (a subscribed connection can run
  * nothing else), made with `duplicate()`. A reconnect may have missed messages, so listeners are
- * told `'*'` (drop everything) whenever the subscriber (re)connects.
+ * told `'*'` (drop everything) whenever the subscriber has (re)subscribed.
  */
 export class RedisChangeBus implements ChangeBus {
   private readonly listeners = new Set<(key: string) => void>();
@@ -48,11 +48,23 @@ export class RedisChangeBus implements ChangeBus {
     // ioredis prints each one to stderr.
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (_channel: string, key: string) => this.emit(key));
-    this.subscriber.on('ready', () => this.emit('*'));
-    this.ready = this.subscriber.subscribe(channel);
-    // Redis may be down at start: ioredis subscribes again on connect (autoResubscribe), and a
-    // rejection nobody awaits would end the process.
-    this.ready.catch(() => undefined);
+    let firstSubscription: () => void = () => {};
+    this.ready = new Promise<void>((resolve) => {
+      firstSubscription = resolve;
+    });
+    // Subscribed on every (re)connection, not once: a SUBSCRIBE sent while Redis is down is
+    // rejected, and ioredis re-subscribes only what a reply confirmed, so a process started
+    // before Redis would never hear anything. Subscribing again to the same channel is harmless.
+    // Then '*': whatever was published meanwhile was missed.
+    this.subscriber.on('ready', () => {
+      this.subscriber.subscribe(channel).then(
+        () => {
+          firstSubscription();
+          this.emit('*');
+        },
+        () => undefined, // the next 'ready' tries again
+      );
+    });
   }
 
   private emit(key: string): void {
@@ -266,10 +278,17 @@ export class LiveCache<T> {
     this.local.clear();
   }
 
-  close(): void {
+  /**
+   * Stops listening. Invalidations not yet shared get one last try (a second at most): a CLI
+   * command closes right after its change, so its retry timer would never fire.
+   */
+  async close(): Promise<void> {
     this.unsubscribe();
     this.local.clear();
     clearInterval(this.retryTimer);
     this.retryTimer = undefined;
+    const pending = [...this.unshared];
+    this.unshared.clear();
+    await Promise.all(pending.map((key) => withTimeout(this.share(key), 1000, 'config invalidation').catch(() => undefined)));
   }
 }

@@ -208,8 +208,15 @@ export function startDelivery(runtime: Runtime, consoleProvider: Provider, optio
   }
   const feed = options.feed ?? startDueFeed(runtime);
   const stopWaking = feed.onWake((partition, dueAt) => {
+    // '*' (the wake channel was reconnected: anything may have been missed) wakes every dispatcher,
+    // a holder or one waiting to take its lock now that Redis is back. A partition's wake, sent for
+    // every batch of accepts by every instance, only its holder: a non-holder would try to take
+    // the lock at each one; it tries at its own pace, every poll.
     if (partition === undefined) for (const dispatcher of dispatchers) dispatcher.wakeBy(dueAt);
-    else byPartition.get(partition)?.wakeBy(dueAt);
+    else {
+      const dispatcher = byPartition.get(partition);
+      if (dispatcher?.holdsLock()) dispatcher.wakeBy(dueAt);
+    }
   });
   return {
     dispatchers,

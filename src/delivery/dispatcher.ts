@@ -123,6 +123,11 @@ export class Dispatcher {
     else if (dueAt < this.timerAt) this.scheduleAt(dueAt);
   }
 
+  /** Whether this dispatcher holds its partition's lock now. */
+  holdsLock(): boolean {
+    return this.options.lock.isHeld();
+  }
+
   /**
    * Stops claiming, gives back the claims still waiting for their provider's pace (they go back to
    * the queue: nothing was sent), waits for the sends in flight, releases the lock. A slow pace
@@ -228,8 +233,11 @@ export class Dispatcher {
         );
       }
     }
-    if (dueIndex && metrics)
-      metrics.dueIndexBacklog.set({ partition: this.name }, await dueIndex.size(this.name, this.options.clock.now()));
+    if (dueIndex && metrics) {
+      const backlog = await dueIndex.size(this.name, this.options.clock.now());
+      // The lock may have gone during the tick: a non-holder reports no backlog (notHolding).
+      if (lock.isHeld()) metrics.dueIndexBacklog.set({ partition: this.name }, backlog);
+    }
     return this.running && lock.isHeld() ? this.nextDueAt() : undefined;
   }
 
@@ -275,6 +283,9 @@ export class Dispatcher {
       ids = await dueIndex.claim(this.name, now, limit);
     } catch (error) {
       this.options.metrics?.redisErrors.inc({ operation: 'due_claim', kind: 'error' });
+      // A claim that timed out here may have run in Redis and removed its ids from the index:
+      // the next tick rebuilds the index from SQL instead of waiting for the minute's rebuild.
+      this.lastRebuild = Number.NEGATIVE_INFINITY;
       throw error;
     } finally {
       this.options.metrics?.redisCommandDuration.observe({ operation: 'due_claim' }, (performance.now() - started) / 1000);

@@ -311,7 +311,9 @@ export const BlacklistPage = Type.Object({
   next: Nullable(Type.String({ description: 'Pass as `after` for the next page; null: the last page' })),
 });
 
-export const BanLifted = Type.Object({ lifted: Type.Boolean({ description: 'Whether a ban was in force' }) });
+export const BanLifted = Type.Object({
+  lifted: Type.Boolean({ description: 'Whether a ban record was still stored: a ban in force, or (Redis) one that ended moments ago' }),
+});
 
 export const LiftBanQuery = Type.Object({
   resetCounts: Type.Optional(

@@ -1,11 +1,12 @@
 /**
  * What `createRuntime` wires, on a real runtime: the risk-control service (behind
  * `POST /v1/frequency/check`), the calls that have no fallback when Redis cannot be reached, and
- * the limiter's warm-up on start.
+ * `serve`'s warm-up of the limiter.
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';
+import { warmUp } from '../../src/cli/serve.js';
 import { SluiceError } from '../../src/errors.js';
 import { scripts } from '../../src/limiter/stores/redis/lua-script.js';
 import { tempDir, testEnv, testRuntime } from '../delivery/delivery-support.js';
@@ -80,9 +81,10 @@ describe('runtime', () => {
       await redis?.stop();
     });
 
-    it("loads the limiter's script before serving: a start's first burst must not open the breaker", async () => {
+    it("serve's warm-up loads the limiter's script before it listens: a start's first burst must not open the breaker", async () => {
       redis = await startPrivateRedis();
-      await start({ SLUICE_REDIS_URL: redis.url });
+      const { runtime } = await start({ SLUICE_REDIS_URL: redis.url });
+      await warmUp(runtime);
       const client = new Redis(redis.url);
       try {
         expect(await client.script('EXISTS', scripts.checkBatch.sha)).toEqual([1]);

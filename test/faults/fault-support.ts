@@ -62,6 +62,11 @@ export class FaultyRedis {
     throw new Error('could not start a private redis-server');
   }
 
+  /** One on a free port, not started yet: `restart()` starts it (a Redis that appears after sluice). */
+  static async unstarted(bin: string): Promise<FaultyRedis> {
+    return new FaultyRedis(bin, await freePort());
+  }
+
   /** Starts (again) on this port; resolves once it accepts connections. */
   async restart(): Promise<void> {
     for (let attempt = 0; attempt < 20; attempt++) {

@@ -11,7 +11,6 @@ import { describeWith } from '../support/servers.js';
 import {
   createTenant,
   FaultyRedis,
-  freePort,
   LoadLoop,
   MetricsPoller,
   ms,
@@ -142,48 +141,78 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
   }, 60_000);
 });
 
-describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis unreachable from the start', () => {
+describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis unreachable from the start, then up', () => {
   const temp = tempDir('sluice-fault-redis-absent-');
+  let redis: FaultyRedis;
   let service: Service;
+  let tenant: { id: string; apiKey: string };
+  const accepted: string[] = [];
 
   beforeAll(async () => {
-    const port = await freePort(); // nothing listens there
+    redis = await FaultyRedis.unstarted(redisBin as string);
     service = await startService({
       SLUICE_DB_URL: `sqlite:${temp.dir}/db.sqlite`,
       SLUICE_SECRET_KEY_FILE: `${temp.dir}/secret.key`,
-      SLUICE_REDIS_URL: `redis://127.0.0.1:${port}`,
+      SLUICE_REDIS_URL: redis.url,
       SLUICE_ADMIN_TOKEN: 'fault-admin',
       SLUICE_REDIS_COMMAND_TIMEOUT_MS: '300',
+      // Sends (console provider) by its own dispatchers; a poll a minute away, so only a wake
+      // can make a message leave within seconds.
+      SLUICE_ROLES: 'api,worker',
+      SLUICE_POLL_MS: '60000',
     });
   });
 
   afterAll(async () => {
     await service?.stop();
+    await redis?.stop();
     temp.cleanup();
   });
+
+  const send = async (to: string) => {
+    const answer = await fetch(`${service.base}/v1/messages`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${tenant.apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ channel: 'sms', to, body: 'code 1234' }),
+    });
+    if (answer.status === 202) accepted.push(((await answer.json()) as { id: string }).id);
+    return answer.status;
+  };
+  const statusOf = async (id: string) => {
+    const answer = await fetch(`${service.base}/v1/messages/${id}`, { headers: { Authorization: `Bearer ${tenant.apiKey}` } });
+    return ((await answer.json()) as { status: string }).status;
+  };
 
   it('stays up, takes admin changes and sends in the fallback, and says so once, not per reconnect', async () => {
     onTestFailed(() => console.log(`log tail:\n${service.logTail(20)}`));
     // Before: a subscription that failed at start was an unhandled rejection, and the process exited.
     await sleep(1500);
     expect(service.child.exitCode).toBeNull();
-    const tenant = await createTenant(service.base, 'fault-admin'); // rules and quotas saved: 200, not 500
+    tenant = await createTenant(service.base, 'fault-admin'); // rules and quotas saved: 200, not 500
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const answer = await fetch(`${service.base}/v1/messages`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${tenant.apiKey}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ channel: 'sms', to: `+861380013${String(8000 + i)}`, body: 'code 1234' }),
-      });
-      statuses.push(answer.status);
-    }
+    for (let i = 0; i < 5; i++) statuses.push(await send(`+861380013${String(8000 + i)}`));
     expect(statuses).toEqual([202, 202, 202, 202, 202]);
     const started = now();
     const ready = await fetch(`${service.base}/readyz`);
     expect(ready.status).toBe(200);
     expect(now() - started).toBeLessThan(900); // within a probe's usual 1 s timeout
     expect(service.logLines('Unhandled error event')).toBe('');
-    expect(service.logLines('Redis connection error').split('\n').length).toBe(1);
+    const errorLines = service.logLines('Redis connection error');
+    expect(errorLines).not.toBe('');
+    expect(errorLines.split('\n')).toHaveLength(1);
     expect(service.child.exitCode).toBeNull();
+  });
+
+  it('once Redis is up: subscribes, takes its locks, sends what waited, and a new message at once', async () => {
+    onTestFailed(() => console.log(`log tail:\n${service.logTail(20)}`));
+    await redis.restart();
+    // The reconnected wake channel wakes every dispatcher: lock, rebuild from SQL, send.
+    const waited = await waitUntil(async () => (await Promise.all(accepted.map(statusOf))).every((status) => status === 'sent'), 10_000);
+    expect(waited).toBeDefined();
+    // Before: the SUBSCRIBE refused while Redis was away was never made again, so no wake ever
+    // arrived and this message waited for the minute's poll.
+    expect(await send('+8613800139000')).toBe(202);
+    const id = accepted.at(-1) as string;
+    expect(await waitUntil(async () => (await statusOf(id)) === 'sent', 5000)).toBeDefined();
   });
 });

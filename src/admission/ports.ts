@@ -65,4 +65,9 @@ export interface FrequencyGate {
   check(subject: string, rules: readonly Rule[], requestId: string, fallback: FallbackPolicy | undefined): Promise<Decision>;
   /** Take back an admitted attempt; `decision` is what `check` answered (it says which store decided). */
   undo(subject: string, rules: readonly Rule[], requestId: string, decision: Decision, fallback: FallbackPolicy | undefined): Promise<void>;
+  /**
+   * The rules `decision.rule` indexes: `rules` when they decided, the fallback's own (the static
+   * rules, the local share of `rules`) when a fallback did, none when no rule did (`deny`).
+   */
+  decidingRules(rules: readonly Rule[], decision: Decision, fallback: FallbackPolicy | undefined): readonly Rule[] | undefined;
 }

@@ -3,7 +3,7 @@
  * or Redis behind the degradation breaker (DESIGN.md §7) when Redis is configured.
  */
 import type { FallbackPolicy, FrequencyGate } from '../admission/ports.js';
-import type { DegradedDecision, FallbackPolicy as DegradePolicy, DegradingLimiter } from '../limiter/degrade/index.js';
+import { type DegradedDecision, type FallbackPolicy as DegradePolicy, type DegradingLimiter, divideRules } from '../limiter/degrade/index.js';
 import type { Decision, Limiter, Rule } from '../limiter/index.js';
 
 export class LocalFrequencyGate implements FrequencyGate {
@@ -22,6 +22,10 @@ export class LocalFrequencyGate implements FrequencyGate {
 
   undo(subject: string, rules: readonly Rule[], requestId: string, decision: Decision): Promise<void> {
     return this.limiter.undo({ subject, rules, requestId, at: decision.at });
+  }
+
+  decidingRules(rules: readonly Rule[]): readonly Rule[] {
+    return rules;
   }
 }
 
@@ -57,5 +61,19 @@ export class DegradingFrequencyGate implements FrequencyGate {
   ): Promise<void> {
     const { degraded } = decision as DegradedDecision;
     await this.limiter.undo({ subject, rules, requestId, at: decision.at, ...(degraded ? { degraded } : {}) }, this.policyOf(fallback));
+  }
+
+  decidingRules(rules: readonly Rule[], decision: Decision, fallback: FallbackPolicy | undefined): readonly Rule[] | undefined {
+    const policy = this.policyOf(fallback);
+    switch ((decision as DegradedDecision).degraded) {
+      case undefined:
+        return rules;
+      case 'local':
+        return divideRules(rules, policy.divideBy);
+      case 'static':
+        return policy.staticRules;
+      default:
+        return undefined;
+    }
   }
 }

@@ -12,7 +12,7 @@ import type { FrequencyGate, NewMessage } from '../admission/ports.js';
 import { type ChangeBus, InProcessChangeBus, LiveCache, RedisChangeBus } from '../config/live-cache.js';
 import type { Settings } from '../config/settings.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../errors.js';
-import { DegradingLimiter } from '../limiter/degrade/index.js';
+import { type DegradedDecision, DegradingLimiter } from '../limiter/degrade/index.js';
 import { type Clock, Limiter, MemoryStore, RedisStore, systemClock } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
 import { type Database, openDatabase } from '../storage/database.js';
@@ -226,7 +226,16 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
           });
         }
         const { allowed, code, rule, retryAfterMs, counts } = decision;
-        return { allowed, code, ...(rule === undefined ? {} : { rule }), retryAfterMs, counts, at: decision.at };
+        const { degraded } = decision as DegradedDecision;
+        return {
+          allowed,
+          code,
+          ...(rule === undefined ? {} : { rule }),
+          retryAfterMs,
+          counts,
+          at: decision.at,
+          ...(degraded ? { degraded } : {}),
+        };
       },
     };
 

@@ -85,9 +85,17 @@ export const FrequencyCheckBody = Type.Object(
 export const Decision = Type.Object({
   allowed: Type.Boolean(),
   code: Type.String(),
-  rule: Type.Optional(Type.Integer()),
+  rule: Type.Optional(
+    Type.Integer({ description: 'The rule that refused (its index in `rules`, or in the static fallback rules when degraded is static)' }),
+  ),
   retryAfterMs: Type.Integer(),
   counts: Type.Array(Type.Integer()),
+  degraded: Type.Optional(
+    Type.String({
+      enum: ['local', 'static', 'allow', 'deny'],
+      description: 'Present when Redis could not decide and this fallback did (docs/degradation.md)',
+    }),
+  ),
 });
 
 export const ChannelParam = Type.Object({

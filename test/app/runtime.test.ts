@@ -69,6 +69,30 @@ describe('runtime', () => {
     await expect(look).rejects.toMatchObject({ code: 'UNAVAILABLE' });
   });
 
+  it('a refusal made by a fallback names the rule that refused: a static rule, or none in deny mode', async () => {
+    const port = await freePort(); // nothing listens there: every decision falls back
+    const { runtime, tenant } = await start({ SLUICE_REDIS_URL: `redis://127.0.0.1:${port}`, SLUICE_REDIS_COMMAND_TIMEOUT_MS: '200' });
+    const send = (to: string) => runtime.http.messages.send(tenant.apiKey, { channel: 'sms', to, body: 'code 1234' });
+    await runtime.http.admin.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 3, banSeconds: 0 }], {
+      mode: 'static',
+      rules: [{ windowSeconds: 3600, limit: 1, banSeconds: 0 }],
+    });
+    await send('+8613800138021');
+    await expect(send('+8613800138021')).rejects.toMatchObject({
+      code: 'RATE_LIMITED',
+      message: 'at most 1 sms message per 3600 s to this recipient',
+      details: { rule: 0, windowSeconds: 3600, limit: 1 },
+    });
+    // A risk check says which fallback answered.
+    const look = await runtime.http.risk.check(tenant.id, { subject: 'u1', action: 'login', rules: oneAMinute, record: true });
+    expect(look).toMatchObject({ allowed: true, degraded: 'local' });
+    await runtime.http.admin.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 3, banSeconds: 0 }], { mode: 'deny' });
+    await expect(send('+8613800138022')).rejects.toMatchObject({
+      code: 'RATE_LIMITED',
+      message: 'frequency control is degraded and refuses sends until it recovers; retry later',
+    });
+  });
+
   it('lifting a ban with Redis unreachable is 503 UNAVAILABLE, not a 500', async () => {
     const port = await freePort();
     const { runtime, tenant } = await start({ SLUICE_REDIS_URL: `redis://127.0.0.1:${port}`, SLUICE_REDIS_COMMAND_TIMEOUT_MS: '200' });

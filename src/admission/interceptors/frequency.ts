@@ -29,14 +29,18 @@ export function frequencyInterceptor(
         throw new SluiceError('BANNED', `the recipient is banned on ${message.channel}`, { retryAfterMs: decision.retryAfterMs });
       }
       if (!decision.allowed) {
-        const rule = policy.rules[decision.rule ?? 0];
+        // Named from the rules that decided: while Redis is away a fallback's own (static, or the
+        // local share), or none at all (deny).
+        const rule = decision.rule === undefined ? undefined : gate.decidingRules(policy.rules, decision, policy.fallback)?.[decision.rule];
+        if (!rule) {
+          throw new SluiceError('RATE_LIMITED', 'frequency control is degraded and refuses sends until it recovers; retry later', {
+            retryAfterMs: decision.retryAfterMs,
+          });
+        }
         throw new SluiceError(
           'RATE_LIMITED',
-          `at most ${rule?.limit} ${message.channel} message${rule?.limit === 1 ? '' : 's'} per ${(rule?.windowMs ?? 0) / 1000} s to this recipient`,
-          {
-            retryAfterMs: decision.retryAfterMs,
-            details: { rule: decision.rule, windowSeconds: (rule?.windowMs ?? 0) / 1000, limit: rule?.limit },
-          },
+          `at most ${rule.limit} ${message.channel} message${rule.limit === 1 ? '' : 's'} per ${rule.windowMs / 1000} s to this recipient`,
+          { retryAfterMs: decision.retryAfterMs, details: { rule: decision.rule, windowSeconds: rule.windowMs / 1000, limit: rule.limit } },
         );
       }
       return () => gate.undo(subject, policy.rules, context.id, decision, policy.fallback);

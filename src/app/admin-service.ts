@@ -47,6 +47,9 @@ function normalizeAnyChannel(input: string, region: string): string | undefined 
   return undefined;
 }
 
+/** The fallback modes a rule set may name (docs/degradation.md). */
+const FALLBACK_MODES: readonly string[] = ['local', 'static', 'allow', 'deny'];
+
 export class SqlAdminService implements AdminService {
   constructor(private readonly deps: AdminServiceDeps) {}
 
@@ -90,6 +93,11 @@ export class SqlAdminService implements AdminService {
 
   async setRules(tenantId: string, channel: Channel, rules: RuleView[], fallback?: FallbackView | null): Promise<RuleSetView> {
     checkRules(rules, 'rules');
+    if (fallback && !FALLBACK_MODES.includes(fallback.mode)) {
+      throw new SluiceError('INVALID_REQUEST', `fallback.mode must be one of ${FALLBACK_MODES.join(', ')}`, {
+        details: { field: 'fallback.mode' },
+      });
+    }
     if (fallback?.mode === 'static' && !fallback.rules?.length) {
       throw new SluiceError('INVALID_REQUEST', 'a static fallback needs its rules', { details: { field: 'fallback.rules' } });
     }

@@ -12,13 +12,14 @@
  *   hand) or a lost event.
  * Reloads never overlap; changes announced during one are picked up by one more reload.
  */
+import { randomUUID } from 'node:crypto';
 import type { BlacklistLookup } from '../admission/ports.js';
 import type { Channel } from '../channels.js';
 import type { ChangeBus } from '../config/live-cache.js';
 import type { BlacklistFingerprint, BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { ANY } from '../storage/schema.js';
 
-/** The bus key announcing a blacklist change. */
+/** The bus key announcing a blacklist change; the announcing instance adds `:<its id>`. */
 export const BLACKLIST_CHANGED = 'blacklist';
 
 export interface BlacklistCacheOptions {
@@ -40,6 +41,9 @@ export class BlacklistCache implements BlacklistLookup {
   private reloadAgain = false;
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Marks this instance's own announcements: it has reloaded already, before announcing. */
+  private readonly announcement = `${BLACKLIST_CHANGED}:${randomUUID()}`;
 
   constructor(
     private readonly repository: BlacklistRepository,
@@ -47,7 +51,8 @@ export class BlacklistCache implements BlacklistLookup {
     private readonly options: BlacklistCacheOptions,
   ) {
     this.unsubscribe = bus.subscribe((key) => {
-      if (key === '*' || key === BLACKLIST_CHANGED) this.reloadInBackground();
+      if (key === this.announcement) return;
+      if (key === '*' || key === BLACKLIST_CHANGED || key.startsWith(`${BLACKLIST_CHANGED}:`)) this.reloadInBackground();
     });
     if (options.refreshMs > 0) {
       this.timer = setInterval(() => {
@@ -107,15 +112,19 @@ export class BlacklistCache implements BlacklistLookup {
    */
   async changed(): Promise<void> {
     await this.reload();
-    await this.bus.publish(BLACKLIST_CHANGED).catch((error: unknown) => this.options.onError?.(error));
+    await this.bus.publish(this.announcement).catch((error: unknown) => this.options.onError?.(error));
   }
 
-  close(): void {
+  /** Stops reloading; waits for a reload in progress (the database may be closed next). */
+  async close(): Promise<void> {
+    this.closed = true;
     this.unsubscribe();
     if (this.timer) clearInterval(this.timer);
+    while (this.reloading) await this.reloading.catch(() => undefined);
   }
 
   private reloadInBackground(): void {
+    if (this.closed) return;
     this.reload().catch((error) => this.options.onError?.(error));
   }
 

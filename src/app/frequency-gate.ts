@@ -3,7 +3,12 @@
  * or Redis behind the degradation breaker (DESIGN.md §7) when Redis is configured.
  */
 import type { FallbackPolicy, FrequencyGate } from '../admission/ports.js';
-import { type DegradedDecision, type FallbackPolicy as DegradePolicy, type DegradingLimiter, divideRules } from '../limiter/degrade/index.js';
+import {
+  type DegradedDecision,
+  type FallbackPolicy as DegradePolicy,
+  type DegradingLimiter,
+  divideRules,
+} from '../limiter/degrade/index.js';
 import type { Decision, Limiter, Rule } from '../limiter/index.js';
 
 export class LocalFrequencyGate implements FrequencyGate {

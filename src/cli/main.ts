@@ -9,6 +9,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { Value, type ValueError } from '@sinclair/typebox/value';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import pino from 'pino';
+import type { FallbackView } from '../app/contracts.js';
 import { createRuntime, type Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel, isChannel } from '../channels.js';
 import { describeSettings, loadSettings, SettingsError, unknownVariables } from '../config/settings.js';
@@ -52,7 +53,11 @@ const integerArg = (value: string): number => {
  */
 function checkBody<T>(schema: TSchema, body: T): T {
   const first = Value.Errors(schema, body).First();
-  if (!first) return body;
+  if (!first) {
+    const notListed = enumError(schema, body, '');
+    if (notListed) throw new SluiceError('INVALID_REQUEST', notListed);
+    return body;
+  }
   const error = specificError(first);
   const field =
     error.path
@@ -60,6 +65,32 @@ function checkBody<T>(schema: TSchema, body: T): T {
       .replace(/^\//, '')
       .replaceAll('/', '.') || 'body';
   throw new SluiceError('INVALID_REQUEST', `${field}: ${error.message}`);
+}
+
+/**
+ * TypeBox's `Value` leaves the `enum` keyword to JSON Schema validators (the API's ajv checks it):
+ * the CLI checks it here, or `rules set --fallback sometimes` would store a mode nothing knows.
+ */
+function enumError(schema: TSchema, value: unknown, path: string): string | undefined {
+  if (value === undefined) return undefined;
+  const field = path || 'body';
+  if (Array.isArray(schema.enum) && !schema.enum.includes(value)) return `${field}: must be one of ${schema.enum.join(', ')}`;
+  if (Array.isArray(schema.anyOf)) {
+    const branch = (schema.anyOf as TSchema[]).find((candidate) => Value.Check(candidate, value));
+    return branch ? enumError(branch, value, path) : undefined;
+  }
+  if (Array.isArray(value) && schema.items) {
+    for (const [index, item] of value.entries()) {
+      const error = enumError(schema.items as TSchema, item, `${path}[${index}]`);
+      if (error) return error;
+    }
+  } else if (value !== null && typeof value === 'object' && schema.properties) {
+    for (const [key, property] of Object.entries(schema.properties as Record<string, TSchema>)) {
+      const error = enumError(property, (value as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
+      if (error) return error;
+    }
+  }
+  return undefined;
 }
 
 const JSON_TYPE: Record<string, string> = { integer: 'number', number: 'number', string: 'string', boolean: 'boolean' };
@@ -179,14 +210,37 @@ for (const [command, status] of [
   );
 }
 
+/** Commander's accumulator for a repeated option. */
+const collect = (value: string, previous: string[]) => [...previous, value];
+
 const rules = program.command('rules').description("Set or show a tenant channel's frequency rules");
 rules
   .command('set <tenantId> <channel> <rules...>')
-  .description('Replace the rules, e.g.: rules set TENANT sms 60:3:600 3600:10 86400:50 (WINDOW_S:LIMIT[:BAN_S[:ALGORITHM]])')
-  .action((tenantId: string, channel: string, specs: string[]) =>
+  .description(
+    'Replace the rules, e.g.: rules set TENANT sms 60:3:600 3600:10 86400:50 (WINDOW_S:LIMIT[:BAN_S[:ALGORITHM]]). ' +
+      'The fallback while Redis is away stays as it is unless --fallback is given.',
+  )
+  .option('--fallback <mode>', 'local, static, allow, deny, or default (the service default, SLUICE_FALLBACK_MODE)')
+  .option('--fallback-rule <rule>', 'a static fallback rule, WINDOW_S:LIMIT[:BAN_S[:ALGORITHM]]; repeat for more', collect, [])
+  .action((tenantId: string, channel: string, specs: string[], options: { fallback?: string; fallbackRule: string[] }) =>
     withRuntime(async (runtime) => {
-      const { rules } = checkBody(RuleSetBody, { rules: specs.map((spec, index) => parseRule(spec, index)) });
-      const set = await runtime.http.admin.setRules(tenantId, channelArg(channel), rules);
+      const admin = runtime.http.admin;
+      if (options.fallbackRule.length > 0 && options.fallback !== 'static') {
+        throw new SluiceError('INVALID_REQUEST', '--fallback-rule goes with --fallback static');
+      }
+      // Without --fallback the stored one is kept: replacing the rules must not drop a fallback
+      // set through the API.
+      const fallback =
+        options.fallback === undefined
+          ? (await admin.getRules(tenantId, channelArg(channel))).fallback
+          : options.fallback === 'default'
+            ? null
+            : {
+                mode: options.fallback,
+                ...(options.fallbackRule.length ? { rules: options.fallbackRule.map((spec, index) => parseRule(spec, index)) } : {}),
+              };
+      const body = checkBody(RuleSetBody, { rules: specs.map((spec, index) => parseRule(spec, index)), fallback });
+      const set = await admin.setRules(tenantId, channelArg(channel), body.rules, body.fallback as FallbackView | null);
       console.log(JSON.stringify(set, null, 2));
     }),
   );

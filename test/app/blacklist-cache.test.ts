@@ -23,7 +23,7 @@ describe('BlacklistCache (SQLite)', () => {
     bus = new InProcessChangeBus();
   });
   afterEach(async () => {
-    for (const created of caches.splice(0)) created.close();
+    for (const created of caches.splice(0)) await created.close();
     await database.close();
   });
 
@@ -96,5 +96,25 @@ describe('BlacklistCache (SQLite)', () => {
     await repository.remove({ scope: 't1', channel: 'sms', recipient: '+8613900000010' });
     await blacklist.changed();
     expect(blacklist.inMemory).toBe(true);
+  });
+
+  it('a change is loaded once by the instance that made it (its own announcement is not a second reload), once by the others, and close waits for a load', async () => {
+    const loads = { count: 0 };
+    const all = repository.all.bind(repository);
+    repository.all = ((...args: Parameters<typeof all>) => {
+      loads.count++;
+      return all(...args);
+    }) as typeof repository.all;
+    const writer = cache();
+    const other = cache();
+    await Promise.all([writer.reload(), other.reload()]);
+    loads.count = 0;
+    await repository.add({ scope: 't1', channel: 'sms', recipient: '+8613900000020' });
+    await writer.changed();
+    await other.close(); // waits for the reload the announcement started
+    expect(await other.isBlacklisted('t1', 'sms', '+8613900000020')).toBe(true);
+    // Before: the writer's own announcement reloaded it a second time, in the background, and a
+    // CLI command closing the database under that load logged "driver has already been destroyed".
+    expect(loads.count).toBe(2);
   });
 });

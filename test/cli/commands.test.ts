@@ -63,6 +63,18 @@ describe('sluice CLI', () => {
       version: 1,
     });
     expect((await attempt(['rules', 'set', tenant.id, 'sms', 'sixty:1'])).stderr).toContain('WINDOW_SECONDS:LIMIT');
+    // A fallback is set with --fallback, kept by a later `rules set` without it, dropped by `default`.
+    const withFallback = JSON.parse(
+      await sluice('rules', 'set', tenant.id, 'email', '60:3', '--fallback', 'static', '--fallback-rule', '3600:10'),
+    ) as { fallback: unknown };
+    expect(withFallback.fallback).toEqual({ mode: 'static', rules: [{ windowSeconds: 3600, limit: 10, banSeconds: 0 }] });
+    expect((JSON.parse(await sluice('rules', 'set', tenant.id, 'email', '60:5')) as { fallback: unknown }).fallback).toEqual(
+      withFallback.fallback,
+    );
+    expect(
+      (JSON.parse(await sluice('rules', 'set', tenant.id, 'email', '60:5', '--fallback', 'default')) as { fallback: unknown }).fallback,
+    ).toBeNull();
+    expect((await attempt(['rules', 'set', tenant.id, 'email', '60:5', '--fallback', 'sometimes'])).stderr).toContain('INVALID_REQUEST');
 
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;

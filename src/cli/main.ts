@@ -441,8 +441,9 @@ program
   .command('check')
   .description('Validate the settings and print them, secrets masked')
   .action(() => {
-    for (const line of describeSettings(settingsOf())) console.log(line);
+    // Named first: a misspelled variable is often why another setting is missing or wrong.
     for (const name of unknownVariables()) console.error(`warning: ${name} is not a sluice setting (ignored); see docs/configuration.md`);
+    for (const line of describeSettings(settingsOf())) console.log(line);
     console.log('settings OK');
   });
 

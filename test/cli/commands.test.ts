@@ -114,6 +114,11 @@ describe('sluice CLI', () => {
     const bad = await attempt(['config', 'check'], { SLUICE_PORT: 'eighty' });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('SLUICE_PORT must be an integer');
+    // A misspelled variable is named even when another setting is bad (it may be the reason).
+    const misspelled = await attempt(['config', 'check'], { SLUICE_PROT: '3001', SLUICE_PORT: 'eighty' });
+    expect(misspelled.code).toBe(1);
+    expect(misspelled.stderr).toContain('SLUICE_PROT is not a sluice setting');
+    expect(misspelled.stderr).toContain('SLUICE_PORT must be an integer');
   }, 90_000);
 
   /** Refused like the API refuses it: one line naming the problem, exit 1, no stack trace. */

@@ -31,6 +31,9 @@ export interface BlacklistCacheOptions {
   onError?: (error: unknown) => void;
 }
 
+/** How long a change waits for its announcement on the bus before it answers anyway. */
+const ANNOUNCE_TIMEOUT_MS = 1000;
+
 const keyOf = (scope: string, channel: string, recipient: string) => `${scope}\u0000${channel}\u0000${recipient}`;
 
 export class BlacklistCache implements BlacklistLookup {
@@ -42,6 +45,8 @@ export class BlacklistCache implements BlacklistLookup {
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** A fingerprint check in progress (close waits for it: the database may be closed next). */
+  private checking: Promise<void> | undefined;
   /** Marks this instance's own announcements: it has reloaded already, before announcing. */
   private readonly announcement = `${BLACKLIST_CHANGED}:${randomUUID()}`;
 
@@ -57,13 +62,18 @@ export class BlacklistCache implements BlacklistLookup {
     if (options.refreshMs > 0) {
       this.timer = setInterval(() => {
         // A table too large to hold is asked in SQL anyway: no need to count it every few seconds.
-        if (!this.entries) return;
-        this.repository.fingerprint().then(
-          (current) => {
-            if (!sameFingerprint(current, this.fingerprint)) this.reloadInBackground();
-          },
-          (error) => this.options.onError?.(error),
-        );
+        if (!this.entries || this.checking) return;
+        this.checking = this.repository
+          .fingerprint()
+          .then(
+            (current) => {
+              if (!sameFingerprint(current, this.fingerprint)) this.reloadInBackground();
+            },
+            (error) => this.options.onError?.(error),
+          )
+          .finally(() => {
+            this.checking = undefined;
+          });
       }, options.refreshMs).unref();
     }
   }
@@ -89,6 +99,7 @@ export class BlacklistCache implements BlacklistLookup {
    * a load that began after this call has finished, so a change made before it is visible.
    */
   async reload(): Promise<void> {
+    if (this.closed) return;
     if (this.reloading) {
       this.reloadAgain = true;
       // The running load may have read the table before the change: wait for the one after it.
@@ -112,7 +123,14 @@ export class BlacklistCache implements BlacklistLookup {
    */
   async changed(): Promise<void> {
     await this.reload();
-    await this.bus.publish(this.announcement).catch((error: unknown) => this.options.onError?.(error));
+    // Bounded: a Redis Cluster with no node up queues the publish with no timeout of its own.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`blacklist change notice timed out after ${ANNOUNCE_TIMEOUT_MS} ms`)), ANNOUNCE_TIMEOUT_MS);
+    });
+    await Promise.race([this.bus.publish(this.announcement), timeout])
+      .catch((error: unknown) => this.options.onError?.(error))
+      .finally(() => clearTimeout(timer));
   }
 
   /** Stops reloading; waits for a reload in progress (the database may be closed next). */
@@ -120,7 +138,7 @@ export class BlacklistCache implements BlacklistLookup {
     this.closed = true;
     this.unsubscribe();
     if (this.timer) clearInterval(this.timer);
-    while (this.reloading) await this.reloading.catch(() => undefined);
+    while (this.reloading || this.checking) await (this.reloading ?? this.checking)?.catch(() => undefined);
   }
 
   private reloadInBackground(): void {

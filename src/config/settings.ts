@@ -240,8 +240,11 @@ export const SETTINGS = {
     env: 'SLUICE_FALLBACK_MODE',
     kind: 'string',
     default: 'local',
-    oneOf: ['local', 'static', 'allow', 'deny'],
-    description: 'Default fallback while degraded (a tenant channel may override it).',
+    // Not `static`: static rules are a tenant channel's own (its rule set's fallback), and the
+    // service has none to default to; the limiter refused it at every start with Redis.
+    oneOf: ['local', 'allow', 'deny'],
+    description:
+      'Default fallback while degraded: local, allow or deny (a tenant channel may override it, and choose static with rules of its own).',
   }),
   fallbackDivideBy: spec({
     env: 'SLUICE_FALLBACK_DIVIDE_BY',

@@ -50,6 +50,9 @@ export interface DispatcherOptions {
   random?: () => number;
 }
 
+/** The shortest time between two rebuilds asked for by failed claims. */
+const FORCED_REBUILD_GAP_MS = 5000;
+
 /** The shortest sleep between two ticks that were not woken. */
 const MIN_SLEEP_MS = 5;
 
@@ -78,6 +81,8 @@ export class Dispatcher {
   /** A renewal in progress: the next one waits for it (a slow database must not stack them). */
   private renewing = false;
   private lastRebuild = Number.NEGATIVE_INFINITY;
+  /** When a rebuild asked for by a failed claim is due (epoch ms); Infinity: none asked for. */
+  private forcedRebuildAt = Number.POSITIVE_INFINITY;
   /** When the embedded due query last looked for expired leases. */
   private lastExpiredCheck = Number.NEGATIVE_INFINITY;
   private readonly random: () => number;
@@ -201,9 +206,11 @@ export class Dispatcher {
     }
     metrics?.lockHeld.set({ partition: this.name }, 1);
     const now = this.options.clock.now();
-    if (dueIndex && (now - this.lastRebuild >= (this.options.rebuildEveryMs ?? 60_000) || (await dueIndex.needsRebuild(this.name)))) {
+    const rebuildDue = now - this.lastRebuild >= (this.options.rebuildEveryMs ?? 60_000) || now >= this.forcedRebuildAt;
+    if (dueIndex && (rebuildDue || (await dueIndex.needsRebuild(this.name)))) {
       await this.rebuild();
       this.lastRebuild = now;
+      this.forcedRebuildAt = Number.POSITIVE_INFINITY;
     }
     // Claim until nothing is due or every send slot is busy; check the lease before each claim.
     // Under load, claim only once a quarter of the slots are free: each claim is a write (shared
@@ -283,16 +290,30 @@ export class Dispatcher {
       ids = await dueIndex.claim(this.name, now, limit);
     } catch (error) {
       this.options.metrics?.redisErrors.inc({ operation: 'due_claim', kind: 'error' });
-      // A claim that timed out here may have run in Redis and removed its ids from the index:
-      // the next tick rebuilds the index from SQL instead of waiting for the minute's rebuild.
-      this.lastRebuild = Number.NEGATIVE_INFINITY;
+      // A claim that timed out here may have run in Redis and removed its ids from the index.
+      this.rebuildSoon();
       throw error;
     } finally {
       this.options.metrics?.redisCommandDuration.observe({ operation: 'due_claim' }, (performance.now() - started) / 1000);
     }
     // One guarded UPDATE for the whole batch; it refuses ids that are stale (canceled, already
     // sent, claimed elsewhere), which the index may hold after a rebuild.
-    return messages.claimMany(ids, { now: this.options.clock.now(), leaseMs });
+    try {
+      return await messages.claimMany(ids, { now: this.options.clock.now(), leaseMs });
+    } catch (error) {
+      // The ids have left the index but were not moved in SQL.
+      if (ids.length > 0) this.rebuildSoon();
+      throw error;
+    }
+  }
+
+  /**
+   * After a claim that may have taken ids out of the index without moving them: rebuild from SQL
+   * at the next tick instead of at the minute's rebuild, but not more than once per
+   * {@link FORCED_REBUILD_GAP_MS}, or a Redis that stays slow would get a full rebuild every poll.
+   */
+  private rebuildSoon(): void {
+    this.forcedRebuildAt = Math.min(this.forcedRebuildAt, this.lastRebuild + FORCED_REBUILD_GAP_MS);
   }
 
   /** Re-adds every pending message of the partition from SQL: a flushed Redis loses nothing. */

@@ -71,7 +71,11 @@ describe('runtime', () => {
 
   it('a refusal made by a fallback names the rule that refused: a static rule, or none in deny mode', async () => {
     const port = await freePort(); // nothing listens there: every decision falls back
-    const { runtime, tenant } = await start({ SLUICE_REDIS_URL: `redis://127.0.0.1:${port}`, SLUICE_REDIS_COMMAND_TIMEOUT_MS: '200' });
+    const { runtime, tenant } = await start({
+      SLUICE_REDIS_URL: `redis://127.0.0.1:${port}`,
+      SLUICE_REDIS_COMMAND_TIMEOUT_MS: '200',
+      SLUICE_FALLBACK_DIVIDE_BY: '2',
+    });
     const send = (to: string) => runtime.http.messages.send(tenant.apiKey, { channel: 'sms', to, body: 'code 1234' });
     await runtime.http.admin.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 3, banSeconds: 0 }], {
       mode: 'static',
@@ -86,6 +90,11 @@ describe('runtime', () => {
     // A risk check says which fallback answered.
     const look = await runtime.http.risk.check(tenant.id, { subject: 'u1', action: 'login', rules: oneAMinute, record: true });
     expect(look).toMatchObject({ allowed: true, degraded: 'local' });
+    // The local fallback's share of the channel's rules (SLUICE_FALLBACK_DIVIDE_BY=2: 3 → 2).
+    await runtime.http.admin.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 3, banSeconds: 0 }], { mode: 'local' });
+    await send('+8613800138023');
+    await send('+8613800138023');
+    await expect(send('+8613800138023')).rejects.toMatchObject({ message: 'at most 2 sms messages per 60 s to this recipient' });
     await runtime.http.admin.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 3, banSeconds: 0 }], { mode: 'deny' });
     await expect(send('+8613800138022')).rejects.toMatchObject({
       code: 'RATE_LIMITED',

@@ -42,6 +42,10 @@ describe('settings', () => {
     expect(error).toBeInstanceOf(SettingsError);
     for (const name of Object.keys(bad)) expect(error?.message).toContain(name);
     expect(() => loadSettings({ SLUICE_DB_URL: 'sqlite:' })).toThrow(/sqlite: needs a file path/);
+    // `static` needs rules the service does not have: the limiter refused it at every start with Redis.
+    expect(() => loadSettings({ SLUICE_FALLBACK_MODE: 'static' })).toThrow(/SLUICE_FALLBACK_MODE/);
+    // Settings that cannot work together.
+    expect(() => loadSettings({ SLUICE_DEGRADE_MS: '200', SLUICE_REDIS_TIMEOUT_MS: '100' })).toThrow(/must be above SLUICE_DEGRADE_MS/);
     const key = Buffer.alloc(32, 7).toString('base64');
     expect(loadSettings({ SLUICE_SECRET_KEY: key, SLUICE_DEFAULT_REGION: 'US', SLUICE_DB_URL: 'postgres://u@h/db' })).toMatchObject({
       secretKey: key,

@@ -9,10 +9,11 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/app/runtime.js';
-import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
-import { partitionName } from '../../src/delivery/dispatcher.js';
+import { type Delivery, SqlProviderDirectory, startDelivery } from '../../src/delivery/delivery.js';
+import { Dispatcher, partitionName } from '../../src/delivery/dispatcher.js';
 import { type DueFeed, startDueFeed } from '../../src/delivery/due-feed.js';
-import { RedisDueIndex } from '../../src/delivery/due-index/index.js';
+import { type DueIndex, RedisDueIndex } from '../../src/delivery/due-index/index.js';
+import { createInProcessLockFactory, InProcessLockRegistry } from '../../src/delivery/lock/index.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith } from '../support/servers.js';
 import {
@@ -444,6 +445,59 @@ describe('delivery, embedded: stopping while sends wait for their pace', () => {
   });
 });
 
+/**
+ * A claim whose answer never came back (a timeout after Redis ran the script) has taken its ids out
+ * of the index. The real index behind a wrapper that loses the first claim's answer.
+ */
+function lostClaimSuite(redisUrl: () => string | undefined) {
+  it('a claim lost after it ran makes the index be rebuilt soon, not at the minute: the message is sent within seconds', async () => {
+    const temp = tempDir();
+    const stub = await startWebhookStub();
+    const runtime = await testRuntime(testEnv(temp.dir, redisUrl()));
+    const real = new RedisDueIndex({ client: runtime.redis as Redis, keyPrefix: `lost-${Date.now()}:` });
+    let lost = 0;
+    const index: DueIndex = Object.assign(Object.create(real) as DueIndex, {
+      async claim(partition: string, now: number, limit: number) {
+        const ids = await real.claim(partition, now, limit);
+        if (ids.length > 0 && lost++ === 0) throw new Error('claim timed out (its ids are gone from the index)');
+        return ids;
+      },
+    });
+    const dispatcher = new Dispatcher({
+      channel: 'webhook',
+      partition: 0,
+      partitions: 1,
+      lock: createInProcessLockFactory(new InProcessLockRegistry()).createLock('dispatch:webhook:0'),
+      messages: runtime.repositories.messages,
+      providers: new SqlProviderDirectory(runtime, silentConsole()),
+      dueIndex: index,
+      clock: runtime.clock,
+      logger: runtime.logger,
+      pollMs: 100,
+      leaseMs: 5000,
+      concurrency: 4,
+      retryBaseMs: 20,
+      retryMaxMs: 200,
+      rebuildEveryMs: 60_000,
+    });
+    try {
+      const tenant = await runtime.http.admin.createTenant(`lost-${Date.now()}`);
+      await addWebhookProvider(runtime, tenant.id, `${stub.url}/lost`, { name: 'lost' });
+      const { id } = await runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: 'lost-1', body: 'hello' });
+      dispatcher.start(); // takes the lock, rebuilds (the message is indexed), claims: lost
+      expect(await waitFor(() => lost > 0, 5000)).toBe(true);
+      // Rebuilt 5 s after the first rebuild at the latest, then claimed and sent.
+      expect(await waitFor(() => stub.arrivals.has(id), 8000)).toBe(true);
+      expect(stub.arrivals.get(id)).toHaveLength(1);
+    } finally {
+      await dispatcher.stop();
+      await runtime.close();
+      await stub.close();
+      temp.cleanup();
+    }
+  }, 20_000);
+}
+
 describe('delivery, embedded (in-process locks, SQL due query)', () => {
   deliverySuite(() => undefined, true);
 });
@@ -475,3 +529,4 @@ function describeWithPrivateRedis(title: string, suite: (redisUrl: () => string 
 describeWithPrivateRedis('delivery, Redis (lease lock, due index)', (redisUrl) => deliverySuite(redisUrl));
 describeWithPrivateRedis('delivery, Redis, long poll: ticks at the next due time', (redisUrl) => nextDueSuite(redisUrl));
 describeWithPrivateRedis('delivery, Redis, API and worker in separate instances', (redisUrl) => splitRolesSuite(redisUrl));
+describeWithPrivateRedis('delivery, Redis, a claim lost after it ran', (redisUrl) => lostClaimSuite(redisUrl));

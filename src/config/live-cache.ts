@@ -38,6 +38,7 @@ export class RedisChangeBus implements ChangeBus {
   private readonly listeners = new Set<(key: string) => void>();
   private readonly subscriber: Redis;
   private readonly ready: Promise<unknown>;
+  private closed = false;
 
   constructor(
     private readonly publisher: Pick<Redis, 'publish' | 'duplicate'>,
@@ -56,15 +57,23 @@ export class RedisChangeBus implements ChangeBus {
     // rejected, and ioredis re-subscribes only what a reply confirmed, so a process started
     // before Redis would never hear anything. Subscribing again to the same channel is harmless.
     // Then '*': whatever was published meanwhile was missed.
-    this.subscriber.on('ready', () => {
+    const subscribe = () => {
       this.subscriber.subscribe(channel).then(
         () => {
           firstSubscription();
           this.emit('*');
         },
-        () => undefined, // the next 'ready' tries again
+        () => {
+          // Refused on a live connection (a timeout while Redis is busy): again in a second, as
+          // long as the connection lasts; a new connection subscribes on its own 'ready'.
+          if (this.closed) return;
+          setTimeout(() => {
+            if (!this.closed && this.subscriber.status === 'ready') subscribe();
+          }, 1000).unref();
+        },
       );
-    });
+    };
+    this.subscriber.on('ready', subscribe);
   }
 
   private emit(key: string): void {
@@ -86,6 +95,7 @@ export class RedisChangeBus implements ChangeBus {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.listeners.clear();
     this.subscriber.disconnect();
   }

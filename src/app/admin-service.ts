@@ -4,7 +4,7 @@ import { normalizeRecipient } from '../admission/recipients.js';
 import { CHANNELS, type Channel } from '../channels.js';
 import { createProvider } from '../delivery/providers/registry.js';
 import { SluiceError } from '../errors.js';
-import { type Limiter, normalizeRule } from '../limiter/index.js';
+import { FALLBACK_MODES, type Limiter, normalizeRule } from '../limiter/index.js';
 import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { type ProvidersRepository, UnopenableSecretError } from '../storage/repositories/providers.js';
 import type { RuleSet, RulesRepository } from '../storage/repositories/rules.js';
@@ -46,9 +46,6 @@ function normalizeAnyChannel(input: string, region: string): string | undefined 
   }
   return undefined;
 }
-
-/** The fallback modes a rule set may name (docs/degradation.md). */
-const FALLBACK_MODES: readonly string[] = ['local', 'static', 'allow', 'deny'];
 
 export class SqlAdminService implements AdminService {
   constructor(private readonly deps: AdminServiceDeps) {}
@@ -93,7 +90,7 @@ export class SqlAdminService implements AdminService {
 
   async setRules(tenantId: string, channel: Channel, rules: RuleView[], fallback?: FallbackView | null): Promise<RuleSetView> {
     checkRules(rules, 'rules');
-    if (fallback && !FALLBACK_MODES.includes(fallback.mode)) {
+    if (fallback && !(FALLBACK_MODES as readonly string[]).includes(fallback.mode)) {
       throw new SluiceError('INVALID_REQUEST', `fallback.mode must be one of ${FALLBACK_MODES.join(', ')}`, {
         details: { field: 'fallback.mode' },
       });

@@ -1,5 +1,6 @@
 /** Request and response schemas (TypeBox): they validate bodies and make the OpenAPI at /docs. */
 import { type TSchema, Type } from '@sinclair/typebox';
+import { FALLBACK_MODES } from '../limiter/index.js';
 
 const Params = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1024 }), { maxProperties: 50 });
 
@@ -48,7 +49,7 @@ export const RuleBody = Type.Object(
 
 export const FallbackBody = Type.Object(
   {
-    mode: Type.String({ enum: ['local', 'static', 'allow', 'deny'] }),
+    mode: Type.String({ enum: [...FALLBACK_MODES] }),
     rules: Type.Optional(Type.Array(RuleBody, { minItems: 1, maxItems: 16, description: 'Only (and required) for mode static' })),
   },
   { additionalProperties: false },
@@ -92,7 +93,7 @@ export const Decision = Type.Object({
   counts: Type.Array(Type.Integer()),
   degraded: Type.Optional(
     Type.String({
-      enum: ['local', 'static', 'allow', 'deny'],
+      enum: [...FALLBACK_MODES],
       description: 'Present when Redis could not decide and this fallback did (docs/degradation.md)',
     }),
   ),
@@ -294,9 +295,7 @@ export const RuleSetView = Type.Object(
   {
     channel: ChannelName,
     rules: Type.Array(RuleOut),
-    fallback: Nullable(
-      Type.Object({ mode: Type.String({ enum: ['local', 'static', 'allow', 'deny'] }), rules: Type.Optional(Type.Array(RuleOut)) }),
-    ),
+    fallback: Nullable(Type.Object({ mode: Type.String({ enum: [...FALLBACK_MODES] }), rules: Type.Optional(Type.Array(RuleOut)) })),
     version: Type.Integer({ description: 'Bumped by every PUT; 0: never set' }),
   },
   { description: 'The shape PUT takes: it can be PUT back as it is' },

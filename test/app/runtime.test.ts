@@ -114,7 +114,7 @@ describe('runtime', () => {
       await redis?.stop();
     });
 
-    it("serve's warm-up loads the limiter's script before it listens: a start's first burst must not open the breaker", async () => {
+    it("serve's warm-up (called before it listens) loads the limiter's script: a start's first burst must not open the breaker", async () => {
       redis = await startPrivateRedis();
       const { runtime } = await start({ SLUICE_REDIS_URL: redis.url });
       await warmUp(runtime);

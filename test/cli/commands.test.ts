@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../delivery/delivery-support.js';
 import { freePort } from '../support/net.js';
 
 const run = promisify(execFile);
@@ -231,20 +232,12 @@ describe('sluice CLI', () => {
       stdio: 'ignore',
     });
     try {
-      let health: Response | undefined;
-      for (let i = 0; i < 100 && !health?.ok; i++) {
-        health = await fetch(`${url}/healthz`).catch(() => undefined);
-        if (!health?.ok) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(health?.status).toBe(200);
+      const healthy = async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.ok === true;
+      expect(await waitFor(healthy, 10_000)).toBe(true);
       expect((await fetch(`${url}/readyz`)).status).toBe(200);
       // Its dispatchers' metrics: the embedded locks are its own.
-      let metrics = '';
-      for (let i = 0; i < 50 && !metrics.includes('sluice_lock_held{partition="sms:0"} 1'); i++) {
-        metrics = await (await fetch(`${url}/metrics`)).text();
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(metrics).toContain('sluice_lock_held{partition="sms:0"} 1');
+      const holds = async () => (await (await fetch(`${url}/metrics`)).text()).includes('sluice_lock_held{partition="sms:0"} 1');
+      expect(await waitFor(holds, 5000)).toBe(true);
       const api = await fetch(`${url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       expect(api.status).toBe(404);
       expect(((await api.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');

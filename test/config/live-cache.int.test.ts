@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InProcessChangeBus, LiveCache, RedisChangeBus } from '../../src/config/live-cache.js';
 import { ManualClock } from '../../src/limiter/index.js';
+import { sleep, waitFor } from '../delivery/delivery-support.js';
 import { describeWith, servers } from '../support/servers.js';
 
 /** A source of truth standing in for SQL: a map, and a count of loads. */
@@ -155,7 +156,7 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'LiveCache when Redis ca
       // A first change, shared: the key's Redis version is 1 from here on.
       await writer.invalidate('a');
       expect(await writer.get('a')).toBe('old');
-      await new Promise((resolve) => setTimeout(resolve, 50)); // the Redis level holds "old" (version 1)
+      await sleep(50); // the Redis level holds "old" (version 1)
       expect(await other.get('a')).toBe('old');
 
       writerClient.disconnect();
@@ -168,14 +169,7 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'LiveCache when Redis ca
       expect(await writer.get('a')).toBe('new');
       expect(await other.get('a')).toBe('old');
       // Within the retry's second, the change is announced: the other instance drops its copy.
-      const deadline = Date.now() + 5000;
-      let seen: string | undefined;
-      while (Date.now() < deadline) {
-        seen = await other.get('a');
-        if (seen === 'new') break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(seen).toBe('new');
+      expect(await waitFor(async () => (await other.get('a')) === 'new', 5000)).toBe(true);
     } finally {
       await writer.close();
       await other.close();

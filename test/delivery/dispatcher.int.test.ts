@@ -22,6 +22,7 @@ import {
   loadMessages,
   percentile,
   silentConsole,
+  sleep,
   startWebhookStub,
   tempDir,
   testEnv,
@@ -370,7 +371,7 @@ function splitRolesSuite(redisUrl: () => string | undefined) {
     const runtime = await testRuntime(testEnv(temp.dir, redisUrl(), env));
     worker = { runtime, stub, consoleLines: [], delivery: startDelivery(runtime, silentConsole()) };
     // The worker's first tick (lock, rebuild) is over: its next poll is a minute away.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
   });
 
   afterAll(async () => {

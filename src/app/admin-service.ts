@@ -2,7 +2,7 @@
 import { frequencySubject } from '../admission/interceptors/frequency.js';
 import { normalizeRecipient } from '../admission/recipients.js';
 import { CHANNELS, type Channel } from '../channels.js';
-import { createProvider } from '../delivery/providers/registry.js';
+import { checkProviderSpec } from '../delivery/providers/registry.js';
 import { SluiceError } from '../errors.js';
 import { FALLBACK_MODES, type Limiter, normalizeRule } from '../limiter/index.js';
 import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
@@ -194,8 +194,7 @@ export class SqlAdminService implements AdminService {
   ): void {
     try {
       // It has no id yet: errors name it by its name.
-      const client = createProvider({ id: name, ...spec });
-      void client.close?.();
+      checkProviderSpec({ id: name, ...spec });
     } catch (error) {
       throw new SluiceError('INVALID_REQUEST', (error as Error).message, { details: { field: 'provider' } });
     }

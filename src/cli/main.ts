@@ -14,7 +14,15 @@ import { createRuntime, type Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel, isChannel } from '../channels.js';
 import { describeSettings, loadSettings, SettingsError, unknownVariables } from '../config/settings.js';
 import { ERROR_CODES, type ErrorCode, SluiceError } from '../errors.js';
-import { BlacklistBody, BlacklistQuery, BlacklistRemoveBody, NewProviderBody, NewTenantBody, RuleSetBody } from '../http/schemas.js';
+import {
+  BlacklistBody,
+  BlacklistQuery,
+  BlacklistRemoveBody,
+  NewProviderBody,
+  NewTenantBody,
+  ProviderPatchBody,
+  RuleSetBody,
+} from '../http/schemas.js';
 import { openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
 import { serve } from './serve.js';
@@ -325,7 +333,7 @@ blacklist
     }),
   );
 
-const provider = program.command('provider').description('Register, list and remove delivery providers');
+const provider = program.command('provider').description('Register, change, list and remove delivery providers');
 provider
   .command('add')
   .description('Register a provider; credentials are read from a JSON file or an environment variable, never from the command line')
@@ -357,6 +365,39 @@ provider
       });
       const created = await runtime.http.admin.createProvider(body as Parameters<typeof runtime.http.admin.createProvider>[0]);
       console.log(JSON.stringify(created, null, 2));
+    }),
+  );
+provider
+  .command('update <id>')
+  .description('Change a provider: only what is given changes; --provider-config replaces the whole config, a new secret the whole secret')
+  .option('--name <name>')
+  .option('--qps <n>', "the vendor's QPS contract", integerArg)
+  .option('--priority <n>', 'lower is tried first', integerArg)
+  .option('--provider-config <json>', 'non-secret settings as JSON (replaces the stored config)')
+  .option('--secret-file <path>', 'JSON object of credentials (replaces the stored secret)')
+  .option('--secret-env <variable>', 'environment variable holding the JSON object of credentials')
+  .option('--clear-secret', 'remove the stored credentials')
+  .option('--enable', 'send through it again')
+  .option('--disable', 'stop sending through it (messages go to the next provider of the channel)')
+  .action((id: string, options) =>
+    withRuntime(async (runtime) => {
+      if (options.enable && options.disable) throw new SluiceError('INVALID_REQUEST', 'give --enable or --disable, not both');
+      const secret = readSecret(options);
+      if (options.clearSecret && secret) throw new SluiceError('INVALID_REQUEST', 'give a new secret or --clear-secret, not both');
+      const patch = {
+        ...(options.name === undefined ? {} : { name: options.name }),
+        ...(options.qps === undefined ? {} : { qps: options.qps }),
+        ...(options.priority === undefined ? {} : { priority: options.priority }),
+        ...(options.providerConfig ? { config: parseJsonObject(options.providerConfig, '--provider-config') } : {}),
+        ...(secret ? { secret } : options.clearSecret ? { secret: null } : {}),
+        ...(options.enable ? { enabled: true } : options.disable ? { enabled: false } : {}),
+      };
+      if (Object.keys(patch).length === 0)
+        throw new SluiceError('INVALID_REQUEST', 'nothing to change: give at least one option (--help lists them)');
+      const body = checkBody(ProviderPatchBody, patch);
+      const updated = await runtime.http.admin.updateProvider(id, body as Parameters<typeof runtime.http.admin.updateProvider>[1]);
+      if (!updated) throw new SluiceError('NOT_FOUND', `no provider ${id}`);
+      console.log(JSON.stringify(updated, null, 2));
     }),
   );
 provider

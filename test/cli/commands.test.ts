@@ -186,7 +186,29 @@ describe('sluice CLI', () => {
     // A provider the client cannot be built from is named by its name in the error.
     await refused([...smtp, '--name', 'mail2', '--provider-config', '{"port":2525,"from":"a@example.com"}'], 'provider "mail2"');
     await refused([...smtp, '--name', 'mail3', '--provider-config', '{"host":'], '--provider-config is not JSON');
+    // A misspelt setting is refused rather than left at its default.
+    await refused(
+      [...smtp, '--name', 'mail4', '--provider-config', '{"host":"h","from":"a@example.com","timeOutMs":5}'],
+      'config.timeOutMs is not read',
+    );
   }, 60_000);
+
+  it('provider update changes only what is given, checked as the admin API checks a PATCH', async () => {
+    await sluice('migrate');
+    const added = await sluice(
+      ...['provider', 'add', '--scope', '*', '--channel', 'email', '--kind', 'console', '--name', 'printer', '--qps', '10'],
+      ...['--provider-config', '{"timeoutMs":2525}'],
+    );
+    const id = (JSON.parse(added) as { id: string }).id;
+    const updated = JSON.parse(await sluice('provider', 'update', id, '--qps', '20', '--priority', '3', '--disable'));
+    expect(updated).toMatchObject({ name: 'printer', qps: 20, priority: 3, enabled: false, config: { timeoutMs: 2525 } });
+    const renamed = JSON.parse(await sluice('provider', 'update', id, '--provider-config', '{}', '--enable', '--name', 'printer2'));
+    expect(renamed).toMatchObject({ name: 'printer2', qps: 20, enabled: true, config: {} });
+    await refused(['provider', 'update', id], 'nothing to change');
+    await refused(['provider', 'update', id, '--enable', '--disable'], 'not both');
+    await refused(['provider', 'update', id, '--provider-config', '{"timeOutMs":1}'], 'config.timeOutMs is not read');
+    await refused(['provider', 'update', 'no-such-id', '--qps', '5'], 'NOT_FOUND: no provider no-such-id');
+  }, 90_000);
 
   it("blacklist add, remove and list a tenant's list or the global one (--global), checked as the API checks them", async () => {
     await sluice('migrate');

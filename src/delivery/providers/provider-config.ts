@@ -5,6 +5,9 @@
 import { DEFAULT_TIMEOUT_MS, type ProviderKind } from './provider.js';
 
 export class ProviderConfigReader {
+  /** `config.<field>` and `secret.<field>` names asked for so far, to find the ones nobody reads. */
+  private readonly asked = new Set<string>();
+
   constructor(
     private readonly providerId: string,
     private readonly kind: ProviderKind,
@@ -20,15 +23,37 @@ export class ProviderConfigReader {
     throw new Error(`provider "${this.providerId}" (${this.kind}): ${field} must be ${expected}`);
   }
 
+  /**
+   * The fields given but never read by the kind's builder: a misspelt setting (`timeOutMs`), one
+   * of another kind, or one that only counts with another (`secret.password` without `user`).
+   * Meaningful once the provider is built.
+   */
+  unreadFields(): string[] {
+    return [
+      ...Object.keys(this.config).map((field) => `config.${field}`),
+      ...Object.keys(this.secret).map((field) => `secret.${field}`),
+    ].filter((field) => !this.asked.has(field));
+  }
+
+  private configValue(field: string): unknown {
+    this.asked.add(`config.${field}`);
+    return this.config[field];
+  }
+
+  private secretValue(field: string): unknown {
+    this.asked.add(`secret.${field}`);
+    return this.secret[field];
+  }
+
   string(field: string): string {
-    const value = this.config[field];
+    const value = this.configValue(field);
     if (value === undefined || value === null || value === '') this.fail(`config.${field}`, 'a non-empty string');
     if (typeof value !== 'string') this.invalid(`config.${field}`, 'a string');
     return value;
   }
 
   optionalString(field: string): string | undefined {
-    const value = this.config[field];
+    const value = this.configValue(field);
     if (value === undefined || value === null || value === '') return undefined;
     if (typeof value !== 'string') this.invalid(`config.${field}`, 'a string');
     return value;
@@ -55,7 +80,7 @@ export class ProviderConfigReader {
   }
 
   optionalInteger(field: string, range: { min: number; max: number }): number | undefined {
-    const value = this.config[field];
+    const value = this.configValue(field);
     if (value === undefined || value === null) return undefined;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < range.min || value > range.max) {
       this.invalid(`config.${field}`, `an integer in [${range.min}, ${range.max}]`);
@@ -64,7 +89,7 @@ export class ProviderConfigReader {
   }
 
   optionalBoolean(field: string): boolean | undefined {
-    const value = this.config[field];
+    const value = this.configValue(field);
     if (value === undefined || value === null) return undefined;
     if (typeof value !== 'boolean') this.invalid(`config.${field}`, 'true or false');
     return value;
@@ -76,13 +101,13 @@ export class ProviderConfigReader {
   }
 
   secretString(field: string): string {
-    const value = this.secret[field];
+    const value = this.secretValue(field);
     if (typeof value !== 'string' || value === '') this.fail(`secret.${field}`, 'a non-empty string');
     return value;
   }
 
   optionalSecretString(field: string): string | undefined {
-    const value = this.secret[field];
+    const value = this.secretValue(field);
     return typeof value === 'string' && value !== '' ? value : undefined;
   }
 }

@@ -58,6 +58,28 @@ const KIND_CHANNEL: Record<ProviderKind, Channel | undefined> = {
 const isProviderKind = (kind: string): kind is ProviderKind => (PROVIDER_KINDS as readonly string[]).includes(kind);
 
 export function createProvider(spec: ProviderSpec, deps: ProviderDependencies = {}): Provider {
+  return build(spec, deps, readerFor(spec));
+}
+
+/**
+ * What the admin API and the CLI run before storing a provider: {@link createProvider}'s checks,
+ * and also no field the kind does not read, so a misspelt `timeOutMs` is refused instead of
+ * silently leaving the default. (Loading a stored row stays lenient: a row written by hand or by
+ * another build must not stop its channel.) Throws an Error naming the provider and the fields.
+ */
+export function checkProviderSpec(spec: ProviderSpec): void {
+  const read = readerFor(spec);
+  const client = build(spec, {}, read);
+  void client.close?.();
+  const unread = read.unreadFields();
+  if (unread.length > 0) {
+    throw new Error(
+      `provider "${spec.id}" (${spec.kind}): ${unread.join(', ')} ${unread.length === 1 ? 'is' : 'are'} not read by this kind (misspelt, another kind's, or needing another field)`,
+    );
+  }
+}
+
+function readerFor(spec: ProviderSpec): ProviderConfigReader {
   if (typeof spec.id !== 'string' || spec.id === '') throw new Error('provider: id is required (a non-empty string)');
   if (!isProviderKind(spec.kind))
     throw new Error(`provider "${spec.id}": unknown kind "${String(spec.kind)}" (one of ${PROVIDER_KINDS.join(', ')})`);
@@ -66,12 +88,18 @@ export function createProvider(spec: ProviderSpec, deps: ProviderDependencies = 
   if (expected !== undefined && spec.channel !== expected) {
     throw new Error(`provider "${spec.id}" (${kind}): channel must be "${expected}", not "${String(spec.channel)}"`);
   }
-  const read = new ProviderConfigReader(spec.id, kind, spec.config ?? {}, spec.secret ?? {});
+  return new ProviderConfigReader(spec.id, kind, spec.config ?? {}, spec.secret ?? {});
+}
+
+/** The client of a checked spec (`readerFor` has checked the id, kind and channel). */
+function build(spec: ProviderSpec, deps: ProviderDependencies, read: ProviderConfigReader): Provider {
+  const kind = spec.kind as ProviderKind;
   const clock = deps.clock ?? systemClock;
   const common = { id: spec.id, channel: spec.channel };
 
   switch (kind) {
     case 'console':
+      read.timeoutMs(); // every kind takes it; printing has nothing to wait for
       return createConsoleProvider({ ...common, ...(deps.consoleOut ? { out: deps.consoleOut } : {}) });
     case 'smtp': {
       const secure = read.optionalBoolean('secure') ?? false;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Channel } from '../../../src/delivery/providers/provider.js';
-import { createProvider, type ProviderSpec } from '../../../src/delivery/providers/registry.js';
+import { checkProviderSpec, createProvider, type ProviderSpec } from '../../../src/delivery/providers/registry.js';
 
 const VALID: Record<string, Omit<ProviderSpec, 'id'>> = {
   console: { kind: 'console', channel: 'sms', config: {}, secret: {} },
@@ -26,6 +26,76 @@ const VALID: Record<string, Omit<ProviderSpec, 'id'>> = {
   slack: { kind: 'slack', channel: 'webhook', config: {}, secret: { webhookUrl: 'https://hooks.slack.com/services/T/B/X' } },
   http: { kind: 'http', channel: 'webhook', config: { url: 'https://receiver.example.com/hook' }, secret: { signingSecret: 'whsec' } },
 };
+
+/** Every field the registry's table documents, per kind: the strict check must take them all. */
+const EVERY_FIELD: Record<string, Omit<ProviderSpec, 'id'>> = {
+  console: { kind: 'console', channel: 'email', config: { timeoutMs: 100 }, secret: {} },
+  smtp: {
+    kind: 'smtp',
+    channel: 'email',
+    config: {
+      host: 'h',
+      from: 'a@b.c',
+      port: 25,
+      secure: false,
+      messageIdDomain: 'b.c',
+      ignoreTLS: true,
+      requireTLS: false,
+      tlsRejectUnauthorized: true,
+      maxConnections: 2,
+      timeoutMs: 100,
+    },
+    secret: { user: 'u', password: 'p' },
+  },
+  'aliyun-sms': {
+    kind: 'aliyun-sms',
+    channel: 'sms',
+    config: { signName: 'S', templateCode: 'T', endpoint: 'https://dysmsapi.aliyuncs.com', regionId: 'cn-hangzhou', timeoutMs: 100 },
+    secret: { accessKeyId: 'id', accessKeySecret: 'k' },
+  },
+  'tencent-sms': {
+    kind: 'tencent-sms',
+    channel: 'sms',
+    config: {
+      sdkAppId: '1',
+      signName: 'S',
+      templateId: '2',
+      region: 'ap-guangzhou',
+      endpoint: 'https://sms.tencentcloudapi.com',
+      timeoutMs: 100,
+    },
+    secret: { secretId: 'id', secretKey: 'k' },
+  },
+  feishu: {
+    kind: 'feishu',
+    channel: 'webhook',
+    config: { webhookUrl: 'https://x.example.com', timeoutMs: 100 },
+    secret: { signingSecret: 's' },
+  },
+  slack: { kind: 'slack', channel: 'webhook', config: { timeoutMs: 100 }, secret: { webhookUrl: 'https://hooks.slack.com/x' } },
+  http: { kind: 'http', channel: 'webhook', config: { url: 'https://r.example.com', timeoutMs: 100 }, secret: { signingSecret: 's' } },
+};
+
+describe('checkProviderSpec (before a provider is stored)', () => {
+  it.each(Object.entries(EVERY_FIELD))('takes every documented field of %s', (kind, spec) => {
+    expect(() => checkProviderSpec({ id: `p-${kind}`, ...spec })).not.toThrow();
+  });
+
+  it.each([
+    ['http', { config: { url: 'https://r.example.com', timeOutMs: 100 } }, 'config.timeOutMs is not read'],
+    ['smtp', { secret: { password: 'p' } }, 'secret.password is not read'],
+    ['console', { config: { url: 'https://r.example.com' }, secret: { token: 't' } }, 'config.url, secret.token are not read'],
+  ])('%s: refuses %j (%s), which loading a stored row lets pass', async (kind, override, expected) => {
+    const spec = { id: 'odd', ...EVERY_FIELD[kind]!, ...override } as ProviderSpec;
+    expect(() => checkProviderSpec(spec)).toThrow(`provider "odd" (${kind}): ${expected}`);
+    const loaded = createProvider(spec);
+    await loaded.close?.();
+  });
+
+  it('still refuses what createProvider refuses', () => {
+    expect(() => checkProviderSpec({ id: 'bad', ...VALID.http!, config: {} })).toThrow('config.url is required');
+  });
+});
 
 describe('createProvider', () => {
   it.each(Object.entries(VALID))('builds a %s provider', async (kind, spec) => {

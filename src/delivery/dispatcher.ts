@@ -382,7 +382,7 @@ export class Dispatcher {
       result = await provider.send(outbound);
     } catch (error) {
       requestTime();
-      await this.settleFailure(message, error, label, record);
+      await this.settleFailure(message, error, { label, providers: candidates.length }, record);
       return;
     }
     // Outside the try: a failure to record the outcome is not the vendor's, and must not count as one.
@@ -397,30 +397,43 @@ export class Dispatcher {
     });
   }
 
-  /** A failed send: retried with backoff (through the next provider, if any) while attempts remain, else `failed`. */
+  /**
+   * A failed send, while attempts remain: a retryable failure, or one of the provider itself
+   * (`providerFault`: credentials, account, address) when the channel has another provider, goes
+   * to the next provider in priority order. Failing over to a provider this round has not tried is
+   * at once; coming back round to the first waits the backoff (or the vendor's `Retry-After`).
+   * Anything else, or no attempt left: `failed`.
+   */
   private async settleFailure(
     message: Message,
     error: unknown,
-    label: { provider: string },
+    context: { label: { provider: string }; providers: number },
     record: (outcome: 'retryable' | 'permanent', error: string) => Omit<NewDeliveryAttempt, 'messageId'>,
   ): Promise<void> {
     const { messages, metrics, clock } = this.options;
     const attempt = message.attempts;
     const retryable = isProviderError(error) ? error.retryable : true;
     const text = error instanceof Error ? error.message : String(error);
-    metrics?.sends.inc({ ...label, outcome: retryable ? 'retryable' : 'permanent' });
+    metrics?.sends.inc({ ...context.label, outcome: retryable ? 'retryable' : 'permanent' });
     const now = clock.now();
-    if (retryable && attempt < message.maxAttempts) {
+    // Attempt n went to provider (n - 1) mod count: attempt n + 1 goes to an untried one unless n wraps.
+    const failover = context.providers > 1 && attempt % context.providers !== 0;
+    const movesOn = retryable || (failover && isProviderError(error) && error.providerFault);
+    // The attempt row says what this provider answered, even when the message moves on.
+    const attemptRow = record(retryable ? 'retryable' : 'permanent', text);
+    if (movesOn && attempt < message.maxAttempts) {
       const hinted = isProviderError(error) ? (error.retryAfterMs ?? 0) : 0;
-      const dueAt = now + Math.max(hinted, retryDelayMs(attempt, this.options.retryBaseMs, this.options.retryMaxMs, this.random));
+      const dueAt = failover
+        ? now
+        : now + Math.max(hinted, retryDelayMs(attempt, this.options.retryBaseMs, this.options.retryMaxMs, this.random));
       metrics?.retries.inc({ channel: message.channel });
-      const moved = await messages.markRetry(message.id, { attempt, now, dueAt, error: text, record: record('retryable', text) });
+      const moved = await messages.markRetry(message.id, { attempt, now, dueAt, error: text, record: attemptRow });
       if (moved) {
         await this.options.dueIndex?.add(this.name, message.id, dueAt);
         this.wakeBy(dueAt);
       }
     } else {
-      await messages.markFailed(message.id, { attempt, now, error: text, record: record(retryable ? 'retryable' : 'permanent', text) });
+      await messages.markFailed(message.id, { attempt, now, error: text, record: attemptRow });
     }
   }
 }

@@ -14,8 +14,8 @@ import { loadSettings } from '../../src/config/settings.js';
 import { createConsoleProvider } from '../../src/delivery/providers/console.js';
 import type { Message } from '../../src/storage/repositories/messages.js';
 
-/** What the stub answers for one request: 200, 503 (retryable) or 400 (permanent). */
-export type StubAnswer = 200 | 503 | 400;
+/** What the stub answers for one request: 200, 503 (retryable), 400 (permanent) or 401 (the provider refused itself). */
+export type StubAnswer = 200 | 503 | 400 | 401;
 
 export interface WebhookStub {
   readonly url: string;

@@ -263,6 +263,31 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
     expect(text).toContain('sluice_provider_request_duration_seconds_count{provider="failover-0"} 20');
   });
 
+  it('fails over at once when a provider refuses itself (401: its credentials), and fails the message once every provider has', async () => {
+    const { tenant, providerIds } = await tenantWithProviders(fixture, 'refused', ['/refused-a', '/refused-b']);
+    const previous = fixture.stub.answer;
+    let refuseB = false;
+    fixture.stub.answer = (id, path) => (path === '/refused-a' || (refuseB && path === '/refused-b') ? 401 : previous(id, path));
+    const [passed] = await sendMany(fixture, tenant.apiKey, 1);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, [passed!])) === 1, 10_000)).toBe(true);
+    expect((await loadMessages(fixture.runtime, [passed!])).get(passed!)).toMatchObject({ status: 'sent', providerId: providerIds[1] });
+    expect((await fixture.runtime.repositories.messages.listAttempts(passed!)).map((a) => [a.providerId, a.outcome])).toEqual([
+      [providerIds[0], 'permanent'],
+      [providerIds[1], 'sent'],
+    ]);
+
+    // Both refuse: one attempt each, then failed, not round again (a 401 will not pass by waiting).
+    refuseB = true;
+    const [failed] = await sendMany(fixture, tenant.apiKey, 1);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, [failed!])) === 1, 10_000)).toBe(true);
+    expect((await loadMessages(fixture.runtime, [failed!])).get(failed!)).toMatchObject({ status: 'failed', attempts: 2 });
+    expect((await fixture.runtime.repositories.messages.listAttempts(failed!)).map((a) => [a.providerId, a.outcome])).toEqual([
+      [providerIds[0], 'permanent'],
+      [providerIds[1], 'permanent'],
+    ]);
+    fixture.stub.answer = previous;
+  });
+
   it('a provider its stored row cannot make (edited by hand) fails over with the reason instead of stalling the channel', async () => {
     const { tenant, providerIds } = await tenantWithProviders(fixture, 'hand-edited', ['/a', '/b']);
     // What neither the API nor the CLI accepts: a pace of -1 made every send of the channel throw before it was tried.

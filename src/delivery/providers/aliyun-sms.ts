@@ -44,6 +44,22 @@ const RETRYABLE_CODES = new Set([
   'SignatureNonceUsed',
 ]);
 
+/** Codes that refuse the account or its settings (key, signature, balance, sign name), not the message. */
+const PROVIDER_FAULT_CODES = new Set([
+  'SignatureDoesNotMatch',
+  'isv.ACCOUNT_NOT_EXISTS',
+  'isv.ACCOUNT_ABNORMAL',
+  'isv.OUT_OF_SERVICE',
+  'isv.AMOUNT_NOT_ENOUGH',
+  'isv.SMS_SIGNATURE_ILLEGAL',
+  'isv.SMS_SIGN_ILLEGAL',
+]);
+
+/** Aliyun's answer code → is it this account that is refused (another provider may succeed)? */
+export function isAliyunProviderFault(code: string): boolean {
+  return PROVIDER_FAULT_CODES.has(code) || code.startsWith('InvalidAccessKeyId') || code.startsWith('Forbidden');
+}
+
 /** Aliyun's answer code → may a later attempt succeed? */
 export function isRetryableAliyunCode(code: string): boolean {
   return RETRYABLE_CODES.has(code) || code.startsWith('Throttling');
@@ -106,6 +122,7 @@ export function createAliyunSmsProvider(options: AliyunSmsProviderOptions): Prov
         `provider ${options.id}: Aliyun SendSms ${code} for ${maskRecipient(message.to)}: ${truncate(scrubRecipient(vendorMessage, message.to))}`,
         {
           retryable: isRetryableAliyunCode(code) || isRetryableHttpStatus(answer.status),
+          providerFault: isAliyunProviderFault(code),
           code,
           status: answer.status,
         },

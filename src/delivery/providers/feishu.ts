@@ -15,7 +15,15 @@ import { createHmac } from 'node:crypto';
 import type { Channel } from '../../channels.js';
 import type { Clock } from '../../limiter/clock.js';
 import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
-import { isRetryableHttpStatus, type OutboundMessage, type Provider, ProviderError, type SendResult, truncate } from './provider.js';
+import {
+  isProviderFaultHttpStatus,
+  isRetryableHttpStatus,
+  type OutboundMessage,
+  type Provider,
+  ProviderError,
+  type SendResult,
+  truncate,
+} from './provider.js';
 
 export interface FeishuProviderOptions {
   id: string;
@@ -30,6 +38,11 @@ export interface FeishuProviderOptions {
 
 export function feishuSign(timestampSeconds: number, secret: string): string {
   return createHmac('sha256', `${timestampSeconds}\n${secret}`).update('').digest('base64');
+}
+
+/** Feishu's answer code → is it the bot's settings that refuse (signature, IP allow-list, keywords)? */
+export function isFeishuProviderFault(code: number): boolean {
+  return code === 19021 || code === 19022 || code === 19024;
 }
 
 /** Feishu's answer code (and msg) → may a later attempt succeed? */
@@ -72,6 +85,7 @@ export function createFeishuProvider(options: FeishuProviderOptions): Provider {
       const msg = isRecord(json) ? String(json.msg ?? json.StatusMessage ?? '') : '';
       throw new ProviderError(`provider ${options.id}: Feishu bot code ${code}: ${truncate(msg)}`, {
         retryable: isRetryableFeishuCode(code, msg) || isRetryableHttpStatus(answer.status),
+        providerFault: isFeishuProviderFault(code) || isProviderFaultHttpStatus(answer.status),
         code: `FEISHU_${code}`,
         status: answer.status,
       });

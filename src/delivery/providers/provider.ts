@@ -7,7 +7,9 @@
  *   dispatcher needs: `true` for failures that may pass later (network errors, timeouts, HTTP 429
  *   and 5xx, SMTP 4xx, vendor throttling codes), `false` for failures that will fail again the same
  *   way (HTTP 4xx, SMTP 5xx, invalid parameters, bad credentials). `retryAfterMs` is the vendor's
- *   own hint (`Retry-After`) when it gave one.
+ *   own hint (`Retry-After`) when it gave one. `providerFault` marks a failure of the provider
+ *   itself rather than of the message (credentials, account, balance or address refused): the
+ *   dispatcher then tries the channel's next provider, where the message may well pass.
  * - It never logs, and what it puts in an error (message, code) never holds a secret; a recipient
  *   appears in an error only masked (`mask.ts`).
  * - Each attempt carries the sluice message id to the vendor where the vendor has a field for it
@@ -57,6 +59,12 @@ export interface ProviderErrorOptions {
   status?: number;
   /** How long the vendor asked us to wait before retrying (`Retry-After`), in ms. */
   retryAfterMs?: number;
+  /**
+   * The provider itself cannot send (its credentials, account, balance, sender or address were
+   * refused), whatever the message: the channel's next provider may succeed. Only meaningful when
+   * not `retryable` (a retryable failure moves on anyway).
+   */
+  providerFault?: boolean;
   cause?: unknown;
 }
 
@@ -66,6 +74,7 @@ export class ProviderError extends Error {
   readonly code: string | undefined;
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
+  readonly providerFault: boolean;
 
   constructor(message: string, options: ProviderErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -74,6 +83,7 @@ export class ProviderError extends Error {
     this.code = options.code;
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.providerFault = options.providerFault ?? false;
   }
 }
 
@@ -101,6 +111,14 @@ export function isRetryableHttpStatus(status: number): boolean {
   return status === 408 || status === 425 || status === 429 || status >= 500;
 }
 
+/**
+ * HTTP statuses that say the provider's own settings are wrong, not the message: an unfollowed
+ * redirect, credentials refused (401, 403, 407), an address that is not there (404, 410).
+ */
+export function isProviderFaultHttpStatus(status: number): boolean {
+  return (status >= 300 && status < 400) || status === 401 || status === 403 || status === 404 || status === 407 || status === 410;
+}
+
 /** `Retry-After` as milliseconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
   if (!value) return undefined;
@@ -120,6 +138,7 @@ export function httpStatusError(
   const detail = options.detail ? `: ${truncate(options.detail)}` : '';
   return new ProviderError(`provider ${providerId}: HTTP ${status}${detail}`, {
     retryable: isRetryableHttpStatus(status),
+    providerFault: isProviderFaultHttpStatus(status),
     code: `HTTP_${status}`,
     status,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),

@@ -8,6 +8,7 @@
 import type { Channel } from '../../channels.js';
 import { postOnce } from './http-request.js';
 import {
+  isProviderFaultHttpStatus,
   isRetryableHttpStatus,
   type OutboundMessage,
   type Provider,
@@ -45,6 +46,8 @@ export function createSlackProvider(options: SlackProviderOptions): Provider {
       const retryAfterMs = parseRetryAfter(answer.headers.get('retry-after'));
       throw new ProviderError(`provider ${options.id}: Slack webhook HTTP ${answer.status}: ${truncate(reason) || '(empty body)'}`, {
         retryable: isRetryableHttpStatus(answer.status),
+        // invalid_token, no_service, channel_not_found, channel_is_archived: the hook, not the message.
+        providerFault: isProviderFaultHttpStatus(answer.status),
         code,
         status: answer.status,
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),

@@ -121,6 +121,8 @@ export function classifySmtpError(providerId: string, to: string, error: unknown
     const command = smtp?.command ? ` on ${smtp.command.split(' ')[0]}` : '';
     return new ProviderError(`provider ${providerId}: SMTP ${responseCode}${command} for ${recipient}${reply}`, {
       retryable: responseCode >= 400 && responseCode < 500,
+      // Authentication required, too weak, or refused: the relay refuses this account, not the message.
+      providerFault: responseCode === 530 || responseCode === 534 || responseCode === 535,
       code: `SMTP_${responseCode}`,
       status: responseCode,
       cause: error,
@@ -131,6 +133,7 @@ export function classifySmtpError(providerId: string, to: string, error: unknown
     const text = error instanceof Error ? truncate(maskEmails(error.message)) : code;
     return new ProviderError(`provider ${providerId}: SMTP ${code} for ${recipient}: ${text}`, {
       retryable: false,
+      providerFault: code === 'EAUTH' || code === 'ENOAUTH',
       code: `SMTP_${code}`,
       cause: error,
     });

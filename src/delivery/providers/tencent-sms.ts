@@ -46,6 +46,16 @@ export interface TencentSmsProviderOptions {
   clock: Clock;
 }
 
+/** Tencent's error code → is it this account that is refused (another provider may succeed)? */
+export function isTencentProviderFault(code: string): boolean {
+  return (
+    code.startsWith('AuthFailure') ||
+    code.startsWith('UnauthorizedOperation') ||
+    code === 'FailedOperation.InsufficientBalanceInSmsPackage' ||
+    code === 'FailedOperation.SignatureIncorrectOrUnapproved'
+  );
+}
+
 /** Tencent's error code → may a later attempt succeed? */
 export function isRetryableTencentCode(code: string): boolean {
   return code.startsWith('LimitExceeded') || code.startsWith('RequestLimitExceeded') || code.startsWith('InternalError');
@@ -108,7 +118,12 @@ export function createTencentSmsProvider(options: TencentSmsProviderOptions): Pr
       const failure = (code: string, vendorMessage: unknown): ProviderError =>
         new ProviderError(
           `provider ${options.id}: Tencent SendSms ${code} for ${maskRecipient(message.to)}: ${truncate(scrubRecipient(String(vendorMessage ?? ''), message.to))}`,
-          { retryable: isRetryableTencentCode(code) || isRetryableHttpStatus(answer.status), code, status: answer.status },
+          {
+            retryable: isRetryableTencentCode(code) || isRetryableHttpStatus(answer.status),
+            providerFault: isTencentProviderFault(code),
+            code,
+            status: answer.status,
+          },
         );
       if (isRecord(response.Error)) throw failure(String(response.Error.Code ?? 'UnknownError'), response.Error.Message);
       const status = Array.isArray(response.SendStatusSet) && isRecord(response.SendStatusSet[0]) ? response.SendStatusSet[0] : undefined;

@@ -467,6 +467,12 @@ describe('admin API', () => {
 
   it('without the admin token, or with a wrong one, admin calls are 401 UNAUTHORIZED', async () => {
     expectError(await t.app.inject({ method: 'GET', url: '/v1/admin/tenants' }), 401, 'UNAUTHORIZED');
+    // The router decodes percent-escapes before it matches: any spelling of an admin path is guarded.
+    for (const url of ['/v1/%61dmin/tenants', '/%761/admin/tenants', '/v1/admin%2Ftenants', '/v1//admin/tenants']) {
+      const response = await t.app.inject({ method: 'POST', url, payload: { name: `spelled-${url.length}` } });
+      expect([401, 404], `${url}: ${response.body}`).toContain(response.statusCode);
+    }
+    expectError(await t.app.inject({ method: 'GET', url: '/v1/%61dmin/tenants' }), 401, 'UNAUTHORIZED');
     expectError(
       await t.app.inject({ method: 'GET', url: '/v1/admin/tenants', headers: { authorization: 'Bearer admin-tokeN' } }),
       401,
@@ -653,6 +659,7 @@ describe('error codes', () => {
         payload: { name: 'x' },
       });
       expectError(withToken, 404, 'NOT_FOUND');
+      expectError(await off.app.inject({ method: 'GET', url: '/v1/%61dmin/tenants' }), 404, 'NOT_FOUND');
       // The rest of the API still works.
       expect((await off.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     } finally {

@@ -56,9 +56,9 @@ function adminSchema<T extends { params?: TSchema; querystring?: TSchema; body?:
 export const adminRoutes =
   (deps: HttpDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
-    app.addHook('onRequest', async (request) => {
-      if (request.url.startsWith('/v1/admin')) requireAdmin(deps, request);
-    });
+    // Every route of this plugin (the hook is encapsulated to it), whatever spelling of the path
+    // matched it: the router decodes `/v1/%61dmin/…`, so a test of the raw URL is no guard.
+    app.addHook('onRequest', async (request) => requireAdmin(deps, request));
     const admin = deps.admin;
     const tenantOr404 = async <T>(value: Promise<T | undefined>): Promise<T> => {
       const found = await value;

@@ -14,6 +14,7 @@ import type { Settings } from '../config/settings.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../errors.js';
 import { type DegradedDecision, DegradingLimiter } from '../limiter/degrade/index.js';
 import { type Clock, Limiter, MemoryStore, RedisStore, systemClock } from '../limiter/index.js';
+import { loggerOptions } from '../logging.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
 import { type Database, openDatabase } from '../storage/database.js';
 import { migrateToLatest, pendingMigrations } from '../storage/migrations/index.js';
@@ -72,7 +73,7 @@ export interface Runtime {
 
 export async function createRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? pino({ level: settings.logLevel, redact: ['apiKey', 'secret', '*.apiKey', '*.secret'] });
+  const logger = options.logger ?? pino(loggerOptions(settings.logLevel));
   const metrics = options.metrics ?? new Metrics();
   // Said aloud: a CLI run from another directory silently made its own key, and sealed a
   // provider's credentials with it that the server could not open.

@@ -23,6 +23,7 @@ import {
   ProviderPatchBody,
   RuleSetBody,
 } from '../http/schemas.js';
+import { loggerOptions } from '../logging.js';
 import { openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
 import { serve } from './serve.js';
@@ -36,7 +37,7 @@ const settingsOf = () => loadSettings(process.env, program.opts().config ?? proc
 /** Runs `work` on a runtime made for one command (quiet logs, no HTTP), then closes it. */
 async function withRuntime<T>(work: (runtime: Runtime) => Promise<T>): Promise<T> {
   // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
-  const runtime = await createRuntime(settingsOf(), { logger: pino({ level: 'warn' }, pino.destination(2)) });
+  const runtime = await createRuntime(settingsOf(), { logger: pino(loggerOptions('warn'), pino.destination(2)) });
   try {
     return await work(runtime);
   } finally {

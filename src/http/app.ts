@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { HttpDeps } from '../app/contracts.js';
 import { SluiceError } from '../errors.js';
+import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../logging.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
 import { frequencyRoutes } from './routes/frequency.js';
@@ -42,8 +43,9 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     bodyLimit: deps.bodyLimitBytes,
     logger: {
       level: deps.logLevel ?? 'info',
-      // Keys and tokens never reach the log.
-      redact: ['req.headers.authorization', 'req.headers["idempotency-key"]'],
+      // Keys, tokens and recipients never reach the log (src/logging.ts).
+      redact: [...REDACTED_PATHS, 'req.headers.authorization', 'req.headers["idempotency-key"]'],
+      serializers: { err: errorSerializer, req: requestSerializer },
     },
     ajv: {
       customOptions: {

@@ -1,0 +1,49 @@
+/**
+ * What every sluice logger shares (the runtime's, the CLI's and the HTTP app's): the redaction of
+ * secrets and the serializers that keep them out of error and request lines.
+ *
+ * - `err`: pino's standard error serializer, minus the arguments of a Redis command. ioredis puts
+ *   the failed command on its errors (`command: {name, args}`), and for `AUTH` the argument is
+ *   the Redis password; for other commands it is key names and script arguments. The command's
+ *   name stays: it is what tells an operator which call failed.
+ * - `req`: the route's pattern (`/v1/admin/tenants/:id/bans/:channel/:to`), not the URL, which
+ *   may carry a recipient (a ban's `:to`) or a paging cursor.
+ */
+import pino, { type LoggerOptions, type SerializerFn } from 'pino';
+
+/** Fields that never reach a log line, wherever they appear one level down. */
+export const REDACTED_PATHS = ['apiKey', 'secret', 'password', '*.apiKey', '*.secret', '*.password'];
+
+type Serialized = Record<string, unknown>;
+
+/** How deep causes and aggregated errors are followed; a cycle or a long chain stops there. */
+const MAX_DEPTH = 4;
+
+function withoutCommandArguments(value: unknown, depth: number): unknown {
+  if (depth > MAX_DEPTH || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => withoutCommandArguments(item, depth + 1));
+  // Anywhere in the tree: pino keeps the raw `errors` of an AggregateError beside `aggregateErrors`.
+  const copy: Serialized = {};
+  for (const [key, field] of Object.entries(value as Serialized)) {
+    copy[key] =
+      key === 'command' && field !== null && typeof field === 'object'
+        ? { name: (field as { name?: unknown }).name }
+        : withoutCommandArguments(field, depth + 1);
+  }
+  return copy;
+}
+
+/** pino's `err` serializer without Redis command arguments (a password for `AUTH`). */
+export const errorSerializer: SerializerFn = (error) => withoutCommandArguments(pino.stdSerializers.err(error), 0);
+
+/** A request by its method and route pattern: the URL itself may name a recipient. */
+export const requestSerializer: SerializerFn = (request: { id?: unknown; method?: string; routeOptions?: { url?: string } }) => ({
+  id: request.id,
+  method: request.method,
+  route: request.routeOptions?.url ?? '(no route)',
+});
+
+/** The options of a sluice logger at `level`. */
+export function loggerOptions(level: string): LoggerOptions {
+  return { level, redact: REDACTED_PATHS, serializers: { err: errorSerializer } };
+}

@@ -184,5 +184,7 @@ export interface HttpDeps {
   /** Empty: admin API off. */
   adminToken: string;
   bodyLimitBytes: number;
+  /** The bound on receiving one request, headers and body (0: none, Node's own `requestTimeout`). */
+  requestTimeoutMs?: number;
   logLevel?: string;
 }

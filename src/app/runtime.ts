@@ -298,6 +298,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       },
       adminToken: settings.adminToken,
       bodyLimitBytes: settings.bodyLimitBytes,
+      requestTimeoutMs: settings.httpRequestTimeoutMs,
       logLevel: settings.logLevel,
     };
 

@@ -101,6 +101,14 @@ export const SETTINGS = {
     default: './data/secret.key',
     description: 'Where the secret key is kept when SLUICE_SECRET_KEY is empty (created with mode 0600 on first start).',
   }),
+  httpRequestTimeoutMs: spec({
+    env: 'SLUICE_HTTP_REQUEST_TIMEOUT_MS',
+    kind: 'int',
+    default: 30_000,
+    range: [100, 600_000],
+    description:
+      'Longest a client may take to send one whole request (headers and body); a slower one is answered 400 INVALID_REQUEST ("did not arrive in full in time") and its connection closed, so trickling clients cannot hold connections open.',
+  }),
   bodyLimitBytes: spec({
     env: 'SLUICE_BODY_LIMIT_BYTES',
     kind: 'int',

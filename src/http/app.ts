@@ -39,8 +39,14 @@ export interface HttpAppOptions {
 
 export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {}): Promise<FastifyInstance> {
   const operationsOnly = options.routes === 'operations';
+  const requestTimeout = deps.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     bodyLimit: deps.bodyLimitBytes,
+    // Fastify's default (0) would leave a trickling client's connection open for good. Node takes
+    // the bound only when the server is made (Fastify also sets it later, which Node ignores), and
+    // looks for overdue requests every `connectionsCheckingInterval` (30 s by default): every second.
+    requestTimeout,
+    http: { requestTimeout, connectionsCheckingInterval: 1000 },
     logger: {
       level: deps.logLevel ?? 'info',
       // Keys, tokens and recipients never reach the log (src/logging.ts).

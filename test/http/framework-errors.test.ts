@@ -12,7 +12,7 @@ import { ADMIN_TOKEN, expectError, phone, sms, startApp, type TestApp } from './
 let t: TestApp;
 let apiKey: string;
 beforeAll(async () => {
-  t = await startApp({ SLUICE_BODY_LIMIT_BYTES: '1024' });
+  t = await startApp({ SLUICE_BODY_LIMIT_BYTES: '1024', SLUICE_HTTP_REQUEST_TIMEOUT_MS: '500' });
   apiKey = (await t.createTenant()).apiKey;
 });
 afterAll(async () => {
@@ -142,6 +142,19 @@ describe('over a real socket', () => {
     const raw = await exchange(text);
     expect(raw).not.toContain('"statusCode"');
     expect(responses(raw)).toEqual([{ status: 400, body: { error: { code: 'INVALID_REQUEST', message: expect.any(String) } } }]);
+  });
+
+  it('a client that trickles its request is answered and cut off after SLUICE_HTTP_REQUEST_TIMEOUT_MS', async () => {
+    const started = Date.now();
+    // Headers promise 100 bytes of body; one arrives, then nothing.
+    const raw = await exchange(
+      `POST /v1/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+    );
+    expect(responses(raw)).toEqual([
+      { status: 400, body: { error: { code: 'INVALID_REQUEST', message: 'the request did not arrive in full in time' } } },
+    ]);
+    // Node looks for overdue requests every second: cut off within the timeout and one look.
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('a request already on a kept-alive connection when the server closes is 503 UNAVAILABLE in the contract shape', async () => {

@@ -70,3 +70,12 @@ export function unavailableUnlessSluiceError(error: unknown): never {
   if (error instanceof SluiceError) throw error;
   throw new SluiceError('UNAVAILABLE', 'a dependency is unavailable; nothing was accepted, retry later', { cause: error });
 }
+
+/**
+ * What `JSON.parse` said, without the text it quotes (`..."password":hunter2"... is not valid
+ * JSON`): the text may be a credentials file or a settings file holding the admin token.
+ */
+export function jsonSyntaxProblem(error: unknown): string {
+  const position = /position (\d+)/.exec(error instanceof Error ? error.message : '')?.[1];
+  return position === undefined ? 'not valid JSON' : `not valid JSON at position ${position}`;
+}

@@ -13,7 +13,7 @@ import type { FallbackView } from '../app/contracts.js';
 import { createRuntime, type Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel, isChannel } from '../channels.js';
 import { describeSettings, loadSettings, SettingsError, unknownVariables } from '../config/settings.js';
-import { ERROR_CODES, type ErrorCode, SluiceError } from '../errors.js';
+import { ERROR_CODES, type ErrorCode, jsonSyntaxProblem, SluiceError } from '../errors.js';
 import {
   BlacklistBody,
   BlacklistQuery,
@@ -122,7 +122,7 @@ function parseJsonObject(text: string, what: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new SluiceError('INVALID_REQUEST', `${what} is not JSON: ${(error as Error).message}`);
+    throw new SluiceError('INVALID_REQUEST', `${what} is ${jsonSyntaxProblem(error)}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new SluiceError('INVALID_REQUEST', `${what} must be a JSON object`);

@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { isSupportedCountry } from 'libphonenumber-js/max';
-import { dialectOfUrl, sqlitePathOfUrl } from '../storage/urls.js';
+import { jsonSyntaxProblem } from '../errors.js';
+import { dialectOfUrl, maskUrl, sqlitePathOfUrl } from '../storage/urls.js';
 
 type Kind = 'string' | 'int' | 'number' | 'bool' | 'list';
 
@@ -14,7 +15,7 @@ interface SettingSpec<K extends Kind = Kind> {
   kind: K;
   default: K extends 'int' | 'number' ? number : K extends 'bool' ? boolean : K extends 'list' ? string[] : string;
   description: string;
-  /** Shown masked by `config check`, never logged. */
+  /** Shown masked by `config check`, never logged: a URL without its password, anything else whole. */
   secret?: boolean;
   /** Allowed values for strings, or [min, max] for numbers. */
   oneOf?: readonly string[];
@@ -345,10 +346,16 @@ function parseValue(s: SettingSpec, raw: unknown): unknown {
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, file = env.SLUICE_CONFIG): Settings {
   let fromFile: Record<string, unknown> = {};
   if (file) {
+    let text: string;
     try {
-      fromFile = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      text = readFileSync(file, 'utf8');
     } catch (error) {
       throw new SettingsError(`cannot read config file ${file}: ${(error as Error).message}`);
+    }
+    try {
+      fromFile = JSON.parse(text) as Record<string, unknown>;
+    } catch (error) {
+      throw new SettingsError(`config file ${file} is ${jsonSyntaxProblem(error)}`);
     }
     const unknown = Object.keys(fromFile).filter((key) => !SETTING_VARIABLES.has(key));
     if (unknown.length) throw new SettingsError(`unknown setting(s) in ${file}: ${unknown.join(', ')}`);
@@ -399,22 +406,6 @@ export function describeSettings(settings: Settings): string[] {
   return (Object.entries(SETTINGS) as [SettingName, SettingSpec][]).map(([name, s]) => {
     const value = settings[name];
     const shown = Array.isArray(value) ? value.join(',') : String(value);
-    return `${s.env}=${s.secret && shown ? maskSecret(shown) : shown}`;
+    return `${s.env}=${s.secret && shown ? (s.env.endsWith('_URL') ? maskUrl(shown) : '***') : shown}`;
   });
-}
-
-/** `redis://user:secret@host` → `redis://user:***@host`; a URL without password as is; any other secret → `***`. */
-export function maskSecret(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.password) {
-      url.password = '***';
-      return url.toString();
-    }
-    // A URL without a password (sqlite:path, redis://host) carries no secret.
-    if (['sqlite:', 'postgres:', 'postgresql:', 'mysql:', 'redis:', 'rediss:'].includes(url.protocol)) return value;
-  } catch {
-    // not a URL: a bare secret, mask it whole
-  }
-  return '***';
 }

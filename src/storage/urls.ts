@@ -13,9 +13,15 @@ export class UnsupportedDatabaseUrlError extends Error {
   }
 }
 
-/** `scheme://user:***@host/...`: the URL without its password. */
+/** Query parameters that may hold a credential (`?password=`, `?sslkey=`, `?token=`...). */
+const SECRET_PARAMETER = /pass|pwd|secret|token|key|auth/i;
+
+/** `scheme://user:***@host/...?password=***`: the URL without its password, wherever it is given. */
 export function maskUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+  const withoutUserPassword = url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+  return withoutUserPassword.replace(/([?&])([^=&#]+)=([^&#]*)/g, (whole, separator: string, name: string) =>
+    SECRET_PARAMETER.test(name) ? `${separator}${name}=***` : whole,
+  );
 }
 
 /** The dialect a URL selects, or `undefined` for an unknown scheme. */

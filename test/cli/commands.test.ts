@@ -185,7 +185,7 @@ describe('sluice CLI', () => {
     );
     // A provider the client cannot be built from is named by its name in the error.
     await refused([...smtp, '--name', 'mail2', '--provider-config', '{"port":2525,"from":"a@example.com"}'], 'provider "mail2"');
-    await refused([...smtp, '--name', 'mail3', '--provider-config', '{"host":'], '--provider-config is not JSON');
+    await refused([...smtp, '--name', 'mail3', '--provider-config', '{"host":'], '--provider-config is not valid JSON');
     // A misspelt setting is refused rather than left at its default.
     await refused(
       [...smtp, '--name', 'mail4', '--provider-config', '{"host":"h","from":"a@example.com","timeOutMs":5}'],

@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeSettings, loadSettings, maskSecret, SETTINGS, SettingsError, unknownVariables } from '../../src/config/settings.js';
+import { describeSettings, loadSettings, SETTINGS, SettingsError, unknownVariables } from '../../src/config/settings.js';
 
 describe('settings', () => {
   it('has defaults for everything: an empty environment is the embedded default', () => {
@@ -59,6 +61,19 @@ describe('settings', () => {
     ]);
   });
 
+  it('a settings file that is not JSON is named without quoting its text (it may hold the admin token)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-settings-'));
+    const file = join(dir, 'settings.json');
+    writeFileSync(file, '{"SLUICE_ADMIN_TOKEN": hunter2-token}');
+    expect(() => loadSettings({}, file)).toThrow(SettingsError);
+    expect(() => loadSettings({}, file)).toThrow(`config file ${file} is not valid JSON`);
+    try {
+      loadSettings({}, file);
+    } catch (error) {
+      expect(String(error)).not.toContain('hunter2');
+    }
+  });
+
   it('masks secrets in config check output', () => {
     const lines = describeSettings(
       loadSettings({
@@ -72,8 +87,16 @@ describe('settings', () => {
     expect(text).not.toContain('secret@');
     expect(text).toContain('SLUICE_ADMIN_TOKEN=***');
     expect(text).toContain('SLUICE_DB_URL=postgres://u:***@db/x');
-    expect(maskSecret('sqlite:./data/sluice.db')).toBe('sqlite:./data/sluice.db');
-    expect(maskSecret('a:b')).toBe('***');
+    // A token that parses as a URL is still a token; a password may come as a query parameter.
+    const other = describeSettings(
+      loadSettings({ SLUICE_ADMIN_TOKEN: 'postgres:hunter2', SLUICE_DB_URL: 'postgres://u@db/x?sslmode=require&password=hunter3' }),
+    ).join('\n');
+    expect(other).not.toMatch(/hunter2|hunter3/);
+    expect(other).toContain('SLUICE_ADMIN_TOKEN=***');
+    expect(other).toContain('SLUICE_DB_URL=postgres://u@db/x?sslmode=require&password=***');
+    expect(describeSettings(loadSettings({ SLUICE_DB_URL: 'sqlite:./data/sluice.db' })).join('\n')).toContain(
+      'SLUICE_DB_URL=sqlite:./data/sluice.db',
+    );
   });
 
   it('docs/configuration.md documents every setting with its default', () => {

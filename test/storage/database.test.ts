@@ -23,6 +23,9 @@ describe('database URLs', () => {
   it('masks passwords', () => {
     expect(maskUrl('postgres://sluice:hunter2@127.0.0.1:5432/db')).toBe('postgres://sluice:***@127.0.0.1:5432/db');
     expect(maskUrl('sqlite:data/x.db')).toBe('sqlite:data/x.db');
+    expect(maskUrl('postgres://sluice@db:5432/x?sslmode=verify-full&password=hunter2&sslkey=k.pem')).toBe(
+      'postgres://sluice@db:5432/x?sslmode=verify-full&password=***&sslkey=***',
+    );
   });
 
   it('opens an in-memory SQLite database', async () => {

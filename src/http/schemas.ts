@@ -2,7 +2,9 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { FALLBACK_MODES } from '../limiter/index.js';
 
-const Params = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1024 }), { maxProperties: 50 });
+/** TypeBox turns a record's key schema into a pattern and drops its length: `propertyNames` keeps it. */
+const KEY = { propertyNames: { maxLength: 64 } };
+const Params = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1024 }), { maxProperties: 50, ...KEY });
 
 export const SendBody = Type.Object(
   {
@@ -166,10 +168,11 @@ export const BanParams = Type.Object({
 });
 
 const Secret = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 4096 }), {
+  ...KEY,
   maxProperties: 20,
   description: 'Credentials; sealed at rest and never returned',
 });
-const ProviderConfig = Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 50 });
+const ProviderConfig = Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 50, ...KEY });
 
 export const NewProviderBody = Type.Object(
   {

@@ -240,6 +240,12 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       },
     };
 
+    // /readyz answers anyone who can reach the port: it says what is wrong in fixed words, and the
+    // driver's own text (host names, addresses) goes to the log, once per 10 s of trouble.
+    const readinessErrors = new ThrottledLog<{ err: unknown; check: string }>(
+      (fields) => logger.warn(fields, 'readiness check failed'),
+      clock,
+    );
     const health: HealthService = {
       async ready() {
         const checks: Record<string, { ok: boolean; detail?: string }> = {};
@@ -249,7 +255,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
           checks.database = { ok: true };
           checks.migrations = pending.length ? { ok: false, detail: `pending: ${pending.join(', ')}` } : { ok: true };
         } catch (error) {
-          checks.database = { ok: false, detail: (error as Error).message };
+          checks.database = { ok: false, detail: 'unreachable (see the log)' };
+          readinessErrors.record({ err: error, check: 'database' });
         }
         if (redis) {
           try {
@@ -262,7 +269,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
           } catch (error) {
             // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
             // taking every instance out of the load balancer would turn a degraded service into none.
-            checks.redis = { ok: true, detail: `unreachable (${(error as Error).message}): decisions use the fallback` };
+            checks.redis = { ok: true, detail: 'unreachable (see the log): decisions use the fallback' };
+            readinessErrors.record({ err: error, check: 'redis' });
           }
           checks.limiter = { ok: true, detail: `breaker ${degrading?.state() ?? 'closed'}` };
         } else {

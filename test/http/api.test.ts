@@ -506,6 +506,19 @@ describe('health and docs', () => {
     });
   });
 
+  it("/readyz says a database is unreachable in fixed words, not the driver's (addresses, paths)", async () => {
+    const broken = await startApp();
+    try {
+      await broken.runtime.database.close();
+      const ready = await broken.app.inject({ method: 'GET', url: '/readyz' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().checks.database).toEqual({ ok: false, detail: 'unreachable (see the log)' });
+      expect(ready.body).not.toMatch(/not open|sqlite|\//i);
+    } finally {
+      await broken.close().catch(() => undefined);
+    }
+  });
+
   it('/docs/json is an OpenAPI document listing the API', async () => {
     const docs = await t.app.inject({ method: 'GET', url: '/docs/json' });
     expect(docs.statusCode).toBe(200);

@@ -18,7 +18,7 @@
  * `sqliteSynchronous: 'normal'` drops the per-commit fsync: a process crash loses nothing (the WAL
  * is written at commit), an OS crash or power cut may lose the last commits.
  */
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, MysqlDialect, PostgresDialect, type SqliteDatabase, SqliteDialect, sql, type Transaction } from 'kysely';
@@ -106,7 +106,12 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   switch (dialect) {
     case 'sqlite': {
       const path = sqlitePathOfUrl(url);
-      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      if (path !== ':memory:') {
+        mkdirSync(dirname(path), { recursive: true });
+        // Recipients and bodies are personal data: a new database is the owner's alone (SQLite
+        // gives its -wal and -shm files the database file's mode). An existing file keeps its mode.
+        closeSync(openSync(path, 'a', 0o600));
+      }
       const file = new BetterSqlite3(path);
       let durable = false;
       try {

@@ -1,5 +1,9 @@
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dialectOfUrl, maskUrl, openDatabase, sqlitePathOfUrl, UnsupportedDatabaseUrlError } from '../../src/storage/database.js';
+import { migrateToLatest } from '../../src/storage/migrations/index.js';
 
 describe('database URLs', () => {
   it('picks the dialect from the scheme', () => {
@@ -34,6 +38,18 @@ describe('database URLs', () => {
     await database.ping();
     await database.close();
     await database.close();
+  });
+
+  it('makes a new SQLite file, and its WAL, readable by its owner only', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-mode-'));
+    const database = await openDatabase(`sqlite:${join(dir, 'new', 'sluice.db')}`);
+    try {
+      await migrateToLatest(database);
+      expect(statSync(join(dir, 'new', 'sluice.db')).mode & 0o777).toBe(0o600);
+      expect(statSync(join(dir, 'new', 'sluice.db-wal')).mode & 0o777).toBe(0o600);
+    } finally {
+      await database.close();
+    }
   });
 
   it('rejects an unknown scheme', async () => {

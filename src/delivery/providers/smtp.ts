@@ -40,6 +40,10 @@ export interface SmtpProviderOptions {
 const TRANSPORT_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNRESET', 'ECONNREFUSED', 'EPROTOCOL', 'ETLS']);
 
 export function createSmtpProvider(options: SmtpProviderOptions): Provider {
+  // A login on a connection that never turned TLS sends the password in clear to anyone on the
+  // path: with credentials, STARTTLS is required unless the config says otherwise in so many
+  // words (`requireTLS: false` or `ignoreTLS: true`, for a relay on a trusted network).
+  const requireTLS = options.requireTLS ?? (options.auth !== undefined && !options.secure && options.ignoreTLS !== true);
   const transportOptions: SMTPTransport.Options & { pool: true; maxConnections: number } = {
     pool: true,
     maxConnections: options.maxConnections ?? 5,
@@ -51,7 +55,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
     socketTimeout: options.timeoutMs,
     ...(options.auth ? { auth: { user: options.auth.user, pass: options.auth.pass } } : {}),
     ...(options.ignoreTLS === undefined ? {} : { ignoreTLS: options.ignoreTLS }),
-    ...(options.requireTLS === undefined ? {} : { requireTLS: options.requireTLS }),
+    requireTLS,
     tls: { rejectUnauthorized: options.tlsRejectUnauthorized ?? true },
     // nodemailer's own logger stays off: it would print envelopes and, at debug level, AUTH lines.
     logger: false,

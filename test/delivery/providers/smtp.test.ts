@@ -127,7 +127,7 @@ describe('SMTP provider against a local smtp-server (auth required, STARTTLS)', 
 
   it('fails permanently with 535 on a wrong password', async () => {
     const error = (await rejectionOf(provider({ password: 'wrong' }).send(message))) as ProviderError;
-    expect([error.code, error.status, error.retryable]).toEqual(['SMTP_535', 535, false]);
+    expect([error.code, error.status, error.retryable, error.providerFault]).toEqual(['SMTP_535', 535, false, true]);
     expect(error.message).not.toContain('wrong');
     expect(error.message).not.toContain(PASSWORD);
   });
@@ -141,7 +141,7 @@ describe('SMTP provider against a local smtp-server (auth required, STARTTLS)', 
 
   it('fails permanently on a 5xx reply to RCPT TO', async () => {
     const error = (await rejectionOf(provider().send({ ...message, to: 'nobody@example.com' }))) as ProviderError;
-    expect([error.code, error.retryable]).toEqual(['SMTP_550', false]);
+    expect([error.code, error.retryable, error.providerFault]).toEqual(['SMTP_550', false, false]);
     expect(error.message).not.toContain('nobody@example.com');
   });
 
@@ -184,6 +184,48 @@ describe('SMTP provider against a local smtp-server (auth required, STARTTLS)', 
       await smtp.close?.();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
+  it('with credentials, never logs in on a connection without TLS unless told to (requireTLS: false)', async () => {
+    const logins: string[] = [];
+    const plain = new SMTPServer({
+      disabledCommands: ['STARTTLS'],
+      allowInsecureAuth: true,
+      authOptional: false,
+      logger: false,
+      onAuth(auth, _session, callback) {
+        logins.push(String(auth.password));
+        callback(null, { user: auth.username });
+      },
+      onData(stream, _session, callback) {
+        stream.resume();
+        stream.on('end', () => callback());
+      },
+    });
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    const plainPort = (plain.server.address() as AddressInfo).port;
+    const options = {
+      channel: 'email' as const,
+      host: '127.0.0.1',
+      port: plainPort,
+      secure: false,
+      from: 'a@b.example',
+      auth: { user: USER, pass: PASSWORD },
+      timeoutMs: 5_000,
+    };
+    const strict = createSmtpProvider({ id: 'smtp-default', ...options });
+    const trusting = createSmtpProvider({ id: 'smtp-trusted-network', ...options, requireTLS: false });
+    try {
+      const error = (await rejectionOf(strict.send(message))) as ProviderError;
+      expect(error.name).toBe('ProviderError');
+      expect(logins).toEqual([]);
+      await trusting.send(message);
+      expect(logins).toEqual([PASSWORD]);
+    } finally {
+      await strict.close?.();
+      await trusting.close?.();
+      await new Promise<void>((resolve) => plain.close(() => resolve()));
     }
   });
 });

@@ -12,6 +12,7 @@ import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.
 import { ANY, type ProviderKind, type StoredRule } from '../storage/schema.js';
 import type {
   AdminService,
+  ApiKeyView,
   BlacklistPage,
   BlacklistScope,
   FallbackView,
@@ -65,6 +66,33 @@ export class SqlAdminService implements AdminService {
   async createTenant(name: string, qpsLimit?: number | null) {
     const created = await this.deps.tenants.create({ name, qpsLimit: qpsLimit ?? null });
     return { id: created.tenant.id, name: created.tenant.name, apiKey: created.apiKey };
+  }
+
+  async listApiKeys(tenantId: string): Promise<ApiKeyView[] | undefined> {
+    if (!(await this.deps.tenants.get(tenantId))) return undefined;
+    return (await this.deps.tenants.listKeys(tenantId)).map((key) => ({
+      id: key.id,
+      prefix: key.keyPrefix,
+      createdAt: new Date(key.createdAt).toISOString(),
+      revokedAt: key.revokedAt === null ? null : new Date(key.revokedAt).toISOString(),
+    }));
+  }
+
+  async issueApiKey(tenantId: string, options: { keepOthers?: boolean } = {}): Promise<{ keyId: string; apiKey: string } | undefined> {
+    const keepOthers = options.keepOthers ?? false;
+    // Read before the rotation: a revoked key's hash is what the caches are keyed by.
+    const revoked = keepOthers ? [] : await this.deps.tenants.activeKeyHashes(tenantId);
+    const issued = await this.deps.tenants.rotateKey(tenantId, { revokeOthers: !keepOthers });
+    if (!issued) return undefined;
+    await this.deps.directory.invalidateApiKeys(revoked);
+    return issued;
+  }
+
+  async revokeApiKey(tenantId: string, keyId: string): Promise<boolean> {
+    const hashes = await this.deps.tenants.activeKeyHashes(tenantId, keyId);
+    if (!(await this.deps.tenants.revokeKey(tenantId, keyId))) return false;
+    await this.deps.directory.invalidateApiKeys(hashes);
+    return true;
   }
 
   async listTenants() {

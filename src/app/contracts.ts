@@ -122,8 +122,28 @@ export interface BlacklistPage {
 }
 
 /** Operator actions, shared by the admin HTTP API and the CLI. Every change is live at once on every instance. */
+/** An API key as the admin API lists it: never the key itself. */
+export interface ApiKeyView {
+  id: string;
+  /** The key's first characters (`sk_3fZ0aQ1b`), to tell keys apart. */
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
 export interface AdminService {
   createTenant(name: string, qpsLimit?: number | null): Promise<{ id: string; name: string; apiKey: string }>;
+  /** The tenant's API keys, active and revoked, without secrets (the first characters only); undefined: no such tenant. */
+  listApiKeys(tenantId: string): Promise<ApiKeyView[] | undefined>;
+  /**
+   * Issues a new API key, shown once. By default every other key of the tenant is revoked in the
+   * same transaction (a leaked key); `keepOthers` keeps them for a rollover, to be revoked one by
+   * one once clients have moved. Revoked keys stop working on every instance at once.
+   * Undefined: no such tenant.
+   */
+  issueApiKey(tenantId: string, options?: { keepOthers?: boolean }): Promise<{ keyId: string; apiKey: string } | undefined>;
+  /** Revokes one active key of the tenant, everywhere at once; false when it has no such active key. */
+  revokeApiKey(tenantId: string, keyId: string): Promise<boolean>;
   listTenants(): Promise<TenantDetails[]>;
   getTenant(id: string): Promise<TenantDetails | undefined>;
   updateTenant(

@@ -78,6 +78,11 @@ export class CachedTenantDirectory implements TenantDirectory {
     return (await this.tenants.get(tenantId))?.channels[channel] ?? NO_RULES;
   }
 
+  /** After keys are revoked: every instance forgets them at once, not when their cache entry expires. */
+  async invalidateApiKeys(keyHashes: string[]): Promise<void> {
+    await Promise.all(keyHashes.map((hash) => this.apiKeys.invalidate(hash)));
+  }
+
   /** After an admin change to a tenant: every instance drops its copy. */
   invalidateTenant(tenantId: string): Promise<void> {
     return this.tenants.invalidate(tenantId);

@@ -191,7 +191,7 @@ program
     }
   });
 
-const tenant = program.command('tenant').description('Create, list and suspend tenants');
+const tenant = program.command('tenant').description('Create, list, suspend and resume tenants; issue and revoke their API keys');
 tenant
   .command('create <name>')
   .option('--qps <n>', 'tenant requests per second', integerArg)
@@ -218,6 +218,39 @@ for (const [command, status] of [
     }),
   );
 }
+
+tenant
+  .command('keys <id>')
+  .description("List a tenant's API keys (their first characters, never the keys)")
+  .action((id: string) =>
+    withRuntime(async (runtime) => {
+      const keys = await runtime.http.admin.listApiKeys(id);
+      if (!keys) throw new SluiceError('NOT_FOUND', `no tenant ${id}`);
+      console.log(JSON.stringify({ keys }, null, 2));
+    }),
+  );
+tenant
+  .command('new-key <id>')
+  .description("Issue a new API key, shown once; the tenant's other keys are revoked at once unless --keep-others")
+  .option('--keep-others', 'keep the other keys working, for a rollover (revoke them later with revoke-key)')
+  .action((id: string, options: { keepOthers?: boolean }) =>
+    withRuntime(async (runtime) => {
+      const issued = await runtime.http.admin.issueApiKey(id, { keepOthers: options.keepOthers ?? false });
+      if (!issued) throw new SluiceError('NOT_FOUND', `no tenant ${id}`);
+      console.log(JSON.stringify(issued, null, 2));
+      console.error('The API key is shown once: keep it now.');
+    }),
+  );
+tenant
+  .command('revoke-key <id> <keyId>')
+  .description('Revoke one API key')
+  .action((id: string, keyId: string) =>
+    withRuntime(async (runtime) => {
+      if (!(await runtime.http.admin.revokeApiKey(id, keyId)))
+        throw new SluiceError('NOT_FOUND', `tenant ${id} has no active key ${keyId}`);
+      console.log(`revoked ${keyId}`);
+    }),
+  );
 
 /** Commander's accumulator for a repeated option. */
 const collect = (value: string, previous: string[]) => [...previous, value];

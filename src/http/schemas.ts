@@ -276,6 +276,40 @@ export const CreatedTenant = Type.Object({
   apiKey: Type.String({ description: 'Shown once, never again' }),
 });
 
+export const NewApiKeyQuery = Type.Object(
+  {
+    keepOthers: Type.Optional(
+      Type.Union([Type.Literal('true'), Type.Literal('false')], {
+        description: "true: keep the tenant's other keys working (a rollover); by default they are revoked at once",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const KeyParam = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  keyId: Type.String({ minLength: 1, maxLength: 64 }),
+});
+
+export const IssuedApiKey = Type.Object({
+  keyId: Type.String(),
+  apiKey: Type.String({ description: 'Shown once, never again' }),
+});
+
+export const ApiKeyList = Type.Object({
+  keys: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      prefix: Type.String({ description: "The key's first characters, to tell keys apart" }),
+      createdAt: Type.String({ format: 'date-time' }),
+      revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    }),
+  ),
+});
+
+export const ApiKeyRevoked = Type.Object({ revoked: Type.Literal(true) });
+
 export const TenantView = Type.Object({
   id: Type.String(),
   name: Type.String(),

@@ -210,6 +210,22 @@ describe('sluice CLI', () => {
     await refused(['provider', 'update', 'no-such-id', '--qps', '5'], 'NOT_FOUND: no provider no-such-id');
   }, 90_000);
 
+  it('tenant new-key, keys and revoke-key manage API keys as the admin API does', async () => {
+    await sluice('migrate');
+    const tenant = JSON.parse(await sluice('tenant', 'create', 'rotating')) as { id: string; apiKey: string };
+    const issued = await attempt(['tenant', 'new-key', tenant.id, '--keep-others']);
+    expect(issued.stderr).toContain('shown once');
+    const second = JSON.parse(issued.stdout) as { keyId: string; apiKey: string };
+    expect(second.apiKey).toMatch(/^sk_/);
+    expect(await sluice('tenant', 'revoke-key', tenant.id, second.keyId)).toContain(`revoked ${second.keyId}`);
+    const { keys } = JSON.parse(await sluice('tenant', 'keys', tenant.id)) as { keys: { id: string; revokedAt: string | null }[] };
+    expect(keys.map((key) => [key.id === second.keyId, key.revokedAt === null])).toEqual([
+      [false, true],
+      [true, false],
+    ]);
+    await refused(['tenant', 'revoke-key', tenant.id, second.keyId], `NOT_FOUND: tenant ${tenant.id} has no active key`);
+  }, 60_000);
+
   it("blacklist add, remove and list a tenant's list or the global one (--global), checked as the API checks them", async () => {
     await sluice('migrate');
     const tenant = JSON.parse(await sluice('tenant', 'create', 'blacklisting')) as { id: string };

@@ -253,6 +253,38 @@ describe('admin API', () => {
     expect((await t.send(tenant.apiKey, sms(freshPhone()))).statusCode).toBe(202);
   });
 
+  it('API keys: a new key revokes the others at once (a leak), or keeps them for a rollover; one key can be revoked', async () => {
+    const tenant = await t.createTenant();
+    expect((await t.send(tenant.apiKey, sms(freshPhone()))).statusCode).toBe(202); // cached by now
+
+    const rollover = await t.admin('POST', `/v1/admin/tenants/${tenant.id}/keys?keepOthers=true`);
+    expect(rollover.statusCode, rollover.body).toBe(201);
+    const second = rollover.json() as { keyId: string; apiKey: string };
+    expect(second.apiKey).toMatch(/^sk_/);
+    expect((await t.send(tenant.apiKey, sms(freshPhone()))).statusCode).toBe(202);
+    expect((await t.send(second.apiKey, sms(freshPhone()))).statusCode).toBe(202);
+
+    const listed = (await t.admin('GET', `/v1/admin/tenants/${tenant.id}/keys`)).json() as {
+      keys: { id: string; prefix: string; revokedAt: string | null }[];
+    };
+    expect(listed.keys).toHaveLength(2);
+    expect(listed.keys.map((key) => key.revokedAt)).toEqual([null, null]);
+    expect(JSON.stringify(listed)).not.toContain(second.apiKey);
+    expect(second.apiKey.startsWith(listed.keys[1]!.prefix)).toBe(true);
+
+    // Revoking the first key: it stops working at once, though it was cached.
+    const revoke = await t.admin('DELETE', `/v1/admin/tenants/${tenant.id}/keys/${listed.keys[0]!.id}`);
+    expect(revoke.json()).toEqual({ revoked: true });
+    expectError(await t.send(tenant.apiKey, sms(freshPhone())), 401, 'UNAUTHORIZED');
+    expectError(await t.admin('DELETE', `/v1/admin/tenants/${tenant.id}/keys/${listed.keys[0]!.id}`), 404, 'NOT_FOUND');
+
+    // A new key without keepOthers: the leaked one is dead everywhere the moment this answers.
+    const third = (await t.admin('POST', `/v1/admin/tenants/${tenant.id}/keys`)).json() as { apiKey: string };
+    expectError(await t.send(second.apiKey, sms(freshPhone())), 401, 'UNAUTHORIZED');
+    expect((await t.send(third.apiKey, sms(freshPhone()))).statusCode).toBe(202);
+    expectError(await t.admin('POST', '/v1/admin/tenants/no-such-tenant/keys'), 404, 'NOT_FOUND');
+  });
+
   it('qpsLimit: the request over it is 429 QUOTA_EXCEEDED with Retry-After; a second later it passes', async () => {
     const tenant = await t.createTenant();
     const patch = await t.admin('PATCH', `/v1/admin/tenants/${tenant.id}`, { qpsLimit: 2 });

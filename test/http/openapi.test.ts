@@ -120,6 +120,15 @@ describe('statuses', () => {
     await admin('PATCH', `/v1/admin/tenants/${id}`, { qpsLimit: 0 });
     await admin('PATCH', '/v1/admin/tenants/unknown', { status: 'active' });
 
+    // API keys (the tenant's first key stays: the calls below use it).
+    await admin('GET', `/v1/admin/tenants/${id}/keys`);
+    await admin('GET', '/v1/admin/tenants/unknown/keys');
+    const rollover = (await admin('POST', `/v1/admin/tenants/${id}/keys?keepOthers=true`)).json().keyId as string;
+    await admin('POST', `/v1/admin/tenants/${id}/keys?keepOthers=maybe`);
+    await admin('POST', '/v1/admin/tenants/unknown/keys');
+    await admin('DELETE', `/v1/admin/tenants/${id}/keys/${rollover}`);
+    await admin('DELETE', `/v1/admin/tenants/${id}/keys/${rollover}`);
+
     // Rules.
     await admin('PUT', `/v1/admin/tenants/${id}/rules/sms`, { rules: [{ windowSeconds: 60, limit: 1 }] });
     await admin('PUT', `/v1/admin/tenants/${id}/rules/sms`, { rules: [{ windowSeconds: 60, limit: 0 }] });

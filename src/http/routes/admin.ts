@@ -5,6 +5,8 @@ import type { Channel } from '../../channels.js';
 import { SluiceError } from '../../errors.js';
 import { requireAdmin } from '../auth.js';
 import {
+  ApiKeyList,
+  ApiKeyRevoked,
   BanLifted,
   BanParams,
   BlacklistAdded,
@@ -18,7 +20,10 @@ import {
   type ErrorStatus,
   errorResponses,
   IdParam,
+  IssuedApiKey,
+  KeyParam,
   LiftBanQuery,
+  NewApiKeyQuery,
   NewProviderBody,
   NewTenantBody,
   ProviderDeleted,
@@ -93,6 +98,35 @@ export const adminRoutes =
         schema: adminSchema('Suspend or resume a tenant, set its quotas', { params: IdParam, body: TenantPatchBody }, { 200: TenantView }),
       },
       async (request) => tenantOr404(admin.updateTenant(request.params.id, request.body as Parameters<typeof admin.updateTenant>[1])),
+    );
+
+    app.get(
+      '/v1/admin/tenants/:id/keys',
+      { schema: adminSchema("List a tenant's API keys (never the keys themselves)", { params: IdParam }, { 200: ApiKeyList }) },
+      async (request) => ({ keys: await tenantOr404(admin.listApiKeys(request.params.id)) }),
+    );
+    app.post(
+      '/v1/admin/tenants/:id/keys',
+      {
+        schema: adminSchema(
+          "Issue a new API key, shown once; the tenant's other keys are revoked everywhere at once unless keepOthers",
+          { params: IdParam, querystring: NewApiKeyQuery },
+          { 201: IssuedApiKey },
+        ),
+      },
+      async (request, reply) => {
+        const issued = await tenantOr404(admin.issueApiKey(request.params.id, { keepOthers: request.query.keepOthers === 'true' }));
+        return reply.status(201).send(issued);
+      },
+    );
+    app.delete(
+      '/v1/admin/tenants/:id/keys/:keyId',
+      { schema: adminSchema('Revoke one API key, everywhere at once', { params: KeyParam }, { 200: ApiKeyRevoked }) },
+      async (request) => {
+        if (!(await admin.revokeApiKey(request.params.id, request.params.keyId)))
+          throw new SluiceError('NOT_FOUND', 'the tenant has no such active key');
+        return { revoked: true as const };
+      },
     );
 
     app.put(

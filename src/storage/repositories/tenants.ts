@@ -234,6 +234,16 @@ export class TenantsRepository {
     });
   }
 
+  /**
+   * The hashes of a tenant's active keys (or of the one `keyId`, if active): what a cache keyed by
+   * key hash must drop when they are revoked.
+   */
+  async activeKeyHashes(tenantId: string, keyId?: string): Promise<string[]> {
+    let query = this.db.selectFrom('api_keys').select('key_hash').where('tenant_id', '=', tenantId).where('revoked_at', 'is', null);
+    if (keyId !== undefined) query = query.where('id', '=', keyId);
+    return (await query.execute()).map((row) => row.key_hash);
+  }
+
   /** Revokes one key. @returns false when the tenant has no such active key. */
   async revokeKey(tenantId: string, keyId: string): Promise<boolean> {
     const result = await this.db

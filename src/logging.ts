@@ -6,6 +6,8 @@
  *   the failed command on its errors (`command: {name, args}`), and for `AUTH` the argument is
  *   the Redis password; for other commands it is key names and script arguments. The command's
  *   name stays: it is what tells an operator which call failed.
+ * - `err`, too: the statement and values that database drivers put on their errors (mysql2's
+ *   `sql` and `sqlMessage`, pg's `detail` and `parameters`): they hold recipients, bodies and keys.
  * - `req`: the route's pattern (`/v1/admin/tenants/:id/bans/:channel/:to`), not the URL, which
  *   may carry a recipient (a ban's `:to`) or a paging cursor.
  */
@@ -19,22 +21,26 @@ type Serialized = Record<string, unknown>;
 /** How deep causes and aggregated errors are followed; a cycle or a long chain stops there. */
 const MAX_DEPTH = 4;
 
-function withoutCommandArguments(value: unknown, depth: number): unknown {
+/** Error fields of database drivers that quote the data: dropped from log lines. */
+const DATA_FIELDS = new Set(['sql', 'sqlMessage', 'parameters', 'detail', 'internalQuery', 'values']);
+
+function withoutSecrets(value: unknown, depth: number): unknown {
   if (depth > MAX_DEPTH || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((item) => withoutCommandArguments(item, depth + 1));
+  if (Array.isArray(value)) return value.map((item) => withoutSecrets(item, depth + 1));
   // Anywhere in the tree: pino keeps the raw `errors` of an AggregateError beside `aggregateErrors`.
   const copy: Serialized = {};
   for (const [key, field] of Object.entries(value as Serialized)) {
+    if (DATA_FIELDS.has(key)) continue;
     copy[key] =
       key === 'command' && field !== null && typeof field === 'object'
         ? { name: (field as { name?: unknown }).name }
-        : withoutCommandArguments(field, depth + 1);
+        : withoutSecrets(field, depth + 1);
   }
   return copy;
 }
 
-/** pino's `err` serializer without Redis command arguments (a password for `AUTH`). */
-export const errorSerializer: SerializerFn = (error) => withoutCommandArguments(pino.stdSerializers.err(error), 0);
+/** pino's `err` serializer without Redis command arguments (a password for `AUTH`) or a driver's quoted data. */
+export const errorSerializer: SerializerFn = (error) => withoutSecrets(pino.stdSerializers.err(error), 0);
 
 /** A request by its method and route pattern: the URL itself may name a recipient. */
 export const requestSerializer: SerializerFn = (request: { id?: unknown; method?: string; routeOptions?: { url?: string } }) => ({

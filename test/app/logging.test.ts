@@ -34,6 +34,25 @@ describe('sluice loggers', () => {
     expect(refused.command.args).toEqual(['s3cret-redis-pw']);
   });
 
+  it("log a database error without the statement and values the driver quotes (mysql2's sql, pg's detail)", () => {
+    const { logger, lines } = capture();
+    const mysql = Object.assign(new Error("Data too long for column 'recipient' at row 1"), {
+      code: 'ER_DATA_TOO_LONG',
+      errno: 1406,
+      sql: "insert into messages values ('+8613800138000', 'Your code is 1234')",
+      sqlMessage: "Data too long for column 'recipient' at row 1",
+    });
+    const pg = Object.assign(new Error('duplicate key value violates unique constraint'), {
+      code: '23505',
+      detail: 'Key (name)=(alice@example.com) already exists.',
+      parameters: ['alice@example.com'],
+    });
+    logger.error({ err: mysql }, 'insert failed');
+    logger.error({ err: pg }, 'insert failed');
+    expect(lines.join('')).not.toMatch(/8613800138000|Your code|alice@example.com/);
+    expect(JSON.parse(lines[0]!).err).toMatchObject({ code: 'ER_DATA_TOO_LONG', errno: 1406 });
+  });
+
   it('redact secrets and passwords one level down', () => {
     const { logger, lines } = capture();
     logger.info({ provider: { secret: 'x-secret', password: 'x-password', name: 'smtp' }, apiKey: 'sk_x' }, 'changed');

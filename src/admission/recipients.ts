@@ -36,6 +36,9 @@ export function normalizeEmail(input: string): NormalizeResult {
 
 const WEBHOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
+/** The longest normalised recipient: the API's limit on `to`, well inside the column and the limiter's subject. */
+export const MAX_RECIPIENT_LENGTH = 320;
+
 /**
  * A webhook target: the name of a bot or endpoint configured as a provider (`ops-alerts`), or an
  * https URL. URLs are normalised by the URL parser (lower-cased host, default port dropped).
@@ -45,7 +48,17 @@ export function normalizeWebhookTarget(input: string): NormalizeResult {
   if (WEBHOOK_NAME.test(text)) return { ok: true, recipient: text };
   try {
     const url = new URL(text);
-    if (url.protocol === 'https:' || url.protocol === 'http:') return { ok: true, recipient: url.toString() };
+    if (url.protocol === 'https:' || url.protocol === 'http:') {
+      // Percent-encoding can make a URL several times longer than it was written; what is stored,
+      // counted and blacklisted is the normalised form, so that is what must fit.
+      const recipient = url.toString();
+      if (recipient.length > MAX_RECIPIENT_LENGTH)
+        return {
+          ok: false,
+          reason: `the URL is ${recipient.length} characters once normalised (percent-encoded); at most ${MAX_RECIPIENT_LENGTH}`,
+        };
+      return { ok: true, recipient };
+    }
   } catch {
     // fall through
   }

@@ -140,11 +140,14 @@ export const TenantPatchBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
+/** Stored free text: no control characters (PostgreSQL refuses NUL outright, and none belongs in a name or a note). */
+const PLAIN_TEXT = '^[^\\u0000-\\u001f\\u007f]*$';
+
 export const BlacklistBody = Type.Object(
   {
     channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook', '*'] })),
     recipients: Type.Array(Type.String({ minLength: 1, maxLength: 320 }), { minItems: 1, maxItems: 1000 }),
-    reason: Type.Optional(Type.String({ maxLength: 200 })),
+    reason: Type.Optional(Type.String({ maxLength: 200, pattern: PLAIN_TEXT })),
   },
   { additionalProperties: false },
 );
@@ -179,7 +182,7 @@ export const NewProviderBody = Type.Object(
     scope: Type.String({ minLength: 1, maxLength: 64, description: 'A tenant id, or * for every tenant' }),
     channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
     kind: Type.String({ enum: ['console', 'smtp', 'aliyun-sms', 'tencent-sms', 'feishu', 'slack', 'http'] }),
-    name: Type.String({ minLength: 1, maxLength: 100 }),
+    name: Type.String({ minLength: 1, maxLength: 100, pattern: PLAIN_TEXT }),
     priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Lower is tried first' })),
     qps: Type.Integer({ minimum: 1, maximum: 100_000, description: "The vendor's QPS contract; sends are paced to it" }),
     config: Type.Optional(ProviderConfig),
@@ -191,7 +194,7 @@ export const NewProviderBody = Type.Object(
 
 export const ProviderPatchBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: PLAIN_TEXT })),
     priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
     qps: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
     config: Type.Optional(ProviderConfig),

@@ -29,6 +29,10 @@ describe('recipient normalisation', () => {
   it('webhook targets are bot names or http(s) URLs', () => {
     expect(normalizeWebhookTarget('ops-alerts')).toEqual({ ok: true, recipient: 'ops-alerts' });
     expect(normalizeWebhookTarget('https://Hooks.Example.com:443/x')).toEqual({ ok: true, recipient: 'https://hooks.example.com/x' });
+    // 300 characters as written, 1,800 once percent-encoded: what is stored and counted must fit.
+    const grown = normalizeWebhookTarget(`https://h.example.com/${'界'.repeat(278)}`);
+    expect(grown).toEqual({ ok: false, reason: expect.stringContaining('once normalised (percent-encoded); at most 320') });
+    expect(normalizeWebhookTarget(`https://h.example.com/${'a'.repeat(298)}`).ok).toBe(true);
     expect(normalizeWebhookTarget('ftp://example.com').ok).toBe(false);
     expect(normalizeWebhookTarget('has space').ok).toBe(false);
   });

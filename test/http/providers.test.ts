@@ -42,6 +42,7 @@ describe('admin API: providers', () => {
     expectError(await t.admin('POST', '/v1/admin/providers', smtp(tenant.id, { channel: 'sms' })), 400, 'INVALID_REQUEST');
     expectError(await t.admin('POST', '/v1/admin/providers', smtp('no-such-tenant')), 404, 'NOT_FOUND');
     expectError(await t.admin('POST', '/v1/admin/providers', { ...smtp(tenant.id), kind: 'carrier-pigeon' }), 400, 'INVALID_REQUEST');
+    expectError(await t.admin('POST', '/v1/admin/providers', { ...smtp(tenant.id), name: 'mail\u0000' }), 400, 'INVALID_REQUEST');
   });
 
   it('a name taken in the same scope and channel is 409 CONFLICT, on create and on rename; other scopes and channels may reuse it', async () => {

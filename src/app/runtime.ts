@@ -37,6 +37,18 @@ import { ThrottledLog } from './throttled-log.js';
 
 /** How long `/readyz` waits for Redis's PONG before it reports Redis unreachable. */
 const READY_PING_MS = 250;
+/** The database check of /readyz (a ping and the migrations table): within a probe's usual 1 s. */
+const READY_DATABASE_MS = 800;
+
+/** `work`, or a rejection with `message` after `ms`. */
+function withDeadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+    timer.unref();
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -250,21 +262,27 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       async ready() {
         const checks: Record<string, { ok: boolean; detail?: string }> = {};
         try {
-          await database.ping();
-          const pending = await pendingMigrations(database);
-          checks.database = { ok: true };
-          checks.migrations = pending.length ? { ok: false, detail: `pending: ${pending.join(', ')}` } : { ok: true };
+          // Bounded like the Redis ping below: a frozen database server must show as not ready
+          // within a probe's timeout, not hang the probe (and the load balancer's view with it).
+          await withDeadline(
+            (async () => {
+              await database.ping();
+              return pendingMigrations(database);
+            })(),
+            READY_DATABASE_MS,
+            'database check timed out',
+          ).then((pending) => {
+            checks.database = { ok: true };
+            checks.migrations = pending.length ? { ok: false, detail: `pending: ${pending.join(', ')}` } : { ok: true };
+          });
         } catch (error) {
           checks.database = { ok: false, detail: 'unreachable (see the log)' };
           readinessErrors.record({ err: error, check: 'database' });
         }
         if (redis) {
           try {
-            await Promise.race([
-              redis.ping(),
-              // Well under a probe's usual 1 s timeout: a frozen Redis must not make /readyz itself time out.
-              new Promise((_, reject) => setTimeout(() => reject(new Error('ping timed out')), READY_PING_MS).unref()),
-            ]);
+            // Well under a probe's usual 1 s timeout: a frozen Redis must not make /readyz itself time out.
+            await withDeadline(redis.ping(), READY_PING_MS, 'ping timed out');
             checks.redis = { ok: true, detail: 'reachable' };
           } catch (error) {
             // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so

@@ -138,6 +138,9 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
       const pool = new pg.Pool({
         connectionString: url,
         max: poolSize,
+        // A server that accepts no connection (down, or frozen while every pooled one is busy)
+        // fails the caller after this, with a 503, instead of queueing it for good.
+        connectionTimeoutMillis: 5000,
         // Per pool, not pg.types.setTypeParser: other code in the process keeps pg's defaults.
         types: {
           getTypeParser: ((oid: number, format?: 'text' | 'binary') =>

@@ -546,6 +546,12 @@ describe('health and docs', () => {
       expect(ready.statusCode).toBe(503);
       expect(ready.json().checks.database).toEqual({ ok: false, detail: 'unreachable (see the log)' });
       expect(ready.body).not.toMatch(/not open|sqlite|\//i);
+
+      // A frozen server (a ping that never answers) shows as not ready, rather than hanging the probe.
+      broken.runtime.database.ping = () => new Promise<void>(() => undefined);
+      const frozen = await broken.app.inject({ method: 'GET', url: '/readyz' });
+      expect(frozen.statusCode).toBe(503);
+      expect(frozen.json().checks.database).toEqual({ ok: false, detail: 'unreachable (see the log)' });
     } finally {
       await broken.close().catch(() => undefined);
     }

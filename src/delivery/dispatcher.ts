@@ -7,6 +7,7 @@
  * moves each to `sending` with a guarded update, sends it paced to its provider's QPS, and settles
  * it `sent`, back to `scheduled` for a retry with backoff, or `failed`.
  */
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ThrottledLog } from '../app/throttled-log.js';
@@ -110,6 +111,9 @@ export class Dispatcher {
     if (this.running) return;
     this.running = true;
     this.stopping = new AbortController();
+    // Every send waiting for its pace listens on this one signal (up to SLUICE_SEND_CONCURRENCY of
+    // them): above Node's default of 10 it would warn of a leak that is none.
+    setMaxListeners(0, this.stopping.signal);
     this.schedule(0);
     // A pace wait or a slow vendor can outlast one lease; an expired lease is claimed again and
     // sent twice without any crash. Renewed like the lock: every lease/3.

@@ -322,6 +322,22 @@ function leaseSuite(redisUrl: () => string | undefined) {
       expect(fixture.stub.arrivals.get(id), `${id} arrived more than once`).toHaveLength(1);
     }
   });
+
+  it('many sends waiting for their pace at once do not make Node warn of a listener leak', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const tenant = await fixture.runtime.http.admin.createTenant(`paced-${Date.now()}`);
+      await addWebhookProvider(fixture.runtime, tenant.id, `${fixture.stub.url}/paced`, { name: 'paced', qps: 10 });
+      // 10 go at once; the other 20 claimed wait for their pace together, over Node's default of 10 listeners.
+      const ids = await sendMany(fixture, tenant.apiKey, 30);
+      expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 15_000)).toBe(true);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
 }
 
 /**

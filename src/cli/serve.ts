@@ -18,6 +18,14 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   const { logger } = runtime;
   await warmUp(runtime);
   for (const name of unknownVariables()) logger.warn({ variable: name }, 'not a sluice setting: ignored (docs/configuration.md)');
+  // A shared database invites a second instance, and without Redis each would count alone: a rule
+  // of 3 a minute would let 3 through each instance. Nothing else would tell.
+  if (!runtime.redis && runtime.database.dialect !== 'sqlite') {
+    logger.warn(
+      { db: runtime.database.displayUrl },
+      'no Redis: frequency rules, quotas and provider pacing are counted in this process only; run one instance, or set SLUICE_REDIS_URL so that several share their counts',
+    );
+  }
   runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countByStatus());
 
   // Listen before starting the dispatchers: a port in use must end the process, not leave a

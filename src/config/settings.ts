@@ -398,7 +398,11 @@ const OTHER_VARIABLES = new Set(['SLUICE_CONFIG', 'SLUICE_API_KEY']);
  * ignored, so `config check` and `serve` name them (a file's unknown keys are an error instead).
  */
 export function unknownVariables(env: NodeJS.ProcessEnv = process.env): string[] {
-  return Object.keys(env).filter((name) => name.startsWith('SLUICE_') && !SETTING_VARIABLES.has(name) && !OTHER_VARIABLES.has(name));
+  return Object.keys(env).filter(
+    (name) =>
+      // SLUICE_TEST_*: the test suite's servers (test/support/servers.ts), set in a developer's shell.
+      name.startsWith('SLUICE_') && !name.startsWith('SLUICE_TEST_') && !SETTING_VARIABLES.has(name) && !OTHER_VARIABLES.has(name),
+  );
 }
 
 /** Every setting as `VARIABLE=value`, secrets masked: what `sluice config check` prints. */

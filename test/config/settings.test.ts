@@ -56,9 +56,16 @@ describe('settings', () => {
   });
 
   it('names SLUICE_* variables it does not read (a misspelling is otherwise silent)', () => {
-    expect(unknownVariables({ SLUICE_PROT: '80', SLUICE_PORT: '80', SLUICE_CONFIG: 'f.json', SLUICE_API_KEY: 'k', PATH: '/bin' })).toEqual([
-      'SLUICE_PROT',
-    ]);
+    expect(
+      unknownVariables({
+        SLUICE_PROT: '80',
+        SLUICE_PORT: '80',
+        SLUICE_CONFIG: 'f.json',
+        SLUICE_API_KEY: 'k',
+        SLUICE_TEST_PG_URL: 'postgres://t',
+        PATH: '/bin',
+      }),
+    ).toEqual(['SLUICE_PROT']);
   });
 
   it('a settings file that is not JSON is named without quoting its text (it may hold the admin token)', () => {

@@ -49,12 +49,23 @@ export const SETTINGS = {
     default: '',
     secret: true,
     description: 'Redis URL (`redis://…`). Empty: the embedded default (limiter, locks and due index in process).',
+    check: (url: string) =>
+      url === '' || /^rediss?:\/\//i.test(url) ? undefined : 'SLUICE_REDIS_URL must start with redis:// or rediss://',
   }),
   redisClusterNodes: spec({
     env: 'SLUICE_REDIS_CLUSTER_NODES',
     kind: 'list',
     default: [],
     description: 'Comma-separated `host:port` seeds of a Redis Cluster; when set, used instead of SLUICE_REDIS_URL.',
+    check: (nodes: string[]) => {
+      // A seed without its port would silently mean 6379.
+      const bad = nodes.filter(
+        (node) => !/^[^\s:]+:\d{1,5}$/.test(node) || Number(node.split(':')[1]) > 65_535 || Number(node.split(':')[1]) < 1,
+      );
+      return bad.length
+        ? `SLUICE_REDIS_CLUSTER_NODES: each seed is host:port, not ${bad.map((node) => JSON.stringify(node)).join(', ')}`
+        : undefined;
+    },
   }),
   redisKeyPrefix: spec({
     env: 'SLUICE_REDIS_KEY_PREFIX',
@@ -373,14 +384,16 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, file = env.SL
       problems.push((error as Error).message);
     }
   }
-  if (problems.length === 0) problems.push(...crossProblems(result as Settings));
+  problems.push(...crossProblems(result as Partial<Settings>));
   if (problems.length) throw new SettingsError(problems.join('; '));
   return result as Settings;
 }
 
 /** Settings valid one by one that cannot work together. */
-function crossProblems(settings: Settings): string[] {
+function crossProblems(settings: Partial<Settings>): string[] {
   const problems: string[] = [];
+  // Judged whenever both parsed, so `config check` names this beside any other bad variable.
+  if (settings.redisTimeoutMs === undefined || settings.degradeMs === undefined) return problems;
   // A call is "bad" (degrading) above SLUICE_DEGRADE_MS and "failed" at the timeout: a timeout
   // at or below the degrade latency leaves no such thing as bad-but-answered.
   if (settings.redisTimeoutMs <= settings.degradeMs)

@@ -48,6 +48,16 @@ describe('settings', () => {
     expect(() => loadSettings({ SLUICE_FALLBACK_MODE: 'static' })).toThrow(/SLUICE_FALLBACK_MODE/);
     // Settings that cannot work together.
     expect(() => loadSettings({ SLUICE_DEGRADE_MS: '200', SLUICE_REDIS_TIMEOUT_MS: '100' })).toThrow(/must be above SLUICE_DEGRADE_MS/);
+    // ... named beside another bad variable, not only once the others are right.
+    expect(() => loadSettings({ SLUICE_DEGRADE_MS: '200', SLUICE_REDIS_TIMEOUT_MS: '100', SLUICE_PORT: 'x' })).toThrow(
+      /SLUICE_PORT.*must be above SLUICE_DEGRADE_MS/,
+    );
+    expect(() => loadSettings({ SLUICE_REDIS_URL: 'localhost:6379' })).toThrow(/SLUICE_REDIS_URL must start with redis:\/\//);
+    expect(() => loadSettings({ SLUICE_REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2' })).toThrow(/each seed is host:port, not "10.0.0.2"/);
+    expect(loadSettings({ SLUICE_REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b:7001' }).redisClusterNodes).toEqual([
+      '10.0.0.1:7000',
+      'redis-b:7001',
+    ]);
     const key = Buffer.alloc(32, 7).toString('base64');
     expect(loadSettings({ SLUICE_SECRET_KEY: key, SLUICE_DEFAULT_REGION: 'US', SLUICE_DB_URL: 'postgres://u@h/db' })).toMatchObject({
       secretKey: key,

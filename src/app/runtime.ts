@@ -4,7 +4,7 @@
  * `serve`, the CLI and the tests wire sluice the same way.
  */
 import { createHmac } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { AdmissionOutcome } from '../admission/context.js';
 import { defaultChain } from '../admission/default-chain.js';
@@ -283,7 +283,17 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
           try {
             // Well under a probe's usual 1 s timeout: a frozen Redis must not make /readyz itself time out.
             await withDeadline(redis.ping(), READY_PING_MS, 'ping timed out');
-            checks.redis = { ok: true, detail: 'reachable' };
+            // A node of a failed cluster (slots uncovered, no quorum) still answers PING.
+            const state =
+              redis instanceof Cluster
+                ? /cluster_state:(\w+)/.exec(
+                    String(await withDeadline(redis.cluster('INFO'), READY_PING_MS, 'CLUSTER INFO timed out')),
+                  )?.[1]
+                : 'ok';
+            checks.redis =
+              state === 'ok'
+                ? { ok: true, detail: 'reachable' }
+                : { ok: true, detail: `cluster state ${state ?? 'unknown'}: decisions use the fallback where its slots are lost` };
           } catch (error) {
             // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
             // taking every instance out of the load balancer would turn a degraded service into none.

@@ -26,7 +26,7 @@ export class SqlProviderDirectory implements ProviderDirectory {
   private readonly built = new Map<string, Provider>();
   private readonly paceRules = new Map<string, Rule[]>();
   private readonly qps = new Map<string, number>();
-  /** Tenant channels already warned about using the console fallback. */
+  /** Tenant channels already warned about having no provider. */
   private readonly warnedFallback = new Set<string>();
 
   constructor(
@@ -48,10 +48,7 @@ export class SqlProviderDirectory implements ProviderDirectory {
   private async load(tenantId: string, channel: Channel): Promise<Provider[]> {
     const { providers: repository } = this.runtime.repositories;
     const rows = await repository.listEnabledFor(tenantId, channel);
-    if (rows.length === 0) {
-      await this.warnOfFallback(tenantId, channel);
-      return [this.fallback];
-    }
+    if (rows.length === 0) return (await this.consoleServes(tenantId, channel)) ? [this.fallback] : [];
     const result: Provider[] = [];
     for (const row of rows) {
       const version = `${row.id}@${row.updatedAt}`;
@@ -72,23 +69,23 @@ export class SqlProviderDirectory implements ProviderDirectory {
   }
 
   /**
-   * The console fallback is the embedded default; on a server with providers configured, a tenant
-   * channel falling back to it was likely forgotten: its messages would count as `sent` having
-   * only been printed. Said once per tenant channel and process; never fails the load.
+   * The console provider is the embedded default: it serves a tenant channel without providers
+   * only while no provider at all is configured. On a server with providers, a tenant channel
+   * without one was forgotten, and printing its messages would put recipients and codes in the
+   * log and count them as sent: they fail instead ("no provider configured"), said once per
+   * tenant channel and process.
    */
-  private async warnOfFallback(tenantId: string, channel: Channel): Promise<void> {
+  private async consoleServes(tenantId: string, channel: Channel): Promise<boolean> {
+    if (!(await this.runtime.repositories.providers.anyEnabled())) return true;
     const key = `${tenantId}:${channel}`;
-    if (this.warnedFallback.has(key)) return;
-    try {
-      if (!(await this.runtime.repositories.providers.anyEnabled())) return;
-    } catch {
-      return;
+    if (!this.warnedFallback.has(key)) {
+      this.warnedFallback.add(key);
+      this.runtime.logger.warn(
+        { tenant: tenantId, channel },
+        'no enabled provider for this tenant channel, while other providers are configured: its messages fail (no provider configured)',
+      );
     }
-    this.warnedFallback.add(key);
-    this.runtime.logger.warn(
-      { tenant: tenantId, channel },
-      'no enabled provider for this tenant channel: its messages go to the console provider (printed, counted as sent)',
-    );
+    return false;
   }
 
   /**

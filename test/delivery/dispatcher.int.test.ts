@@ -288,6 +288,17 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
     fixture.stub.answer = previous;
   });
 
+  it('a tenant channel without a provider, on a server with providers, fails its messages instead of printing them', async () => {
+    await tenantWithProviders(fixture, 'has-one', ['/has-one']);
+    const bare = await fixture.runtime.http.admin.createTenant(`no-provider-${Date.now()}`);
+    const [id] = await sendMany(fixture, bare.apiKey, 1);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, [id!])) === 1, 10_000)).toBe(true);
+    expect((await loadMessages(fixture.runtime, [id!])).get(id!)).toMatchObject({
+      status: 'failed',
+      lastError: 'no provider configured for webhook',
+    });
+  });
+
   it('a provider its stored row cannot make (edited by hand) fails over with the reason instead of stalling the channel', async () => {
     const { tenant, providerIds } = await tenantWithProviders(fixture, 'hand-edited', ['/a', '/b']);
     // What neither the API nor the CLI accepts: a pace of -1 made every send of the channel throw before it was tried.

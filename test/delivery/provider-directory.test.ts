@@ -1,6 +1,6 @@
 /**
  * The provider directory of the worker role on a real SQLite file: which clients a tenant channel
- * gets, and what it says when that is only the console fallback.
+ * gets, and when the console provider of the embedded default stands in.
  */
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -40,7 +40,7 @@ describe('SqlProviderDirectory', () => {
     expect(warnings()).toEqual([]);
   });
 
-  it('on a server with providers, a tenant channel falling back to the console is warned of once', async () => {
+  it('on a server with providers, a tenant channel without one gets none (its messages fail), warned of once', async () => {
     const { runtime, clock, warnings } = await loggedRuntime();
     const served = await runtime.http.admin.createTenant('served');
     const forgotten = await runtime.http.admin.createTenant('forgotten');
@@ -48,9 +48,10 @@ describe('SqlProviderDirectory', () => {
     const directory = new SqlProviderDirectory(runtime, silentConsole());
     expect((await directory.providersFor(served.id, 'webhook')).map((p) => p.name)).toEqual(['hook']);
     expect(warnings()).toEqual([]);
-    expect((await directory.providersFor(forgotten.id, 'webhook')).map((p) => p.id)).toEqual(['console-fallback']);
+    // Not the console: it would print the recipient and the body, and count the message as sent.
+    expect(await directory.providersFor(forgotten.id, 'webhook')).toEqual([]);
     clock.advance(60_000); // past the directory's cache: the list is loaded again
-    expect(await directory.providersFor(forgotten.id, 'webhook')).toHaveLength(1);
-    expect(warnings()).toEqual([expect.objectContaining({ tenant: forgotten.id, msg: expect.stringContaining('console provider') })]);
+    expect(await directory.providersFor(forgotten.id, 'webhook')).toEqual([]);
+    expect(warnings()).toEqual([expect.objectContaining({ tenant: forgotten.id, msg: expect.stringContaining('no provider configured') })]);
   });
 });

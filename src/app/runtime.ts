@@ -8,6 +8,7 @@ import { Cluster, type Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { AdmissionOutcome } from '../admission/context.js';
 import { defaultChain } from '../admission/default-chain.js';
+import { quotaExceeded, tenantQpsRules, tenantQpsSubject } from '../admission/interceptors/quota.js';
 import type { FrequencyGate, NewMessage } from '../admission/ports.js';
 import { type ChangeBus, InProcessChangeBus, LiveCache, RedisChangeBus } from '../config/live-cache.js';
 import type { Settings } from '../config/settings.js';
@@ -223,6 +224,13 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       async check(tenantId, input) {
         const config = await tenantConfigs.get(tenantId).catch(unavailableUnlessSluiceError);
         if (config?.tenant.status !== 'active') throw new SluiceError('TENANT_SUSPENDED', 'this tenant is suspended');
+        // A risk check is a request like a send: it draws on the tenant's requests per second, or
+        // one tenant could flood the limiter (and Redis) with checks its sends would never pass.
+        const { qpsLimit } = config.tenant;
+        if (qpsLimit) {
+          const taken = await (degrading ?? limiter).check({ subject: tenantQpsSubject(tenantId), rules: tenantQpsRules(qpsLimit) });
+          if (!taken.allowed) throw quotaExceeded('requests per second', taken.retryAfterMs);
+        }
         // The action's length first: `a` + `b:c` and `a:b` + `c` must be different subjects.
         const subject = `risk:${tenantId}:${input.action.length}:${input.action}:${input.subject}`;
         // A look records nothing and has no fallback worth giving: without Redis it is a 503.

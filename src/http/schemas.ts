@@ -74,11 +74,25 @@ export const RuleSetBody = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * A risk check's rule: the tenant's own, so held closer than the rules an operator sets. What a
+ * tenant can make the limiter keep is its checks per second over the longest window: 31 days.
+ */
+const RiskRuleBody = Type.Object(
+  {
+    windowSeconds: Type.Integer({ minimum: 1, maximum: 31 * 86_400 }),
+    limit: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    banSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 31 * 86_400 })),
+    algorithm: RuleBody.properties.algorithm,
+  },
+  { additionalProperties: false },
+);
+
 export const FrequencyCheckBody = Type.Object(
   {
     subject: Type.String({ minLength: 1, maxLength: 256, description: 'Who, e.g. a user id' }),
     action: Type.String({ minLength: 1, maxLength: 64, description: 'What, e.g. "send-code"' }),
-    rules: Type.Array(RuleBody, { minItems: 1, maxItems: 16 }),
+    rules: Type.Array(RiskRuleBody, { minItems: 1, maxItems: 16 }),
     requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     record: Type.Optional(Type.Boolean({ description: 'false: only look (peek), record nothing' })),
   },

@@ -215,6 +215,28 @@ describe('POST /v1/frequency/check', () => {
       400,
       'INVALID_REQUEST',
     );
+    // A tenant's own rules are held to 31 days: what it can make the limiter keep is its rate times that.
+    const longest = { windowSeconds: 31 * 86_400, limit: 10 };
+    expect((await t.call(apiKey, 'POST', '/v1/frequency/check', { ...body, rules: [longest] })).statusCode).toBe(200);
+    expectError(
+      await t.call(apiKey, 'POST', '/v1/frequency/check', { ...body, rules: [{ ...longest, windowSeconds: 31 * 86_400 + 1 }] }),
+      400,
+      'INVALID_REQUEST',
+    );
+  });
+
+  it("draws on the tenant's requests per second, like its sends: over it is 429 QUOTA_EXCEEDED", async () => {
+    const tenant = await t.createTenant();
+    await t.admin('PATCH', `/v1/admin/tenants/${tenant.id}`, { qpsLimit: 2 });
+    const check = (subject: string) =>
+      t.call(tenant.apiKey, 'POST', '/v1/frequency/check', { subject, action: 'login', rules, record: subject !== 'look' });
+    expect((await check('a')).statusCode).toBe(200);
+    expect((await t.send(tenant.apiKey, sms(freshPhone()))).statusCode).toBe(202);
+    // The bucket of 2 is empty: a third request, a check or a look, waits for the next token.
+    expectError(await check('look'), 429, 'QUOTA_EXCEEDED'); // with Retry-After
+    expectError(await t.send(tenant.apiKey, sms(freshPhone())), 429, 'QUOTA_EXCEEDED');
+    t.clock.advance(1000);
+    expect((await check('b')).statusCode).toBe(200);
   });
 });
 

@@ -6,6 +6,27 @@ import type { TenantDirectory } from '../ports.js';
 
 const DAY_MS = 86_400_000;
 
+/** The tenant's requests-per-second bucket: its sends and its risk checks draw from the same one. */
+export const tenantQpsSubject = (tenantId: string): string => `quota:${tenantId}:qps`;
+
+// One rule array per limit value, so the limiter's normalisation cache hits.
+const qpsRules = new Map<number, Rule[]>();
+
+/** The rules of {@link tenantQpsSubject} for a tenant's `qpsLimit`: a token bucket of a second. */
+export function tenantQpsRules(qpsLimit: number): Rule[] {
+  let rules = qpsRules.get(qpsLimit);
+  if (!rules) {
+    rules = [{ windowMs: 1000, limit: qpsLimit, algorithm: 'token-bucket' }];
+    qpsRules.set(qpsLimit, rules);
+  }
+  return rules;
+}
+
+/** The refusal of a used-up quota, `what` naming it ("requests per second"). */
+export function quotaExceeded(what: string, retryAfterMs: number): SluiceError {
+  return new SluiceError('QUOTA_EXCEEDED', `the tenant's ${what} is used up`, { retryAfterMs, details: { quota: what } });
+}
+
 /**
  * What counts quotas: a Limiter, or the DegradingLimiter (so quotas, like recipient rules, go on
  * in the fallback while Redis is away). `degraded` tells the undo which store decided.
@@ -22,7 +43,6 @@ export interface QuotaCounter {
  */
 export function quotaInterceptor(directory: TenantDirectory, limiter: QuotaCounter): Interceptor {
   // One rule array per limit value, so the limiter's normalisation cache hits.
-  const qpsRules = new Map<number, Rule[]>();
   const dailyRules = new Map<number, Rule[]>();
   const rulesFor = (cache: Map<number, Rule[]>, limit: number, make: (limit: number) => Rule) => {
     let rules = cache.get(limit);
@@ -42,12 +62,7 @@ export function quotaInterceptor(directory: TenantDirectory, limiter: QuotaCount
         // No request id: quotas need no per-attempt log (a daily quota would keep one id per send);
         // the undo takes the count back anonymously. No `now`: the store's clock (Redis TIME) decides.
         const decision = await limiter.check({ subject, rules });
-        if (!decision.allowed) {
-          throw new SluiceError('QUOTA_EXCEEDED', `the tenant's ${what} is used up`, {
-            retryAfterMs: decision.retryAfterMs,
-            details: { quota: what },
-          });
-        }
+        if (!decision.allowed) throw quotaExceeded(what, decision.retryAfterMs);
         const { degraded } = decision;
         undos.push(() => limiter.undo({ subject, rules, at: decision.at, ...(degraded ? { degraded } : {}) }).then(() => undefined));
       };
@@ -55,10 +70,7 @@ export function quotaInterceptor(directory: TenantDirectory, limiter: QuotaCount
         for (const undo of undos.reverse()) await undo();
       };
       try {
-        if (tenant.qpsLimit) {
-          const rules = rulesFor(qpsRules, tenant.qpsLimit, (limit) => ({ windowMs: 1000, limit, algorithm: 'token-bucket' }));
-          await take(`quota:${tenant.id}:qps`, rules, 'requests per second');
-        }
+        if (tenant.qpsLimit) await take(tenantQpsSubject(tenant.id), tenantQpsRules(tenant.qpsLimit), 'requests per second');
         // Unknown channels are rejected by validation, after this step.
         const channel = context.request.channel;
         if (isChannel(channel)) {

@@ -19,7 +19,7 @@ export const frequencyRoutes =
           summary: 'Frequency decision on a tenant-scoped subject and action: a denial is 200 with allowed false, not a 429',
           security: SECURITY.tenant,
           body: FrequencyCheckBody,
-          response: { ...errorResponses(400, 401, 403, 413, 415), 200: Decision },
+          response: { ...errorResponses(400, 401, 403, 413, 415, 429), 200: Decision },
         },
       },
       async (request) => {

@@ -170,8 +170,11 @@ export function toProviderError(
   }
   const cause = (error as { cause?: { code?: string } } | null)?.cause;
   const code = cause?.code ?? (error as { code?: string } | null)?.code;
+  // The error's code is the reason; its text names the vendor's address (`connect ECONNREFUSED
+  // 10.0.0.5:8080`), which the message's tenant reads in its attempts and need not know.
   const message = error instanceof Error ? error.message : String(error);
-  return new ProviderError(`provider ${providerId}: network error${code ? ` ${code}` : ''} (${truncate(message)})`, {
+  const detail = code ? ` ${code}` : ` (${truncate(message)})`;
+  return new ProviderError(`provider ${providerId}: network error${detail}`, {
     retryable: true,
     code: 'NETWORK',
     cause: error,

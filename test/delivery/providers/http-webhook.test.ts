@@ -133,6 +133,8 @@ describe('generic HTTP webhook against a local receiver', () => {
     const error = (await rejectionOf(provider({ url: `http://127.0.0.1:${port}/x` }).send(message))) as ProviderError;
     expect([error.code, error.retryable]).toEqual(['NETWORK', true]);
     expect(error.message).toContain('ECONNREFUSED');
+    // The reason, not the vendor's address: the tenant reads this in the message's attempts.
+    expect(error.message).not.toContain(`127.0.0.1:${port}`);
   });
 
   it('does not follow a redirect: the 3xx is a permanent failure', async () => {

@@ -68,6 +68,22 @@ export class ProviderConfigReader {
     return value === undefined ? undefined : this.checkUrl(`config.${field}`, value);
   }
 
+  /** A URL that is a credential (a chat bot's hook carries its token): checked, never echoed. */
+  secretUrl(field: string): string {
+    return this.checkUrl(`secret.${field}`, this.secretString(field));
+  }
+
+  /** A secret URL, or undefined when not given. */
+  optionalSecretUrl(field: string): string | undefined {
+    const value = this.optionalSecretString(field);
+    return value === undefined ? undefined : this.checkUrl(`secret.${field}`, value);
+  }
+
+  /** True when the config has `field` (without reading it). */
+  hasConfig(field: string): boolean {
+    return this.config[field] !== undefined;
+  }
+
   private checkUrl(field: string, value: string): string {
     let url: URL;
     try {

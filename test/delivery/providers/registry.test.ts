@@ -22,7 +22,7 @@ const VALID: Record<string, Omit<ProviderSpec, 'id'>> = {
     config: { sdkAppId: '1400000000' },
     secret: { secretId: 'id', secretKey: 's3cr3t-tencent' },
   },
-  feishu: { kind: 'feishu', channel: 'webhook', config: { webhookUrl: 'https://open.feishu.cn/open-apis/bot/v2/hook/x' }, secret: {} },
+  feishu: { kind: 'feishu', channel: 'webhook', config: {}, secret: { webhookUrl: 'https://open.feishu.cn/open-apis/bot/v2/hook/x' } },
   slack: { kind: 'slack', channel: 'webhook', config: {}, secret: { webhookUrl: 'https://hooks.slack.com/services/T/B/X' } },
   http: { kind: 'http', channel: 'webhook', config: { url: 'https://receiver.example.com/hook' }, secret: { signingSecret: 'whsec' } },
 };
@@ -69,8 +69,8 @@ const EVERY_FIELD: Record<string, Omit<ProviderSpec, 'id'>> = {
   feishu: {
     kind: 'feishu',
     channel: 'webhook',
-    config: { webhookUrl: 'https://x.example.com', timeoutMs: 100 },
-    secret: { signingSecret: 's' },
+    config: { timeoutMs: 100 },
+    secret: { webhookUrl: 'https://x.example.com', signingSecret: 's' },
   },
   slack: { kind: 'slack', channel: 'webhook', config: { timeoutMs: 100 }, secret: { webhookUrl: 'https://hooks.slack.com/x' } },
   http: { kind: 'http', channel: 'webhook', config: { url: 'https://r.example.com', timeoutMs: 100 }, secret: { signingSecret: 's' } },
@@ -90,6 +90,19 @@ describe('checkProviderSpec (before a provider is stored)', () => {
     expect(() => checkProviderSpec(spec)).toThrow(`provider "odd" (${kind}): ${expected}`);
     const loaded = createProvider(spec);
     await loaded.close?.();
+  });
+
+  it("refuses a Feishu hook URL given as config (it carries the bot's token), which a stored row may still have", async () => {
+    const old = {
+      id: 'old-bot',
+      kind: 'feishu',
+      channel: 'webhook' as const,
+      config: { webhookUrl: 'https://x.example.com/hook/t0ken' },
+      secret: {},
+    };
+    expect(() => checkProviderSpec(old)).toThrow('give it as secret.webhookUrl, not config');
+    const loaded = createProvider(old);
+    expect(loaded.kind).toBe('feishu');
   });
 
   it('still refuses what createProvider refuses', () => {
@@ -114,7 +127,7 @@ describe('createProvider', () => {
     ['aliyun-sms', { config: { signName: 'S', endpoint: 'ftp://x' } }, 'config.endpoint must be an http(s) URL'],
     ['tencent-sms', { config: {} }, 'config.sdkAppId is required'],
     ['tencent-sms', { secret: { secretKey: 'k' } }, 'secret.secretId is required'],
-    ['feishu', { config: {} }, 'config.webhookUrl is required'],
+    ['feishu', { secret: {} }, 'secret.webhookUrl is required'],
     ['slack', { secret: {} }, 'secret.webhookUrl is required'],
     ['http', { config: {} }, 'config.url is required'],
     ['http', { secret: {} }, 'secret.signingSecret is required'],

@@ -38,6 +38,9 @@ export interface AdminServiceDeps {
   blacklistChanged: () => Promise<void>;
 }
 
+/** Config fields that say where a provider sends, and so where its stored credentials go. */
+const DESTINATION_FIELDS = ['host', 'port', 'url', 'endpoint', 'webhookUrl'] as const;
+
 /** A recipient of a blacklist entry for any channel: the channel is told by its shape. */
 function normalizeAnyChannel(input: string, region: string): string | undefined {
   const guesses: Channel[] = input.includes('@') ? ['email'] : /^[+\d][\d\s()-]*$/.test(input) ? ['sms'] : ['webhook'];
@@ -274,6 +277,16 @@ export class SqlAdminService implements AdminService {
       await this.requireUniqueName(current.scope, current.channel, patch.name, id);
     if (patch.config !== undefined || patch.secret !== undefined) {
       const secret = patch.secret === undefined ? await this.storedSecret(id) : (patch.secret ?? {});
+      // The stored credentials go wherever the config points: sending them to a new address takes
+      // someone who knows them, not only the config.
+      const moved = DESTINATION_FIELDS.filter((field) => patch.config !== undefined && patch.config[field] !== current.config[field]);
+      if (patch.secret === undefined && moved.length > 0 && Object.keys(secret).length > 0) {
+        throw new SluiceError(
+          'INVALID_REQUEST',
+          `changing where the provider sends (config.${moved.join(', config.')}) takes its secret again, in the same change`,
+          { details: { field: 'secret' } },
+        );
+      }
       this.checkProvider(patch.name ?? current.name, {
         kind: current.kind,
         channel: current.channel,

@@ -80,6 +80,15 @@ describe('admin API: providers', () => {
     expect(patched.json()).toMatchObject({ priority: 5, qps: 50, enabled: false, hasSecret: true });
     expect(await t.runtime.repositories.providers.revealSecret(created.id)).toContain('rotated');
     expectError(await t.admin('PATCH', `/v1/admin/providers/${created.id}`, { config: { host: '' } }), 400, 'INVALID_REQUEST');
+    // The stored password would go to the new host: pointing it elsewhere takes the secret again.
+    const elsewhere = { host: 'smtp.elsewhere.example', port: 587, from: 'a@example.com' };
+    const moved = expectError(await t.admin('PATCH', `/v1/admin/providers/${created.id}`, { config: elsewhere }), 400, 'INVALID_REQUEST');
+    expect(String(moved.message)).toContain('takes its secret again');
+    const withSecret = await t.admin('PATCH', `/v1/admin/providers/${created.id}`, {
+      config: elsewhere,
+      secret: { user: 'u', password: 'p2' },
+    });
+    expect(withSecret.json()).toMatchObject({ config: elsewhere });
     expect((await t.admin('DELETE', `/v1/admin/providers/${created.id}`)).statusCode).toBe(200);
     expectError(await t.admin('DELETE', `/v1/admin/providers/${created.id}`), 404, 'NOT_FOUND');
     expectError(await t.admin('PATCH', '/v1/admin/providers/nope', { qps: 1 }), 404, 'NOT_FOUND');

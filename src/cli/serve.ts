@@ -13,11 +13,21 @@ export const SEED_RULES = [
   { windowSeconds: 86_400, limit: 50, banSeconds: 600 },
 ];
 
+/** Below this, `serve` warns that the admin token could be guessed. */
+const MIN_ADMIN_TOKEN_LENGTH = 24;
+
 export async function serve(settings: Settings, options: { demo: boolean }): Promise<void> {
   const runtime = await createRuntime(settings);
   const { logger } = runtime;
   await warmUp(runtime);
   for (const name of unknownVariables()) logger.warn({ variable: name }, 'not a sluice setting: ignored (docs/configuration.md)');
+  // The admin token is a password with no lockout behind it: a short one can be guessed.
+  if (settings.adminToken && settings.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    logger.warn(
+      { length: settings.adminToken.length },
+      `SLUICE_ADMIN_TOKEN is short: use at least ${MIN_ADMIN_TOKEN_LENGTH} random characters (openssl rand -base64 32)`,
+    );
+  }
   // A shared database invites a second instance, and without Redis each would count alone: a rule
   // of 3 a minute would let 3 through each instance. Nothing else would tell.
   if (!runtime.redis && runtime.database.dialect !== 'sqlite') {

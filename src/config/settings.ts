@@ -96,7 +96,8 @@ export const SETTINGS = {
     kind: 'string',
     default: '',
     secret: true,
-    description: 'Bearer token of the admin API. Empty: the admin API is off (the CLI still works on the database).',
+    description:
+      'Bearer token of the admin API. Empty: the admin API is off (the CLI still works on the database). `serve` warns when it is shorter than 24 characters: nothing slows down guesses.',
   }),
   secretKey: spec({
     env: 'SLUICE_SECRET_KEY',

@@ -6,7 +6,7 @@ import { checkProviderSpec } from '../delivery/providers/registry.js';
 import { SluiceError } from '../errors.js';
 import { FALLBACK_MODES, type Limiter, normalizeRule } from '../limiter/index.js';
 import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
-import { type ProvidersRepository, UnopenableSecretError } from '../storage/repositories/providers.js';
+import { type ProvidersRepository, type Provider as StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
 import type { RuleSet, RulesRepository } from '../storage/repositories/rules.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
 import { ANY, type ProviderKind, type StoredRule } from '../storage/schema.js';
@@ -36,6 +36,10 @@ export interface AdminServiceDeps {
   defaultRegion: string;
   /** After a blacklist change in SQL: refresh the in-process copies (this instance's before answering). */
   blacklistChanged: () => Promise<void>;
+}
+
+function providerView(provider: StoredProvider): ProviderView {
+  return { ...provider, createdAt: new Date(provider.createdAt).toISOString(), updatedAt: new Date(provider.updatedAt).toISOString() };
 }
 
 /** Config fields that say where a provider sends, and so where its stored credentials go. */
@@ -246,7 +250,7 @@ export class SqlAdminService implements AdminService {
       ...(input.secret ? { secret: JSON.stringify(input.secret) } : {}),
       ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
     });
-    return created;
+    return providerView(created);
   }
 
   /**
@@ -267,7 +271,7 @@ export class SqlAdminService implements AdminService {
   }
 
   async listProviders(filter: { scope?: string; channel?: Channel }): Promise<ProviderView[]> {
-    return this.deps.providers.list(filter);
+    return (await this.deps.providers.list(filter)).map(providerView);
   }
 
   async updateProvider(id: string, patch: ProviderPatch): Promise<ProviderView | undefined> {
@@ -299,7 +303,7 @@ export class SqlAdminService implements AdminService {
       ...rest,
       ...(secret === undefined ? {} : { secret: secret === null ? null : JSON.stringify(secret) }),
     });
-    return updated;
+    return updated && providerView(updated);
   }
 
   /**

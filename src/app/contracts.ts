@@ -82,7 +82,8 @@ export interface RiskService {
 }
 
 /** A provider as the admin API shows it: the stored row, which never holds the clear secret (only `hasSecret`). */
-export type ProviderView = Provider;
+/** A provider as the admin API shows it: no secret, times as ISO 8601 like every other view. */
+export type ProviderView = Omit<Provider, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
 
 export interface NewProviderInput {
   /** A tenant id, or `*` for every tenant. */

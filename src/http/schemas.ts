@@ -396,8 +396,8 @@ export const ProviderView = Type.Object({
   config: Type.Record(Type.String(), Type.Unknown()),
   hasSecret: Type.Boolean({ description: 'The secret itself is never shown' }),
   enabled: Type.Boolean(),
-  createdAt: Type.Integer({ description: 'Epoch milliseconds' }),
-  updatedAt: Type.Integer({ description: 'Epoch milliseconds' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
 });
 export const ProviderList = Type.Object({ providers: Type.Array(ProviderView) });
 export const ProviderDeleted = Type.Object({ deleted: Type.Literal(true) });

@@ -27,6 +27,9 @@ describe('admin API: providers', () => {
     expect(created.statusCode).toBe(201);
     const body = created.json();
     expect(body).toMatchObject({ scope: tenant.id, channel: 'email', kind: 'smtp', qps: 20, hasSecret: true, enabled: true });
+    // Times as every other view has them: ISO 8601.
+    expect(body.createdAt).toBe(new Date(body.createdAt).toISOString());
+    expect(body.updatedAt).toBe(body.createdAt);
     expect(created.body).not.toContain('hunter2');
     const listed = await t.admin('GET', `/v1/admin/providers?scope=${tenant.id}`);
     expect(listed.json().providers).toHaveLength(1);

@@ -97,6 +97,12 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // Many clients send `Content-Type: application/json` on every call, a DELETE without a body
+    // included: no body is no body. A route that needs one says so through its schema.
+    if (body === '') {
+      done(null, undefined);
+      return;
+    }
     parseJson(request, body as string, (error, value) => {
       if ((error as { code?: string } | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') done(invalidJson(body as string), undefined);
       else done(error, value);

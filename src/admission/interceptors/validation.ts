@@ -49,7 +49,16 @@ export function validationInterceptor(options: ValidationOptions): Interceptor {
         if (!Number.isFinite(at) || (typeof request.sendAt === 'string' && !/^\d{4}-\d{2}-\d{2}T/.test(request.sendAt))) {
           throw invalid('`sendAt` must be an ISO 8601 date-time with a time zone, or epoch milliseconds', 'sendAt');
         }
-        if (at < context.now - slack) throw invalid('`sendAt` is in the past', 'sendAt');
+        if (at < context.now - slack) {
+          // Epoch seconds are the common slip: now in seconds is some 1,000 times smaller than in ms.
+          const inSeconds = typeof request.sendAt === 'number' && Math.abs(at * 1000 - context.now) < options.scheduleHorizonMs;
+          throw invalid(
+            inSeconds
+              ? '`sendAt` is in the past: it looks like epoch seconds; give epoch milliseconds or an ISO 8601 date-time'
+              : '`sendAt` is in the past',
+            'sendAt',
+          );
+        }
         if (at > context.now + options.scheduleHorizonMs) {
           throw invalid(`\`sendAt\` is more than ${Math.round(options.scheduleHorizonMs / 86_400_000)} days ahead`, 'sendAt');
         }

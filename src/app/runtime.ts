@@ -145,6 +145,12 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       stats,
       keyPrefix: settings.redisKeyPrefix,
       onInvalidateError: (error: unknown, key: string) => invalidationErrors.record({ err: error, key }),
+      // A CLI command ends right after its change: "retried every second" is then not so.
+      onUnannounced: (keys: string[]) =>
+        logger.warn(
+          { keys: keys.length },
+          'a config change is saved but this process ends before Redis could announce it: running instances apply it when their cached copies expire, within about a minute',
+        ),
       maxEntries: 100_000,
       ...(redis ? { redis: redis as Redis } : {}),
     };

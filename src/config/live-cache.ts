@@ -126,6 +126,11 @@ export interface LiveCacheOptions<T> {
   maxEntries?: number;
   /** An invalidation that could not reach Redis or the bus; it is retried every second until it does. */
   onInvalidateError?: (error: unknown, key: string) => void;
+  /**
+   * At close, invalidations whose last try failed too: nobody will announce them now, and other
+   * instances apply the change only when their cached copies expire (local TTL plus `redisTtlMs`).
+   */
+  onUnannounced?: (keys: string[]) => void;
 }
 
 const MISSING = '\u0000missing';
@@ -299,6 +304,8 @@ export class LiveCache<T> {
     this.retryTimer = undefined;
     const pending = [...this.unshared];
     this.unshared.clear();
-    await Promise.all(pending.map((key) => withTimeout(this.share(key), 1000, 'config invalidation').catch(() => undefined)));
+    const lost: string[] = [];
+    await Promise.all(pending.map((key) => withTimeout(this.share(key), 1000, 'config invalidation').catch(() => lost.push(key))));
+    if (lost.length > 0) this.options.onUnannounced?.(lost);
   }
 }

@@ -179,4 +179,30 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'LiveCache when Redis ca
       otherClient.disconnect();
     }
   });
+
+  it('a change still unannounced when the cache closes (a CLI command ending) is reported, not left to a retry that never comes', async () => {
+    const name = `t${Date.now()}${Math.random().toString(36).slice(2)}`;
+    const client = new Redis(servers.redisUrl!, { maxRetriesPerRequest: 1 });
+    const bus = new RedisChangeBus(client, `test:${name}`);
+    await bus.whenReady();
+    const unannounced: string[][] = [];
+    const cache = new LiveCache<string>({
+      name,
+      load: source({ a: 'x' }).load,
+      localTtlMs: 60_000,
+      clock: new ManualClock(0),
+      bus,
+      redis: client,
+      onUnannounced: (keys) => unannounced.push(keys),
+    });
+    try {
+      client.disconnect();
+      await cache.invalidate('a');
+      await cache.close();
+      expect(unannounced).toEqual([['a']]);
+    } finally {
+      await bus.close();
+      client.disconnect();
+    }
+  });
 });

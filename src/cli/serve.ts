@@ -36,7 +36,7 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
       'no Redis: frequency rules, quotas and provider pacing are counted in this process only; run one instance, or set SLUICE_REDIS_URL so that several share their counts',
     );
   }
-  runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countByStatus());
+  runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countOpen());
 
   // Listen before starting the dispatchers: a port in use must end the process, not leave a
   // worker running behind a server that never came up. A worker-only instance serves its probes

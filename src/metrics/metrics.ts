@@ -147,7 +147,7 @@ export class Metrics {
 
     this.messages = new Gauge({
       name: 'sluice_messages',
-      help: 'Messages stored, by channel and status (queued|scheduled|sending|sent|failed|canceled); counted on each scrape.',
+      help: 'Messages not yet finished, by channel and status (queued|scheduled|sending); counted on each scrape.',
       labelNames: ['channel', 'status'],
       registers,
       async collect() {

@@ -19,7 +19,7 @@ async function sampleMetrics(options?: ConstructorParameters<typeof Metrics>[0])
   recordDegradationEvent(metrics, { type: 'alert', ms: 120 });
   metrics.setMessageCounts(async () => [
     { channel: 'sms', status: 'queued', count: 3 },
-    { channel: 'email', status: 'sent', count: 10 },
+    { channel: 'email', status: 'sending', count: 10 },
   ]);
   return metrics;
 }
@@ -38,7 +38,7 @@ describe('metrics exposition', () => {
     expect(text).toContain('sluice_redis_slow_calls_total 1');
     expect(text).toContain('sluice_decision_duration_seconds_count{store="memory",outcome="OK"} 1');
     expect(text).toContain('sluice_messages{channel="sms",status="queued"} 3');
-    expect(text).toContain('sluice_messages{channel="email",status="sent"} 10');
+    expect(text).toContain('sluice_messages{channel="email",status="sending"} 10');
     expect(text).toContain('sluice_lock_held{partition="sms-0"} 1');
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
   });

@@ -122,6 +122,14 @@ export const SETTINGS = {
     description:
       'Longest a client may take to send one whole request (headers and body); a slower one is answered 400 INVALID_REQUEST ("did not arrive in full in time") and its connection closed, so trickling clients cannot hold connections open.',
   }),
+  retentionDays: spec({
+    env: 'SLUICE_RETENTION_DAYS',
+    kind: 'int',
+    default: 30,
+    range: [0, 3650],
+    description:
+      'Days a finished message (sent, failed, canceled) and its attempts are kept; workers delete older ones every hour. An Idempotency-Key is remembered as long as its message. 0: keep them for ever.',
+  }),
   bodyLimitBytes: spec({
     env: 'SLUICE_BODY_LIMIT_BYTES',
     kind: 'int',

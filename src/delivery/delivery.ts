@@ -15,6 +15,7 @@ import { type DueIndex, RedisDueIndex } from './due-index/index.js';
 import { createInProcessLockFactory, createRedisLockFactory, type LockFactory } from './lock/index.js';
 import { type Provider, ProviderError } from './providers/provider.js';
 import { createProvider } from './providers/registry.js';
+import { RetentionPurger } from './retention.js';
 
 const PROVIDER_CACHE_MS = 5000;
 
@@ -203,6 +204,17 @@ export function startDelivery(runtime: Runtime, consoleProvider: Provider, optio
       dispatcher.start();
     }
   }
+  const purger =
+    settings.retentionDays > 0
+      ? new RetentionPurger({
+          messages: runtime.repositories.messages,
+          clock: runtime.clock,
+          logger: runtime.logger,
+          retentionDays: settings.retentionDays,
+          onPurged: (count) => runtime.metrics.messagesPurged.inc(count),
+        })
+      : undefined;
+  purger?.start();
   const feed = options.feed ?? startDueFeed(runtime);
   const stopWaking = feed.onWake((partition, dueAt) => {
     // '*' (the wake channel was reconnected: anything may have been missed) wakes every dispatcher,
@@ -219,7 +231,7 @@ export function startDelivery(runtime: Runtime, consoleProvider: Provider, optio
     dispatchers,
     async stop() {
       stopWaking();
-      await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
+      await Promise.all([...dispatchers.map((dispatcher) => dispatcher.stop()), purger?.stop()]);
       if (!options.feed) await feed.close();
     },
   };

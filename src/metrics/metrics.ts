@@ -63,6 +63,7 @@ export class Metrics {
   readonly sends: Counter<'provider' | 'outcome'>;
   readonly providerDuration: Histogram<'provider'>;
   readonly retries: Counter<'channel'>;
+  readonly messagesPurged: Counter;
 
   // HTTP and the exporter itself
   readonly httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
@@ -177,6 +178,11 @@ export class Metrics {
       help: 'Time of one request to a provider (pace wait excluded), whatever its outcome, by provider (its configured name).',
       labelNames: ['provider'],
       buckets: PROVIDER_BUCKETS,
+      registers,
+    });
+    this.messagesPurged = new Counter({
+      name: 'sluice_messages_purged_total',
+      help: 'Finished messages deleted (with their attempts) past SLUICE_RETENTION_DAYS.',
       registers,
     });
     this.retries = new Counter({

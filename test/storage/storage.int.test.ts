@@ -664,6 +664,35 @@ for (const backend of backends) {
         expect(await repos.messages.get(m.id)).toMatchObject({ status: 'failed', lastError: expect.stringMatching(/lease expired/) });
       });
 
+      it('purgeFinished deletes finished messages older than the cutoff with their attempts, in batches, and nothing else', async () => {
+        const tenant = await newTenant();
+        // Long before every other test's messages: the purge is not per tenant, and they share the database.
+        const B = T0 - 100_000_000;
+        const sentOld = async (at: number) => {
+          const m = await repos.messages.insert(message(tenant.id, { dueAt: at }));
+          await repos.messages.claim(m.id, { now: at, leaseMs: 1000 });
+          const record = { attemptNo: 1, providerId: 'p1', startedAt: at, finishedAt: at, outcome: 'sent' as const };
+          await repos.messages.markSent(m.id, { attempt: 1, now: at, record });
+          return m.id;
+        };
+        const old = [await sentOld(B - 10_000), await sentOld(B - 9000), await sentOld(B - 8000)];
+        const recent = await sentOld(B + 10);
+        const canceled = await repos.messages.insert(message(tenant.id, { dueAt: B - 7000 }));
+        expect(await repos.messages.cancel(tenant.id, canceled.id, B - 6000)).toBe('canceled');
+        const open = await repos.messages.insert(message(tenant.id, { dueAt: B - 5000 })); // queued, overdue: kept
+
+        expect(await repos.messages.purgeFinished({ before: B, limit: 2 })).toBe(2);
+        expect(await repos.messages.purgeFinished({ before: B, limit: 2 })).toBe(2);
+        expect(await repos.messages.purgeFinished({ before: B, limit: 2 })).toBe(0);
+        for (const id of [...old, canceled.id]) {
+          expect(await repos.messages.findById(tenant.id, id)).toBeUndefined();
+          expect(await repos.messages.listAttempts(id)).toEqual([]);
+        }
+        expect((await repos.messages.findById(tenant.id, recent))?.status).toBe('sent');
+        expect(await repos.messages.listAttempts(recent)).toHaveLength(1);
+        expect((await repos.messages.findById(tenant.id, open.id))?.status).toBe('queued');
+      });
+
       it('listDueIds pages what a Redis due index needs; countOpen counts the unfinished', async () => {
         await emptyQueue();
         const tenant = await newTenant();

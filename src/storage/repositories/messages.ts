@@ -137,6 +137,7 @@ export interface StatusCount {
 
 const PENDING: MessageStatus[] = ['queued', 'scheduled'];
 const OPEN_STATUSES: MessageStatus[] = ['queued', 'scheduled', 'sending'];
+const FINISHED_STATUSES: MessageStatus[] = ['sent', 'failed', 'canceled'];
 const EXHAUSTED_LEASE_ERROR = 'lease expired after the last attempt; outcome unknown';
 
 /** `payload`: when the caller has it already (a row just inserted), so it is not parsed back. */
@@ -672,7 +673,30 @@ export class MessagesRepository {
     return row.status === 'canceled' ? 'canceled' : 'too-late';
   }
 
-  /** Message counts per (channel, status), for gauges. Uses the (status, due_at) index. */
+  /**
+   * Deletes up to `limit` finished messages (sent, failed, canceled) due and last changed before
+   * `before`, with their attempts; resolves how many. Ranged on the (status, due_at) index: a
+   * finished message's last change is never before its due time, so `due_at < before` loses none.
+   */
+  async purgeFinished(options: { before: number; limit: number }): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const ids = (
+        await trx
+          .selectFrom('messages')
+          .select('id')
+          .where('status', 'in', FINISHED_STATUSES)
+          .where('due_at', '<', options.before)
+          .where('updated_at', '<', options.before)
+          .limit(options.limit)
+          .execute()
+      ).map((row) => row.id);
+      if (ids.length === 0) return 0;
+      await trx.deleteFrom('delivery_attempts').where('message_id', 'in', ids).execute();
+      const deleted = await trx.deleteFrom('messages').where('id', 'in', ids).where('status', 'in', FINISHED_STATUSES).executeTakeFirst();
+      return Number(deleted.numDeletedRows);
+    });
+  }
+
   /**
    * Messages not yet finished (queued, scheduled, sending), by channel and status: read through
    * the status index, so a scrape costs the backlog, not the whole history of sent messages.

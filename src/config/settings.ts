@@ -183,7 +183,7 @@ export const SETTINGS = {
     default: 1,
     range: [1, 1024],
     description:
-      'Dispatcher partitions per channel; each is worked by one lock holder at a time. Give every instance of a deployment (API and worker) the same value: an API instance indexes what it accepts by partition.',
+      'Dispatcher partitions per channel; each is worked by one lock holder at a time, and with Redis the workers share them (each holds at most its fair share). Give every instance of a deployment (API and worker) the same value: an API instance indexes what it accepts by partition.',
   }),
   leaseMs: spec({
     env: 'SLUICE_LEASE_MS',

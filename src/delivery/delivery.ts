@@ -16,6 +16,7 @@ import { createInProcessLockFactory, createRedisLockFactory, type LockFactory } 
 import { type Provider, ProviderError } from './providers/provider.js';
 import { createProvider } from './providers/registry.js';
 import { RetentionPurger } from './retention.js';
+import { WorkerRoster } from './roster.js';
 
 const PROVIDER_CACHE_MS = 5000;
 
@@ -178,6 +179,16 @@ export function startDelivery(runtime: Runtime, consoleProvider: Provider, optio
     ? new RedisDueIndex({ client: redis as Redis, keyPrefix: settings.redisKeyPrefix })
     : undefined;
   const providers = new SqlProviderDirectory(runtime, consoleProvider);
+  // Several workers share the partitions (roster.ts); without Redis there is one worker.
+  const roster = redis
+    ? new WorkerRoster({
+        client: redis as Redis,
+        keyPrefix: settings.redisKeyPrefix,
+        partitions: CHANNELS.length * settings.partitions,
+        leaseMs: settings.leaseMs,
+        logger: runtime.logger,
+      })
+    : undefined;
   const dispatchers: Dispatcher[] = [];
   const byPartition = new Map<string, Dispatcher>();
   for (const channel of CHANNELS) {
@@ -198,12 +209,17 @@ export function startDelivery(runtime: Runtime, consoleProvider: Provider, optio
         concurrency: settings.sendConcurrency,
         retryBaseMs: settings.retryBaseMs,
         retryMaxMs: settings.retryMaxMs,
+        ...(roster ? { share: roster } : {}),
       });
       dispatchers.push(dispatcher);
       byPartition.set(dispatcher.name, dispatcher);
-      dispatcher.start();
     }
   }
+  // The first beat before the first lock: a worker joining others knows its share from the start.
+  let stopped = false;
+  const started = (roster ? roster.start() : Promise.resolve()).then(() => {
+    if (!stopped) for (const dispatcher of dispatchers) dispatcher.start();
+  });
   const purger =
     settings.retentionDays > 0
       ? new RetentionPurger({
@@ -231,7 +247,10 @@ export function startDelivery(runtime: Runtime, consoleProvider: Provider, optio
     dispatchers,
     async stop() {
       stopWaking();
+      stopped = true;
+      await started;
       await Promise.all([...dispatchers.map((dispatcher) => dispatcher.stop()), purger?.stop()]);
+      await roster?.stop();
       if (!options.feed) await feed.close();
     },
   };

@@ -18,6 +18,7 @@ import type { Message, MessagesRepository, NewDeliveryAttempt } from '../storage
 import type { DueIndex } from './due-index/index.js';
 import type { LeaseLock } from './lock/index.js';
 import { isProviderError, type OutboundMessage, type Provider } from './providers/provider.js';
+import type { PartitionShare } from './roster.js';
 
 /** The providers of a tenant channel, in failover order, and the pace of each. */
 export interface ProviderDirectory {
@@ -48,6 +49,12 @@ export interface DispatcherOptions {
   retryMaxMs: number;
   /** How often the due index is rebuilt from SQL while holding the lock; default 60 s. */
   rebuildEveryMs?: number;
+  /**
+   * This worker's share of the partitions (`roster.ts`, Redis mode): whether the lock may be
+   * taken, and when a held one should be given up to a worker below its share. Absent: take the
+   * lock whenever it is free (one worker: the embedded default).
+   */
+  share?: PartitionShare;
   random?: () => number;
 }
 
@@ -88,6 +95,8 @@ export class Dispatcher {
   private lastExpiredCheck = Number.NEGATIVE_INFINITY;
   private readonly random: () => number;
   private readonly tickErrors: ThrottledLog<{ err: unknown; partition: string }>;
+  /** After giving the lock up to share the partitions: not taken again before this (epoch ms). */
+  private holdOffUntil = Number.NEGATIVE_INFINITY;
   /** Aborted by {@link stop}: cuts the pace waits short. */
   private stopping = new AbortController();
 
@@ -102,6 +111,7 @@ export class Dispatcher {
       options.clock,
     );
     options.lock.onLost(() => {
+      options.share?.held(-1);
       this.notHolding();
       options.logger.warn({ partition: this.name }, 'dispatcher lost its lock: claiming stops');
     });
@@ -154,8 +164,23 @@ export class Dispatcher {
     }
     await Promise.allSettled([...this.inFlight]);
     clearInterval(this.renewTimer);
+    if (this.options.lock.isHeld()) this.options.share?.held(-1);
     await this.options.lock.release();
     this.notHolding();
+  }
+
+  /**
+   * More locks held than this worker's share (a worker joined): this one goes to a worker below
+   * its share. Claims already made are not disturbed: each message's lease, renewed while it is
+   * sent, keeps the next holder from claiming it. Stays off the lock for two leases, so the one it
+   * was given to takes it first.
+   */
+  private async giveUpLock(): Promise<void> {
+    this.options.share?.held(-1);
+    await this.options.lock.release();
+    this.notHolding();
+    this.holdOffUntil = this.options.clock.now() + 2 * this.options.leaseMs;
+    this.options.logger.info({ partition: this.name }, 'dispatcher gives its partition up to a worker below its share');
   }
 
   private notHolding(): void {
@@ -202,11 +227,16 @@ export class Dispatcher {
    * Resolves with when the next known message is due (within a poll), if any: the next tick's time.
    */
   async tick(): Promise<number | undefined> {
-    const { lock, dueIndex, metrics } = this.options;
+    const { lock, dueIndex, metrics, share } = this.options;
     if (!lock.isHeld()) {
+      if (share && (!share.mayTake() || this.options.clock.now() < this.holdOffUntil)) return undefined;
       if (!(await lock.tryAcquire())) return undefined;
+      share?.held(1);
       this.options.logger.info({ partition: this.name }, 'dispatcher holds its partition');
       this.lastRebuild = Number.NEGATIVE_INFINITY;
+    } else if (share?.shouldYield()) {
+      await this.giveUpLock();
+      return undefined;
     }
     metrics?.lockHeld.set({ partition: this.name }, 1);
     const now = this.options.clock.now();

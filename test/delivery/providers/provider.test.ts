@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { isAliyunProviderFault } from '../../../src/delivery/providers/aliyun-sms.js';
+import { isFeishuProviderFault } from '../../../src/delivery/providers/feishu.js';
 import {
   httpStatusError,
   isRetryableHttpStatus,
@@ -6,6 +8,7 @@ import {
   parseRetryAfter,
   toProviderError,
 } from '../../../src/delivery/providers/provider.js';
+import { isTencentProviderFault } from '../../../src/delivery/providers/tencent-sms.js';
 
 describe('HTTP classification', () => {
   it.each([
@@ -26,6 +29,42 @@ describe('HTTP classification', () => {
   ])('HTTP %i retryable=%s', (status, retryable) => {
     expect(isRetryableHttpStatus(status)).toBe(retryable);
     expect(httpStatusError('p', status).retryable).toBe(retryable);
+  });
+
+  it.each([
+    [301, true],
+    [302, true],
+    [401, true],
+    [403, true],
+    [404, true],
+    [407, true],
+    [410, true],
+    [400, false],
+    [413, false],
+    [422, false],
+    [429, false],
+    [503, false],
+  ])('HTTP %i is a fault of the provider itself (fails over): %s', (status, fault) => {
+    expect(httpStatusError('p', status).providerFault).toBe(fault);
+  });
+
+  it.each([
+    [isAliyunProviderFault, 'InvalidAccessKeyId.NotFound', true],
+    [isAliyunProviderFault, 'SignatureDoesNotMatch', true],
+    [isAliyunProviderFault, 'isv.AMOUNT_NOT_ENOUGH', true],
+    [isAliyunProviderFault, 'isv.MOBILE_NUMBER_ILLEGAL', false],
+    [isAliyunProviderFault, 'isv.BUSINESS_LIMIT_CONTROL', false],
+    [isTencentProviderFault, 'AuthFailure.SignatureFailure', true],
+    [isTencentProviderFault, 'UnauthorizedOperation.SmsSdkAppIdVerifyFail', true],
+    [isTencentProviderFault, 'FailedOperation.InsufficientBalanceInSmsPackage', true],
+    [isTencentProviderFault, 'InvalidParameterValue.IncorrectPhoneNumber', false],
+  ] as const)('%o: vendor code %s is a provider fault: %s', (classify, code, fault) => {
+    expect(classify(code)).toBe(fault);
+  });
+
+  it('Feishu: a refused signature, IP or keyword is the bot, not the message', () => {
+    expect([19021, 19022, 19024].map(isFeishuProviderFault)).toEqual([true, true, true]);
+    expect(isFeishuProviderFault(9499)).toBe(false);
   });
 
   it('reads Retry-After in seconds and as an HTTP date', () => {

@@ -72,13 +72,14 @@ export class SqlProviderDirectory implements ProviderDirectory {
 
   /**
    * The console provider is the embedded default: it serves a tenant channel without providers
-   * only while no provider at all is configured. On a server with providers, a tenant channel
+   * only while no provider at all is stored (a disabled one counts). On a server with providers, a tenant channel
    * without one was forgotten, and printing its messages would put recipients and codes in the
    * log and count them as sent: they fail instead ("no provider configured"), said once per
    * tenant channel and process.
    */
   private async consoleServes(tenantId: string, channel: Channel): Promise<boolean> {
-    if (!(await this.runtime.repositories.providers.anyEnabled())) return true;
+    // Stored, not enabled: disabling the last provider must not bring the printing back.
+    if (!(await this.runtime.repositories.providers.anyStored())) return true;
     const key = `${tenantId}:${channel}`;
     if (!this.warnedFallback.has(key)) {
       this.warnedFallback.add(key);

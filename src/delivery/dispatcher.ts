@@ -230,8 +230,16 @@ export class Dispatcher {
     const { lock, dueIndex, metrics, share } = this.options;
     if (!lock.isHeld()) {
       if (share && (!share.mayTake() || this.options.clock.now() < this.holdOffUntil)) return undefined;
-      if (!(await lock.tryAcquire())) return undefined;
+      // Counted before the wait, handed back if not won: a worker's dispatchers tick together, and
+      // counting after the wait would let them all pass the check and take every free lock.
       share?.held(1);
+      let won = false;
+      try {
+        won = await lock.tryAcquire();
+      } finally {
+        if (!won) share?.held(-1);
+      }
+      if (!won) return undefined;
       this.options.logger.info({ partition: this.name }, 'dispatcher holds its partition');
       this.lastRebuild = Number.NEGATIVE_INFINITY;
     } else if (share?.shouldYield()) {
@@ -432,11 +440,12 @@ export class Dispatcher {
   }
 
   /**
-   * A failed send, while attempts remain: a retryable failure, or one of the provider itself
-   * (`providerFault`: credentials, account, address) when the channel has another provider, goes
-   * to the next provider in priority order. Failing over to a provider this round has not tried is
-   * at once; coming back round to the first waits the backoff (or the vendor's `Retry-After`).
-   * Anything else, or no attempt left: `failed`.
+   * A failed send, while attempts remain: a retryable failure goes to the next provider in
+   * priority order after the backoff (or the vendor's `Retry-After`): a network outage may be
+   * ours and hit every provider alike, so each attempt waits. A failure of the provider itself
+   * (`providerFault`: credentials, account, address) goes to a provider this round has not tried
+   * at once, since waiting cannot cure it; with none left in the round it is final. Anything else,
+   * or no attempt left: `failed`.
    */
   private async settleFailure(
     message: Message,
@@ -451,13 +460,14 @@ export class Dispatcher {
     metrics?.sends.inc({ ...context.label, outcome: retryable ? 'retryable' : 'permanent' });
     const now = clock.now();
     // Attempt n went to provider (n - 1) mod count: attempt n + 1 goes to an untried one unless n wraps.
-    const failover = context.providers > 1 && attempt % context.providers !== 0;
-    const movesOn = retryable || (failover && isProviderError(error) && error.providerFault);
+    const untriedNext = context.providers > 1 && attempt % context.providers !== 0;
+    const providerFault = !retryable && isProviderError(error) && error.providerFault;
+    const movesOn = retryable || (providerFault && untriedNext);
     // The attempt row says what this provider answered, even when the message moves on.
     const attemptRow = record(retryable ? 'retryable' : 'permanent', text);
     if (movesOn && attempt < message.maxAttempts) {
       const hinted = isProviderError(error) ? (error.retryAfterMs ?? 0) : 0;
-      const dueAt = failover
+      const dueAt = providerFault
         ? now
         : now + Math.max(hinted, retryDelayMs(attempt, this.options.retryBaseMs, this.options.retryMaxMs, this.random));
       metrics?.retries.inc({ channel: message.channel });

@@ -7,6 +7,7 @@
  * thousand (each its own short transaction, so SQLite's writers wait a moment at most). Two
  * workers purging at once delete disjoint or already-deleted rows: no lock is needed.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '../limiter/clock.js';
 import type { MessagesRepository } from '../storage/repositories/messages.js';
@@ -59,6 +60,9 @@ export class RetentionPurger {
       total += deleted;
       if (deleted > 0) this.options.onPurged?.(deleted);
       if (deleted < batch || this.stopped) return total;
+      // SQLite's driver is synchronous: without a turn of the event loop between batches, a pass
+      // over a large backlog would hold up every request, probe and lock renewal until it ended.
+      await yieldToEventLoop();
     }
   }
 

@@ -27,7 +27,7 @@ export interface PartitionShare {
   mayTake(): boolean;
   /** Whether a held lock should be given up now (more held than the share). */
   shouldYield(): boolean;
-  /** Tells the share that a lock was taken (`true`) or given up or lost (`false`). */
+  /** Counts a lock taken (or about to be: `1`), or given up or lost (`-1`). */
   held(delta: 1 | -1): void;
 }
 
@@ -80,12 +80,12 @@ export class WorkerRoster implements PartitionShare {
   }
 
   held(delta: 1 | -1): void {
-    this.holding = Math.max(0, this.holding + delta);
-  }
-
-  /** Live workers as of the last beat (this one included). */
-  liveWorkers(): number {
-    return this.workers;
+    this.holding += delta;
+    // A -1 without its +1 would let this worker take more than its share from then on: say so.
+    if (this.holding < 0) {
+      this.options.logger.error({ holding: this.holding }, 'roster: more locks given up than taken; counting from 0');
+      this.holding = 0;
+    }
   }
 
   private async beat(): Promise<void> {

@@ -263,31 +263,6 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
     expect(text).toContain('sluice_provider_request_duration_seconds_count{provider="failover-0"} 20');
   });
 
-  it('fails over at once when a provider refuses itself (401: its credentials), and fails the message once every provider has', async () => {
-    const { tenant, providerIds } = await tenantWithProviders(fixture, 'refused', ['/refused-a', '/refused-b']);
-    const previous = fixture.stub.answer;
-    let refuseB = false;
-    fixture.stub.answer = (id, path) => (path === '/refused-a' || (refuseB && path === '/refused-b') ? 401 : previous(id, path));
-    const [passed] = await sendMany(fixture, tenant.apiKey, 1);
-    expect(await waitFor(async () => (await countFinal(fixture.runtime, [passed!])) === 1, 10_000)).toBe(true);
-    expect((await loadMessages(fixture.runtime, [passed!])).get(passed!)).toMatchObject({ status: 'sent', providerId: providerIds[1] });
-    expect((await fixture.runtime.repositories.messages.listAttempts(passed!)).map((a) => [a.providerId, a.outcome])).toEqual([
-      [providerIds[0], 'permanent'],
-      [providerIds[1], 'sent'],
-    ]);
-
-    // Both refuse: one attempt each, then failed, not round again (a 401 will not pass by waiting).
-    refuseB = true;
-    const [failed] = await sendMany(fixture, tenant.apiKey, 1);
-    expect(await waitFor(async () => (await countFinal(fixture.runtime, [failed!])) === 1, 10_000)).toBe(true);
-    expect((await loadMessages(fixture.runtime, [failed!])).get(failed!)).toMatchObject({ status: 'failed', attempts: 2 });
-    expect((await fixture.runtime.repositories.messages.listAttempts(failed!)).map((a) => [a.providerId, a.outcome])).toEqual([
-      [providerIds[0], 'permanent'],
-      [providerIds[1], 'permanent'],
-    ]);
-    fixture.stub.answer = previous;
-  });
-
   it('a tenant channel without a provider, on a server with providers, fails its messages instead of printing them', async () => {
     await tenantWithProviders(fixture, 'has-one', ['/has-one']);
     const bare = await fixture.runtime.http.admin.createTenant(`no-provider-${Date.now()}`);
@@ -551,6 +526,36 @@ function lostClaimSuite(redisUrl: () => string | undefined) {
   }, 20_000);
 }
 
+/** Backoff of a minute: a message that moves on within the test did not wait for it. */
+function providerFaultSuite(redisUrl: () => string | undefined) {
+  const fixture = useFixture(redisUrl, { SLUICE_RETRY_BASE_MS: '60000', SLUICE_RETRY_MAX_MS: '60000' });
+
+  it('fails over at once (no backoff) when a provider refuses itself (401: its credentials), and fails the message once every provider has', async () => {
+    const { tenant, providerIds } = await tenantWithProviders(fixture, 'refused', ['/refused-a', '/refused-b']);
+    const previous = fixture.stub.answer;
+    let refuseB = false;
+    fixture.stub.answer = (id, path) => (path === '/refused-a' || (refuseB && path === '/refused-b') ? 401 : previous(id, path));
+    const [passed] = await sendMany(fixture, tenant.apiKey, 1);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, [passed!])) === 1, 10_000)).toBe(true);
+    expect((await loadMessages(fixture.runtime, [passed!])).get(passed!)).toMatchObject({ status: 'sent', providerId: providerIds[1] });
+    expect((await fixture.runtime.repositories.messages.listAttempts(passed!)).map((a) => [a.providerId, a.outcome])).toEqual([
+      [providerIds[0], 'permanent'],
+      [providerIds[1], 'sent'],
+    ]);
+
+    // Both refuse: one attempt each, then failed, not round again (a 401 will not pass by waiting).
+    refuseB = true;
+    const [failed] = await sendMany(fixture, tenant.apiKey, 1);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, [failed!])) === 1, 10_000)).toBe(true);
+    expect((await loadMessages(fixture.runtime, [failed!])).get(failed!)).toMatchObject({ status: 'failed', attempts: 2 });
+    expect((await fixture.runtime.repositories.messages.listAttempts(failed!)).map((a) => [a.providerId, a.outcome])).toEqual([
+      [providerIds[0], 'permanent'],
+      [providerIds[1], 'permanent'],
+    ]);
+    fixture.stub.answer = previous;
+  });
+}
+
 describe('delivery, embedded (in-process locks, SQL due query)', () => {
   deliverySuite(() => undefined, true);
 });
@@ -561,6 +566,10 @@ describe('delivery, embedded, long poll: ticks at the next due time', () => {
 
 // Embedded only: with Redis an expired lease comes back through the index rebuild, once a minute,
 // so within the test's seconds that mode would pass without the renewal.
+describe('delivery, embedded: a provider refusing itself', () => {
+  providerFaultSuite(() => undefined);
+});
+
 describe('delivery, embedded, short lease: sends outlasting it', () => {
   leaseSuite(() => undefined);
 });

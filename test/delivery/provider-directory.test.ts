@@ -54,4 +54,13 @@ describe('SqlProviderDirectory', () => {
     expect(await directory.providersFor(forgotten.id, 'webhook')).toEqual([]);
     expect(warnings()).toEqual([expect.objectContaining({ tenant: forgotten.id, msg: expect.stringContaining('no provider configured') })]);
   });
+
+  it('a disabled provider still counts: disabling the last one does not bring the console back', async () => {
+    const { runtime } = await loggedRuntime();
+    const tenant = await runtime.http.admin.createTenant('disabled-only');
+    const id = await addWebhookProvider(runtime, tenant.id, 'http://127.0.0.1:9/hook', { name: 'hook' });
+    await runtime.http.admin.updateProvider(id, { enabled: false });
+    const directory = new SqlProviderDirectory(runtime, silentConsole());
+    expect(await directory.providersFor(tenant.id, 'webhook')).toEqual([]);
+  });
 });

@@ -677,6 +677,10 @@ for (const backend of backends) {
         };
         const old = [await sentOld(B - 10_000), await sentOld(B - 9000), await sentOld(B - 8000)];
         const recent = await sentOld(B + 10);
+        // Due long ago, but retried and sent only now: retention counts from its last change.
+        const lateSend = await repos.messages.insert(message(tenant.id, { dueAt: B - 20_000 }));
+        await repos.messages.claim(lateSend.id, { now: B + 20, leaseMs: 1000 });
+        await repos.messages.markSent(lateSend.id, { attempt: 1, now: B + 20 });
         const canceled = await repos.messages.insert(message(tenant.id, { dueAt: B - 7000 }));
         expect(await repos.messages.cancel(tenant.id, canceled.id, B - 6000)).toBe('canceled');
         const open = await repos.messages.insert(message(tenant.id, { dueAt: B - 5000 })); // queued, overdue: kept
@@ -691,6 +695,7 @@ for (const backend of backends) {
         expect((await repos.messages.findById(tenant.id, recent))?.status).toBe('sent');
         expect(await repos.messages.listAttempts(recent)).toHaveLength(1);
         expect((await repos.messages.findById(tenant.id, open.id))?.status).toBe('queued');
+        expect((await repos.messages.findById(tenant.id, lateSend.id))?.status).toBe('sent');
       });
 
       it('listDueIds pages what a Redis due index needs; countOpen counts the unfinished', async () => {

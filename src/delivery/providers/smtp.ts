@@ -125,8 +125,9 @@ export function classifySmtpError(providerId: string, to: string, error: unknown
     const command = smtp?.command ? ` on ${smtp.command.split(' ')[0]}` : '';
     return new ProviderError(`provider ${providerId}: SMTP ${responseCode}${command} for ${recipient}${reply}`, {
       retryable: responseCode >= 400 && responseCode < 500,
-      // Authentication required, too weak, or refused: the relay refuses this account, not the message.
-      providerFault: responseCode === 530 || responseCode === 534 || responseCode === 535,
+      // Authentication required, too weak, or refused, or no STARTTLS where it is required
+      // (nodemailer's ETLS with the relay's answer): this relay, not the message.
+      providerFault: responseCode === 530 || responseCode === 534 || responseCode === 535 || smtp?.code === 'ETLS',
       code: `SMTP_${responseCode}`,
       status: responseCode,
       cause: error,

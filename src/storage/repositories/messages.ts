@@ -675,8 +675,9 @@ export class MessagesRepository {
 
   /**
    * Deletes up to `limit` finished messages (sent, failed, canceled) due and last changed before
-   * `before`, with their attempts; resolves how many. Ranged on the (status, due_at) index: a
-   * finished message's last change is never before its due time, so `due_at < before` loses none.
+   * `before`, with their attempts; resolves how many. `updated_at` is what retention counts from;
+   * `due_at` ranges the scan on the (status, due_at) index. A message sent or failed is never due
+   * after its last change; one canceled long before its due time is kept until that has passed too.
    */
   async purgeFinished(options: { before: number; limit: number }): Promise<number> {
     return this.db.transaction().execute(async (trx) => {

@@ -153,13 +153,13 @@ export class ProvidersRepository {
     return result.numDeletedRows > 0n;
   }
 
-  /** Providers filtered by exact scope and/or channel (admin listing), by priority then id. */
-  /** Whether any provider is enabled, for any tenant or channel. */
-  async anyEnabled(): Promise<boolean> {
-    const row = await this.database.db.selectFrom('providers').select('id').where('enabled', '=', 1).limit(1).executeTakeFirst();
+  /** Whether any provider is stored, enabled or not, for any tenant or channel. */
+  async anyStored(): Promise<boolean> {
+    const row = await this.database.db.selectFrom('providers').select('id').limit(1).executeTakeFirst();
     return row !== undefined;
   }
 
+  /** Providers filtered by exact scope and/or channel (admin listing), by priority then id. */
   async list(filter: { scope?: string; channel?: Channel } = {}): Promise<Provider[]> {
     let query = this.database.db.selectFrom('providers').selectAll().orderBy('priority').orderBy('id');
     if (filter.scope !== undefined) query = query.where('scope', '=', filter.scope);

@@ -29,8 +29,20 @@ function withoutSecrets(value: unknown, depth: number): unknown {
   if (Array.isArray(value)) return value.map((item) => withoutSecrets(item, depth + 1));
   // Anywhere in the tree: pino keeps the raw `errors` of an AggregateError beside `aggregateErrors`.
   const copy: Serialized = {};
+  const source = value as Serialized;
+  // A database driver's message itself may quote a value ("Duplicate entry '+86…' for key …"):
+  // its code says what failed, and the stack keeps where, without the first line.
+  const fromDriver = 'sqlState' in source || 'sqlMessage' in source || ('severity' in source && 'routine' in source);
   for (const [key, field] of Object.entries(value as Serialized)) {
     if (DATA_FIELDS.has(key)) continue;
+    if (fromDriver && key === 'message') {
+      copy.message = `database error ${String(source.code ?? '')}`.trim();
+      continue;
+    }
+    if (fromDriver && key === 'stack' && typeof field === 'string') {
+      copy.stack = field.replace(/^[^\n]*/, `database error ${String(source.code ?? '')}`.trim());
+      continue;
+    }
     copy[key] =
       key === 'command' && field !== null && typeof field === 'object'
         ? { name: (field as { name?: unknown }).name }

@@ -39,11 +39,38 @@ export interface AdminServiceDeps {
 }
 
 function providerView(provider: StoredProvider): ProviderView {
-  return { ...provider, createdAt: new Date(provider.createdAt).toISOString(), updatedAt: new Date(provider.updatedAt).toISOString() };
+  return {
+    ...provider,
+    config: shownConfig(provider),
+    createdAt: new Date(provider.createdAt).toISOString(),
+    updatedAt: new Date(provider.updatedAt).toISOString(),
+  };
 }
 
-/** Config fields that say where a provider sends, and so where its stored credentials go. */
-const DESTINATION_FIELDS = ['host', 'port', 'url', 'endpoint', 'webhookUrl'] as const;
+/**
+ * A Feishu bot stored before its hook URL became a secret has the URL, and so the bot's token, in
+ * `config`: it is shown masked, saying where it belongs (a change of the config must move it).
+ */
+function shownConfig(provider: StoredProvider): Record<string, unknown> {
+  if (provider.kind !== 'feishu' || provider.config.webhookUrl === undefined) return provider.config;
+  return { ...provider.config, webhookUrl: '*** (the bot token: move it to secret.webhookUrl)' };
+}
+
+/**
+ * Config fields that say where a provider sends, and how safely: so where its stored credentials
+ * go, and whether in clear or to a server whose certificate is not checked.
+ */
+const CREDENTIAL_ROUTE_FIELDS = [
+  'host',
+  'port',
+  'url',
+  'endpoint',
+  'webhookUrl',
+  'secure',
+  'requireTLS',
+  'ignoreTLS',
+  'tlsRejectUnauthorized',
+] as const;
 
 /** A recipient of a blacklist entry for any channel: the channel is told by its shape. */
 function normalizeAnyChannel(input: string, region: string): string | undefined {
@@ -86,19 +113,16 @@ export class SqlAdminService implements AdminService {
   }
 
   async issueApiKey(tenantId: string, options: { keepOthers?: boolean } = {}): Promise<{ keyId: string; apiKey: string } | undefined> {
-    const keepOthers = options.keepOthers ?? false;
-    // Read before the rotation: a revoked key's hash is what the caches are keyed by.
-    const revoked = keepOthers ? [] : await this.deps.tenants.activeKeyHashes(tenantId);
-    const issued = await this.deps.tenants.rotateKey(tenantId, { revokeOthers: !keepOthers });
+    const issued = await this.deps.tenants.rotateKey(tenantId, { revokeOthers: !(options.keepOthers ?? false) });
     if (!issued) return undefined;
-    await this.deps.directory.invalidateApiKeys(revoked);
-    return issued;
+    await this.deps.directory.invalidateApiKeys(issued.revokedHashes);
+    return { keyId: issued.keyId, apiKey: issued.apiKey };
   }
 
   async revokeApiKey(tenantId: string, keyId: string): Promise<boolean> {
-    const hashes = await this.deps.tenants.activeKeyHashes(tenantId, keyId);
-    if (!(await this.deps.tenants.revokeKey(tenantId, keyId))) return false;
-    await this.deps.directory.invalidateApiKeys(hashes);
+    const hash = await this.deps.tenants.activeKeyHash(tenantId, keyId);
+    if (hash === undefined || !(await this.deps.tenants.revokeKey(tenantId, keyId))) return false;
+    await this.deps.directory.invalidateApiKeys([hash]);
     return true;
   }
 
@@ -283,11 +307,11 @@ export class SqlAdminService implements AdminService {
       const secret = patch.secret === undefined ? await this.storedSecret(id) : (patch.secret ?? {});
       // The stored credentials go wherever the config points: sending them to a new address takes
       // someone who knows them, not only the config.
-      const moved = DESTINATION_FIELDS.filter((field) => patch.config !== undefined && patch.config[field] !== current.config[field]);
+      const moved = CREDENTIAL_ROUTE_FIELDS.filter((field) => patch.config !== undefined && patch.config[field] !== current.config[field]);
       if (patch.secret === undefined && moved.length > 0 && Object.keys(secret).length > 0) {
         throw new SluiceError(
           'INVALID_REQUEST',
-          `changing where the provider sends (config.${moved.join(', config.')}) takes its secret again, in the same change`,
+          `changing where or how the provider sends (config.${moved.join(', config.')}) takes its secret again, in the same change`,
           { details: { field: 'secret' } },
         );
       }

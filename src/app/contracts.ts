@@ -81,8 +81,7 @@ export interface RiskService {
   ): Promise<Decision>;
 }
 
-/** A provider as the admin API shows it: the stored row, which never holds the clear secret (only `hasSecret`). */
-/** A provider as the admin API shows it: no secret, times as ISO 8601 like every other view. */
+/** A provider as the admin API shows it: no secret (only `hasSecret`), times as ISO 8601 like every other view. */
 export type ProviderView = Omit<Provider, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
 
 export interface NewProviderInput {
@@ -122,7 +121,6 @@ export interface BlacklistPage {
   next: string | null;
 }
 
-/** Operator actions, shared by the admin HTTP API and the CLI. Every change is live at once on every instance. */
 /** An API key as the admin API lists it: never the key itself. */
 export interface ApiKeyView {
   id: string;
@@ -132,6 +130,7 @@ export interface ApiKeyView {
   revokedAt: string | null;
 }
 
+/** Operator actions, shared by the admin HTTP API and the CLI. Every change is live at once on every instance. */
 export interface AdminService {
   createTenant(name: string, qpsLimit?: number | null): Promise<{ id: string; name: string; apiKey: string }>;
   /** The tenant's API keys, active and revoked, without secrets (the first characters only); undefined: no such tenant. */
@@ -205,7 +204,7 @@ export interface HttpDeps {
   /** Empty: admin API off. */
   adminToken: string;
   bodyLimitBytes: number;
-  /** The bound on receiving one request, headers and body (0: none, Node's own `requestTimeout`). */
-  requestTimeoutMs?: number;
+  /** The bound on receiving one request, headers and body (`SLUICE_HTTP_REQUEST_TIMEOUT_MS`). */
+  requestTimeoutMs: number;
   logLevel?: string;
 }

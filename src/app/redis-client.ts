@@ -1,5 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import type { Settings } from '../config/settings.js';
+import { withDeadline } from './deadline.js';
 
 /**
  * The shared Redis client from settings: a Cluster when seed nodes are given, else one server, else
@@ -34,4 +35,18 @@ export function createRedisClient(
   client?.on('error', (error: Error) => events.onError?.(error));
   if (events.onReady) client?.on('ready', events.onReady);
   return client;
+}
+
+/**
+ * What /readyz says of Redis: `reachable`, or a cluster's failed state. Each call waits `ms` at
+ * most (well under a probe's usual 1 s timeout: a frozen Redis must not make the probe time out);
+ * rejects when Redis does not answer. A node of a failed cluster (slots uncovered, no quorum)
+ * still answers PING, so a cluster's state is read from `CLUSTER INFO`.
+ */
+export async function redisReadiness(redis: Redis | Cluster, ms: number): Promise<string> {
+  await withDeadline(redis.ping(), ms, 'ping timed out');
+  if (!(redis instanceof Cluster)) return 'reachable';
+  const info = String(await withDeadline(redis.cluster('INFO'), ms, 'CLUSTER INFO timed out'));
+  const state = /cluster_state:(\w+)/.exec(info)?.[1];
+  return state === 'ok' ? 'reachable' : `cluster state ${state ?? 'unknown'}: decisions use the fallback where its slots are lost`;
 }

@@ -4,7 +4,7 @@
  * `serve`, the CLI and the tests wire sluice the same way.
  */
 import { createHmac } from 'node:crypto';
-import { Cluster, type Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { AdmissionOutcome } from '../admission/context.js';
 import { defaultChain } from '../admission/default-chain.js';
@@ -28,10 +28,11 @@ import { SecretBox } from '../storage/secret-box.js';
 import { SqlAdminService } from './admin-service.js';
 import { BlacklistCache } from './blacklist-cache.js';
 import type { HealthService, HttpDeps, RiskService } from './contracts.js';
+import { withDeadline } from './deadline.js';
 import { CachedTenantDirectory, loadTenantConfig, loadTenantIdByKeyHash, type TenantConfig } from './directory.js';
 import { DegradingFrequencyGate, LocalFrequencyGate } from './frequency-gate.js';
 import { SqlMessageService, SqlMessageWriter } from './message-service.js';
-import { createRedisClient } from './redis-client.js';
+import { createRedisClient, redisReadiness } from './redis-client.js';
 import { resolveSecretKey } from './secret-key.js';
 import { SlowCallLog } from './slow-call-log.js';
 import { ThrottledLog } from './throttled-log.js';
@@ -40,16 +41,6 @@ import { ThrottledLog } from './throttled-log.js';
 const READY_PING_MS = 250;
 /** The database check of /readyz (a ping and the migrations table): within a probe's usual 1 s. */
 const READY_DATABASE_MS = 800;
-
-/** `work`, or a rejection with `message` after `ms`. */
-function withDeadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-    timer.unref();
-  });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
-}
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -295,19 +286,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         }
         if (redis) {
           try {
-            // Well under a probe's usual 1 s timeout: a frozen Redis must not make /readyz itself time out.
-            await withDeadline(redis.ping(), READY_PING_MS, 'ping timed out');
-            // A node of a failed cluster (slots uncovered, no quorum) still answers PING.
-            const state =
-              redis instanceof Cluster
-                ? /cluster_state:(\w+)/.exec(
-                    String(await withDeadline(redis.cluster('INFO'), READY_PING_MS, 'CLUSTER INFO timed out')),
-                  )?.[1]
-                : 'ok';
-            checks.redis =
-              state === 'ok'
-                ? { ok: true, detail: 'reachable' }
-                : { ok: true, detail: `cluster state ${state ?? 'unknown'}: decisions use the fallback where its slots are lost` };
+            checks.redis = { ok: true, detail: await redisReadiness(redis, READY_PING_MS) };
           } catch (error) {
             // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
             // taking every instance out of the load balancer would turn a degraded service into none.

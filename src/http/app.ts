@@ -39,7 +39,7 @@ export interface HttpAppOptions {
 
 export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {}): Promise<FastifyInstance> {
   const operationsOnly = options.routes === 'operations';
-  const requestTimeout = deps.requestTimeoutMs ?? 30_000;
+  const requestTimeout = deps.requestTimeoutMs;
   const app = Fastify({
     bodyLimit: deps.bodyLimitBytes,
     // Fastify's default (0) would leave a trickling client's connection open for good. Node takes
@@ -50,7 +50,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     logger: {
       level: deps.logLevel ?? 'info',
       // Keys, tokens and recipients never reach the log (src/logging.ts).
-      redact: [...REDACTED_PATHS, 'req.headers.authorization', 'req.headers["idempotency-key"]'],
+      redact: REDACTED_PATHS,
       serializers: { err: errorSerializer, req: requestSerializer },
     },
     ajv: {

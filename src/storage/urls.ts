@@ -16,12 +16,31 @@ export class UnsupportedDatabaseUrlError extends Error {
 /** Query parameters that may hold a credential (`?password=`, `?sslkey=`, `?token=`...). */
 const SECRET_PARAMETER = /pass|pwd|secret|token|key|auth/i;
 
-/** `scheme://user:***@host/...?password=***`: the URL without its password, wherever it is given. */
+/**
+ * The URL without its password, wherever it is given (`scheme://user:***@host/...?password=***`),
+ * parsed as the drivers parse it (the password runs to the last `@`). Text that does not parse as
+ * a URL is hidden whole: it may be nothing but a password.
+ */
 export function maskUrl(url: string): string {
-  const withoutUserPassword = url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
-  return withoutUserPassword.replace(/([?&])([^=&#]+)=([^&#]*)/g, (whole, separator: string, name: string) =>
-    SECRET_PARAMETER.test(name) ? `${separator}${name}=***` : whole,
-  );
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return '***';
+  }
+  let masked = false;
+  if (parsed.password) {
+    parsed.password = '***';
+    masked = true;
+  }
+  for (const name of [...parsed.searchParams.keys()]) {
+    if (SECRET_PARAMETER.test(name)) {
+      parsed.searchParams.set(name, '***');
+      masked = true;
+    }
+  }
+  // Untouched text stays as written (a sqlite: path is not re-encoded).
+  return masked ? parsed.toString().replaceAll('%2A%2A%2A', '***') : url;
 }
 
 /** The dialect a URL selects, or `undefined` for an unknown scheme. */

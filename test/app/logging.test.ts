@@ -47,6 +47,16 @@ describe('sluice loggers', () => {
       detail: 'Key (name)=(alice@example.com) already exists.',
       parameters: ['alice@example.com'],
     });
+    const duplicate = Object.assign(new Error("Duplicate entry '+8613800138000' for key 'blacklist.PRIMARY'"), {
+      code: 'ER_DUP_ENTRY',
+      errno: 1062,
+      sqlState: '23000',
+      sqlMessage: "Duplicate entry '+8613800138000' for key 'blacklist.PRIMARY'",
+    });
+    logger.error({ err: duplicate }, 'insert failed');
+    expect(lines[0]).not.toContain('8613800138000');
+    expect(JSON.parse(lines[0]!).err).toMatchObject({ message: 'database error ER_DUP_ENTRY', code: 'ER_DUP_ENTRY' });
+    lines.length = 0;
     logger.error({ err: mysql }, 'insert failed');
     logger.error({ err: pg }, 'insert failed');
     expect(lines.join('')).not.toMatch(/8613800138000|Your code|alice@example.com/);

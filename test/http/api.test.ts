@@ -4,7 +4,7 @@
  * produce, with the `{"error": {"code", "message"}}` shape and `Retry-After` on every 429.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, phone, sms, startApp, type TestApp } from './support.js';
+import { ADMIN_TOKEN, expectError, phone, sms, startApp, type TestApp } from './support.js';
 
 const SEED_RULES = {
   rules: [
@@ -144,6 +144,15 @@ describe('GET and DELETE /v1/messages/:id', () => {
     });
     expect(again.statusCode, again.body).toBe(200);
     expect(again.json().status).toBe('canceled');
+    // No body is no body: a route that needs one still refuses its absence.
+    const json = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+    expectError(await t.app.inject({ method: 'POST', url: '/v1/messages', headers: json }), 400, 'INVALID_REQUEST');
+    const rules = await t.app.inject({
+      method: 'PUT',
+      url: '/v1/admin/tenants/any/rules/sms',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    });
+    expectError(rules, 400, 'INVALID_REQUEST');
   });
 
   it("cancelling another tenant's message or an unknown one is 404 and changes nothing", async () => {

@@ -71,6 +71,21 @@ describe('admin API: providers', () => {
     expect((await t.admin('PATCH', `/v1/admin/providers/${second.id}`, { name: 'backup', priority: 7 })).statusCode).toBe(200);
   });
 
+  it("a Feishu bot stored with its hook URL in config (before it was a secret) is listed without the bot's token", async () => {
+    const tenant = await t.createTenant();
+    await t.runtime.repositories.providers.create({
+      scope: tenant.id,
+      channel: 'webhook',
+      kind: 'feishu',
+      name: 'old-bot',
+      qps: 5,
+      config: { webhookUrl: 'https://open.feishu.cn/open-apis/bot/v2/hook/t0ken-abc' },
+    });
+    const listed = await t.admin('GET', `/v1/admin/providers?scope=${tenant.id}`);
+    expect(listed.body).not.toContain('t0ken-abc');
+    expect(listed.json().providers[0].config.webhookUrl).toContain('move it to secret.webhookUrl');
+  });
+
   it('changes priority, QPS and secret, disables and removes', async () => {
     const created = (await t.admin('POST', '/v1/admin/providers', smtp('*', { name: 'shared' }))).json();
     const patched = await t.admin('PATCH', `/v1/admin/providers/${created.id}`, {
@@ -92,6 +107,9 @@ describe('admin API: providers', () => {
       secret: { user: 'u', password: 'p2' },
     });
     expect(withSecret.json()).toMatchObject({ config: elsewhere });
+    // So does sending it in clear: the TLS settings route the credentials too.
+    const inClear = { ...elsewhere, requireTLS: false };
+    expectError(await t.admin('PATCH', `/v1/admin/providers/${created.id}`, { config: inClear }), 400, 'INVALID_REQUEST');
     expect((await t.admin('DELETE', `/v1/admin/providers/${created.id}`)).statusCode).toBe(200);
     expectError(await t.admin('DELETE', `/v1/admin/providers/${created.id}`), 404, 'NOT_FOUND');
     expectError(await t.admin('PATCH', '/v1/admin/providers/nope', { qps: 1 }), 404, 'NOT_FOUND');

@@ -27,6 +27,9 @@ describe('database URLs', () => {
   it('masks passwords', () => {
     expect(maskUrl('postgres://sluice:hunter2@127.0.0.1:5432/db')).toBe('postgres://sluice:***@127.0.0.1:5432/db');
     expect(maskUrl('sqlite:data/x.db')).toBe('sqlite:data/x.db');
+    // As the drivers read it: the password runs to the last @. What does not parse is hidden whole.
+    expect(maskUrl('postgres://u:p@ss@host/db')).toBe('postgres://u:***@host/db');
+    expect(maskUrl('postgres://u:pa/ss@host/db')).toBe('***');
     expect(maskUrl('postgres://sluice@db:5432/x?sslmode=verify-full&password=hunter2&sslkey=k.pem')).toBe(
       'postgres://sluice@db:5432/x?sslmode=verify-full&password=***&sslkey=***',
     );

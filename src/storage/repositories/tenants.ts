@@ -215,14 +215,23 @@ export class TenantsRepository {
   /**
    * Issues a new key; by default revokes every other key of the tenant in the same transaction
    * (`revokeOthers: false` keeps them, for a rollover window: revoke them later with `revokeKey`).
-   * @returns the new key, or `undefined` when there is no such tenant.
+   * @returns the new key and the hashes of the keys it revoked (what caches keyed by hash must
+   * drop), or `undefined` when there is no such tenant.
    */
-  async rotateKey(tenantId: string, options: { revokeOthers?: boolean } = {}): Promise<IssuedApiKey | undefined> {
+  async rotateKey(
+    tenantId: string,
+    options: { revokeOthers?: boolean } = {},
+  ): Promise<(IssuedApiKey & { revokedHashes: string[] }) | undefined> {
     const now = this.clock.now();
     return this.db.transaction().execute(async (trx) => {
       const tenant = await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).executeTakeFirst();
       if (tenant === undefined) return undefined;
+      let revokedHashes: string[] = [];
       if (options.revokeOthers ?? true) {
+        // Read in the transaction that revokes them: a key issued meanwhile is not missed.
+        revokedHashes = (
+          await trx.selectFrom('api_keys').select('key_hash').where('tenant_id', '=', tenantId).where('revoked_at', 'is', null).execute()
+        ).map((row) => row.key_hash);
         await trx
           .updateTable('api_keys')
           .set({ revoked_at: now })
@@ -230,18 +239,20 @@ export class TenantsRepository {
           .where('revoked_at', 'is', null)
           .execute();
       }
-      return this.issueKey(trx, tenantId, now);
+      return { ...(await this.issueKey(trx, tenantId, now)), revokedHashes };
     });
   }
 
-  /**
-   * The hashes of a tenant's active keys (or of the one `keyId`, if active): what a cache keyed by
-   * key hash must drop when they are revoked.
-   */
-  async activeKeyHashes(tenantId: string, keyId?: string): Promise<string[]> {
-    let query = this.db.selectFrom('api_keys').select('key_hash').where('tenant_id', '=', tenantId).where('revoked_at', 'is', null);
-    if (keyId !== undefined) query = query.where('id', '=', keyId);
-    return (await query.execute()).map((row) => row.key_hash);
+  /** The hash of one active key of the tenant (what caches keyed by hash must drop when it is revoked). */
+  async activeKeyHash(tenantId: string, keyId: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select('key_hash')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', keyId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return row?.key_hash;
   }
 
   /** Revokes one key. @returns false when the tenant has no such active key. */

@@ -1,6 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import type { Settings } from '../config/settings.js';
-import { withDeadline } from './deadline.js';
+import { withDeadline } from '../deadline.js';
 
 /**
  * The shared Redis client from settings: a Cluster when seed nodes are given, else one server, else

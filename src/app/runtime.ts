@@ -12,6 +12,7 @@ import { quotaExceeded, tenantQpsRules, tenantQpsSubject } from '../admission/in
 import type { FrequencyGate, NewMessage } from '../admission/ports.js';
 import { type ChangeBus, InProcessChangeBus, LiveCache, RedisChangeBus } from '../config/live-cache.js';
 import type { Settings } from '../config/settings.js';
+import { withDeadline } from '../deadline.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../errors.js';
 import { type DegradedDecision, DegradingLimiter } from '../limiter/degrade/index.js';
 import { type Clock, Limiter, MemoryStore, RedisStore, systemClock } from '../limiter/index.js';
@@ -28,7 +29,6 @@ import { SecretBox } from '../storage/secret-box.js';
 import { SqlAdminService } from './admin-service.js';
 import { BlacklistCache } from './blacklist-cache.js';
 import type { HealthService, HttpDeps, RiskService } from './contracts.js';
-import { withDeadline } from './deadline.js';
 import { CachedTenantDirectory, loadTenantConfig, loadTenantIdByKeyHash, type TenantConfig } from './directory.js';
 import { DegradingFrequencyGate, LocalFrequencyGate } from './frequency-gate.js';
 import { SqlMessageService, SqlMessageWriter } from './message-service.js';

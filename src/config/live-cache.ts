@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
+import { withDeadline } from '../deadline.js';
 import type { Clock } from '../limiter/index.js';
 
 /** Tells every instance that a cached key changed. */
@@ -135,14 +136,9 @@ export interface LiveCacheOptions<T> {
 
 const MISSING = '\u0000missing';
 
-/** Rejects after `ms`; the late answer, if any, is ignored. */
-function withTimeout<T>(promise: Promise<T>, ms: number, what = 'Redis config read'): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+/** `promise`, or a rejection naming `what` after `ms`; the late answer, if any, is ignored. */
+const withTimeout = <T>(promise: Promise<T>, ms: number, what = 'Redis config read'): Promise<T> =>
+  withDeadline(promise, ms, `${what} timed out after ${ms} ms`);
 
 /**
  * A read-through cache over SQL with a Redis level and bus invalidation. Concurrent misses of one

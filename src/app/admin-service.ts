@@ -279,8 +279,8 @@ export class SqlAdminService implements AdminService {
 
   /**
    * A provider's name is unique in its scope and channel, as a tenant's name is: the name is how
-   * logs, metrics and send errors tell providers apart. CONFLICT otherwise. (Checked here, not by
-   * a unique index: two concurrent creates of one name can still both pass.)
+   * logs, metrics and send errors tell providers apart. CONFLICT otherwise. Checked here for the
+   * message; the unique index (migration 0002) refuses the race this check cannot see.
    */
   private async requireUniqueName(scope: string, channel: Channel, name: string, exceptId?: string): Promise<void> {
     const taken = (await this.deps.providers.list({ scope, channel })).find(

@@ -139,7 +139,7 @@ for (const backend of backends) {
 
     describe('migrations', () => {
       it('reports the pending ones, applies them, and re-running is a no-op', async () => {
-        expect(pendingBefore).toEqual(['0001-initial']);
+        expect(pendingBefore).toEqual(['0001-initial', '0002-provider-name-unique']);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);
         await database.ping();
@@ -323,6 +323,15 @@ for (const backend of backends) {
         expect(await repos.providers.revealSecret(other.id)).toBeUndefined();
         await database.db.updateTable('providers').set({ secret: raw.secret }).where('id', '=', other.id).execute();
         await expect(repos.providers.revealSecret(other.id)).rejects.toThrow();
+
+        // A name is unique in its scope and channel, in SQL too: the race the admin check misses.
+        await expect(repos.providers.create({ scope: tenant.id, channel: 'email', kind: 'smtp', name: 'relay', qps: 1 })).rejects.toThrow(
+          DuplicateNameError,
+        );
+        await expect(repos.providers.update(other.id, { name: 'relay' })).rejects.toThrow(DuplicateNameError);
+        expect((await repos.providers.create({ scope: tenant.id, channel: 'sms', kind: 'console', name: 'relay', qps: 1 })).name).toBe(
+          'relay',
+        );
 
         const updated = await repos.providers.update(created.id, { secret: null, qps: 20 });
         expect(updated).toMatchObject({ hasSecret: false, qps: 20 });

@@ -7,6 +7,7 @@
 import type { Channel } from '../../channels.js';
 import { type Clock, systemClock } from '../../limiter/clock.js';
 import type { Database } from '../database.js';
+import { DuplicateNameError, isUniqueViolation } from '../errors.js';
 import { newId } from '../ids.js';
 import { ANY, type ProviderKind, type ProvidersTable } from '../schema.js';
 import type { SecretBox } from '../secret-box.js';
@@ -119,7 +120,12 @@ export class ProvidersRepository {
       created_at: now,
       updated_at: now,
     };
-    await this.database.db.insertInto('providers').values(row).execute();
+    try {
+      await this.database.db.insertInto('providers').values(row).execute();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new DuplicateNameError('provider', input.name, error);
+      throw error;
+    }
     return toProvider(row);
   }
 
@@ -128,7 +134,10 @@ export class ProvidersRepository {
     return row && toProvider(row);
   }
 
-  /** @returns the updated provider, or `undefined` when there is no such provider. */
+  /**
+   * @returns the updated provider, or `undefined` when there is no such provider.
+   * @throws DuplicateNameError when renaming to a name taken in its scope and channel.
+   */
   async update(id: string, changes: ProviderChanges): Promise<Provider | undefined> {
     const result = await this.database.db
       .updateTable('providers')
@@ -143,7 +152,11 @@ export class ProvidersRepository {
         ...(changes.enabled === undefined ? {} : { enabled: changes.enabled ? 1 : 0 }),
       })
       .where('id', '=', id)
-      .executeTakeFirst();
+      .executeTakeFirst()
+      .catch((error: unknown) => {
+        if (changes.name !== undefined && isUniqueViolation(error)) throw new DuplicateNameError('provider', changes.name, error);
+        throw error;
+      });
     return result.numUpdatedRows === 0n ? undefined : this.get(id);
   }
 

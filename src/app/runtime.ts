@@ -266,37 +266,42 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     const health: HealthService = {
       async ready() {
         const checks: Record<string, { ok: boolean; detail?: string }> = {};
-        try {
-          // Bounded like the Redis ping below: a frozen database server must show as not ready
-          // within a probe's timeout, not hang the probe (and the load balancer's view with it).
-          await withDeadline(
-            (async () => {
-              await database.ping();
-              return pendingMigrations(database);
-            })(),
-            READY_DATABASE_MS,
-            'database check timed out',
-          ).then((pending) => {
+        // Side by side, each bounded: a frozen database and a frozen Redis together must still
+        // answer within a probe's usual 1 s.
+        const databaseCheck = withDeadline(
+          (async () => {
+            await database.ping();
+            return pendingMigrations(database);
+          })(),
+          READY_DATABASE_MS,
+          'database check timed out',
+        ).then(
+          (pending) => {
             checks.database = { ok: true };
             checks.migrations = pending.length ? { ok: false, detail: `pending: ${pending.join(', ')}` } : { ok: true };
-          });
-        } catch (error) {
-          checks.database = { ok: false, detail: 'unreachable (see the log)' };
-          readinessErrors.record({ err: error, check: 'database' });
-        }
-        if (redis) {
-          try {
-            checks.redis = { ok: true, detail: await redisReadiness(redis, READY_PING_MS) };
-          } catch (error) {
-            // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
-            // taking every instance out of the load balancer would turn a degraded service into none.
-            checks.redis = { ok: true, detail: 'unreachable (see the log): decisions use the fallback' };
-            readinessErrors.record({ err: error, check: 'redis' });
-          }
-          checks.limiter = { ok: true, detail: `breaker ${degrading?.state() ?? 'closed'}` };
-        } else {
-          checks.limiter = { ok: true, detail: 'in process (embedded)' };
-        }
+          },
+          (error: unknown) => {
+            checks.database = { ok: false, detail: 'unreachable (see the log)' };
+            readinessErrors.record({ err: error, check: 'database' });
+          },
+        );
+        // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
+        // taking every instance out of the load balancer would turn a degraded service into none.
+        const redisCheck = redis
+          ? redisReadiness(redis, READY_PING_MS).then(
+              (detail) => {
+                checks.redis = { ok: true, detail };
+              },
+              (error: unknown) => {
+                checks.redis = { ok: true, detail: 'unreachable (see the log): decisions use the fallback' };
+                readinessErrors.record({ err: error, check: 'redis' });
+              },
+            )
+          : undefined;
+        await Promise.all([databaseCheck, redisCheck]);
+        checks.limiter = redis
+          ? { ok: true, detail: `breaker ${degrading?.state() ?? 'closed'}` }
+          : { ok: true, detail: 'in process (embedded)' };
         return { ready: Object.values(checks).every((check) => check.ok), checks };
       },
     };

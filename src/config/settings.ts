@@ -287,7 +287,10 @@ export const SETTINGS = {
     kind: 'number',
     default: 1,
     range: [0, 1],
-    description: 'While degraded, the fraction of requests checked in full against the fallback; the rest are allowed.',
+    // The limiter refuses 0 (it would check nothing), which `serve` only found at start.
+    check: (rate: number) => (rate > 0 ? undefined : 'SLUICE_SAMPLE_RATE must be above 0 (and at most 1)'),
+    description:
+      'While degraded, the fraction of requests checked in full against the fallback (above 0, at most 1); the rest are allowed.',
   }),
 } as const;
 

@@ -39,7 +39,24 @@ export function toSluiceError(error: unknown): SluiceError {
 }
 
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const sluiceError = toSluiceError(error);
+  send(toSluiceError(error), error, request, reply);
+}
+
+/**
+ * For routes whose only dependencies are the database and Redis (the admin API): an error that is
+ * neither ours nor Fastify's is one of them failing, so 503 UNAVAILABLE (retry), as the message
+ * routes answer, not 500.
+ */
+export function dependencyErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const mapped = toSluiceError(error);
+  const sluiceError =
+    mapped.code === 'INTERNAL' && !(error instanceof SluiceError)
+      ? new SluiceError('UNAVAILABLE', 'a dependency is unavailable (the database or Redis); retry later', { cause: error })
+      : mapped;
+  send(sluiceError, error, request, reply);
+}
+
+function send(sluiceError: SluiceError, error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   if (sluiceError.status >= 500) request.log.error({ err: sluiceError.cause ?? error, code: sluiceError.code }, 'request failed');
   if (sluiceError.retryAfterSeconds !== undefined) reply.header('Retry-After', String(sluiceError.retryAfterSeconds));
   const body = sluiceError.toBody();

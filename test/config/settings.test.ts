@@ -52,6 +52,7 @@ describe('settings', () => {
     expect(() => loadSettings({ SLUICE_DEGRADE_MS: '200', SLUICE_REDIS_TIMEOUT_MS: '100', SLUICE_PORT: 'x' })).toThrow(
       /SLUICE_PORT.*must be above SLUICE_DEGRADE_MS/,
     );
+    expect(() => loadSettings({ SLUICE_SAMPLE_RATE: '0' })).toThrow(/SLUICE_SAMPLE_RATE must be above 0/);
     expect(() => loadSettings({ SLUICE_REDIS_URL: 'localhost:6379' })).toThrow(/SLUICE_REDIS_URL must start with redis:\/\//);
     expect(() => loadSettings({ SLUICE_REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2' })).toThrow(/each seed is host:port, not "10.0.0.2"/);
     expect(loadSettings({ SLUICE_REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b:7001' }).redisClusterNodes).toEqual([

@@ -582,6 +582,8 @@ describe('health and docs', () => {
       expect(ready.statusCode).toBe(503);
       expect(ready.json().checks.database).toEqual({ ok: false, detail: 'unreachable (see the log)' });
       expect(ready.body).not.toMatch(/not open|sqlite|\//i);
+      // An admin call meets the same database: 503 UNAVAILABLE (retry), as a send would, not 500.
+      expectError(await broken.admin('GET', '/v1/admin/tenants'), 503, 'UNAVAILABLE');
 
       // A frozen server (a ping that never answers) shows as not ready, rather than hanging the probe.
       broken.runtime.database.ping = () => new Promise<void>(() => undefined);

@@ -4,6 +4,7 @@ import type { BlacklistScope, FallbackView, HttpDeps } from '../../app/contracts
 import type { Channel } from '../../channels.js';
 import { SluiceError } from '../../errors.js';
 import { requireAdmin } from '../auth.js';
+import { dependencyErrorHandler } from '../error-handler.js';
 import {
   ApiKeyList,
   ApiKeyRevoked,
@@ -64,6 +65,7 @@ export const adminRoutes =
     // Every route of this plugin (the hook is encapsulated to it), whatever spelling of the path
     // matched it: the router decodes `/v1/%61dmin/…`, so a test of the raw URL is no guard.
     app.addHook('onRequest', async (request) => requireAdmin(deps, request));
+    app.setErrorHandler(dependencyErrorHandler);
     const admin = deps.admin;
     const tenantOr404 = async <T>(value: Promise<T | undefined>): Promise<T> => {
       const found = await value;

@@ -28,7 +28,8 @@ export const providerNameUniqueMigration = (dialect: Dialect): Migration => ({
       }
       await db
         .updateTable('providers')
-        .set({ name: `${row.name} (${row.id})` })
+        // Within the API's 100 characters, so the new name can be sent back in a PATCH.
+        .set({ name: `${row.name.slice(0, 100 - row.id.length - 3)} (${row.id})` })
         .where('id', '=', row.id)
         .execute();
     }

@@ -159,7 +159,7 @@ export const SETTINGS = {
     default: 5000,
     range: [0, 600_000],
     description:
-      'How long an instance keeps tenant config in process before asking Redis/SQL again. Changes invalidate it at once through Redis pub/sub (or in process).',
+      'How long an instance keeps tenant config in process before asking Redis/SQL again. Changes invalidate it at once through Redis pub/sub (or in process). Also how often the in-process blacklist is checked against SQL for changes made past sluice; 0 asks SQL for the blacklist on every message.',
   }),
   blacklistMemoryMax: spec({
     env: 'SLUICE_BLACKLIST_MEMORY_MAX',
@@ -191,7 +191,7 @@ export const SETTINGS = {
     default: 5000,
     range: [500, 600_000],
     description:
-      'Dispatcher lock lease; renewed every lease/3. Also the lease of a message being sent, renewed the same way while its send (pace wait included) lasts.',
+      'Dispatcher lock lease; renewed every lease/3. Also the lease of a message being sent, renewed the same way while its send (pace wait included) lasts, and (Redis) how long the entry of a worker in the roster of workers sharing the partitions lasts, renewed every lease/3.',
   }),
   pollMs: spec({
     env: 'SLUICE_POLL_MS',

@@ -111,11 +111,13 @@ export class SqlProviderDirectory implements ProviderDirectory {
       // From here on nothing is read: whatever fails is the row's settings.
       if (!validQps(row.qps)) throw new Error(`qps must be an integer of at least 1, got ${row.qps}`);
       const secret = JSON.parse(sealed ?? '{}') as Record<string, string>;
+      // Built under its name, which its errors (in attempts and logs) then carry, as the metrics
+      // do; the id stays what paces it and what attempts record.
       const client = createProvider(
-        { id: row.id, kind: row.kind, channel: row.channel, config: row.config, secret },
+        { id: row.name, kind: row.kind, channel: row.channel, config: row.config, secret },
         { clock: this.runtime.clock },
       );
-      return { provider: Object.assign(client, { name: row.name }), usable: true };
+      return { provider: Object.assign(client, { id: row.id, name: row.name }), usable: true };
     } catch (error) {
       return { provider: this.standIn(row, error), usable: false };
     }

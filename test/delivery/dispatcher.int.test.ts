@@ -538,10 +538,13 @@ function providerFaultSuite(redisUrl: () => string | undefined) {
     const [passed] = await sendMany(fixture, tenant.apiKey, 1);
     expect(await waitFor(async () => (await countFinal(fixture.runtime, [passed!])) === 1, 10_000)).toBe(true);
     expect((await loadMessages(fixture.runtime, [passed!])).get(passed!)).toMatchObject({ status: 'sent', providerId: providerIds[1] });
-    expect((await fixture.runtime.repositories.messages.listAttempts(passed!)).map((a) => [a.providerId, a.outcome])).toEqual([
+    const attempts = await fixture.runtime.repositories.messages.listAttempts(passed!);
+    expect(attempts.map((a) => [a.providerId, a.outcome])).toEqual([
       [providerIds[0], 'permanent'],
       [providerIds[1], 'sent'],
     ]);
+    // The error names the provider as the metrics do: by its name, not its id.
+    expect(attempts[0]?.error).toMatch(/^provider refused-0: HTTP 401/);
 
     // Both refuse: one attempt each, then failed, not round again (a 401 will not pass by waiting).
     refuseB = true;

@@ -171,7 +171,9 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
 
     // Recipient hashes in Redis keys are keyed by a secret derived from (not equal to) the master key.
     const keySecret = createHmac('sha256', secretKey).update('sluice redis key hashing').digest();
-    const local = new Limiter({ store: new MemoryStore({ clock }) });
+    const memory = new MemoryStore({ clock, maxSubjects: settings.limiterMemoryMax });
+    metrics.setLimiterMemory(() => ({ subjects: memory.size, evictedLive: memory.evictedLive }));
+    const local = new Limiter({ store: memory });
     let limiter = local;
     let degrading: DegradingLimiter | undefined;
     let frequency: FrequencyGate = new LocalFrequencyGate(local, (ms, outcome) =>

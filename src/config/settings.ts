@@ -122,6 +122,14 @@ export const SETTINGS = {
     description:
       'Longest a client may take to send one whole request (headers and body); a slower one is answered 400 INVALID_REQUEST ("did not arrive in full in time") and its connection closed, so trickling clients cannot hold connections open.',
   }),
+  limiterMemoryMax: spec({
+    env: 'SLUICE_LIMITER_MEMORY_MAX',
+    kind: 'int',
+    default: 1_000_000,
+    range: [1000, 100_000_000],
+    description:
+      'Most subjects (recipients, quota buckets, risk subjects) the in-process limiter holds, about 1 KB each: the embedded default, and the fallback while Redis is away. A subject is kept for its longest window, so distinct recipients at a steady rate would fill the heap; beyond this the oldest is dropped and forgets its counts (sluice_limiter_memory_evictions_total).',
+  }),
   retentionDays: spec({
     env: 'SLUICE_RETENTION_DAYS',
     kind: 'int',

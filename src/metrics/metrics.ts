@@ -71,6 +71,10 @@ export class Metrics {
 
   private messageCounts: MessageCountsProvider | undefined;
   private breakerStateOf: (() => keyof typeof BREAKER_STATE_VALUE) | undefined;
+  private limiterMemoryOf: (() => { subjects: number; evictedLive: number }) | undefined;
+  private limiterEvictionsSeen = 0;
+  readonly limiterMemorySubjects: Gauge;
+  readonly limiterMemoryEvictions: Counter;
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -124,6 +128,25 @@ export class Metrics {
       // time alone, and an idle instance must not report "open" (and fire its alert) for good.
       collect() {
         if (self.breakerStateOf) this.set(BREAKER_STATE_VALUE[self.breakerStateOf()]);
+      },
+    });
+    this.limiterMemorySubjects = new Gauge({
+      name: 'sluice_limiter_memory_subjects',
+      help: 'Subjects (recipients, quota buckets, risk subjects) held by the in-process limiter; bounded by SLUICE_LIMITER_MEMORY_MAX.',
+      registers,
+      collect() {
+        if (self.limiterMemoryOf) this.set(self.limiterMemoryOf().subjects);
+      },
+    });
+    this.limiterMemoryEvictions = new Counter({
+      name: 'sluice_limiter_memory_evictions_total',
+      help: 'Subjects the in-process limiter dropped at SLUICE_LIMITER_MEMORY_MAX while their counts still mattered.',
+      registers,
+      collect() {
+        if (!self.limiterMemoryOf) return;
+        const { evictedLive } = self.limiterMemoryOf();
+        if (evictedLive > self.limiterEvictionsSeen) this.inc(evictedLive - self.limiterEvictionsSeen);
+        self.limiterEvictionsSeen = evictedLive;
       },
     });
     this.breakerTransitions = new Counter({
@@ -220,6 +243,11 @@ export class Metrics {
   /** Set the callback that reads the limiter breaker's state at each scrape. */
   setBreakerState(provider: (() => keyof typeof BREAKER_STATE_VALUE) | undefined): void {
     this.breakerStateOf = provider;
+  }
+
+  /** Set the callback that reads the in-process limiter's size at each scrape. */
+  setLimiterMemory(provider: (() => { subjects: number; evictedLive: number }) | undefined): void {
+    this.limiterMemoryOf = provider;
   }
 
   /** The text exposition for `GET /metrics`. */

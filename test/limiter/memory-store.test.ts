@@ -107,3 +107,34 @@ describe('MemoryStore memory bounds', () => {
     expect((await limiter.check({ subject: 'a', rules: banning, now: 1_003 })).counts).toEqual([1]);
   });
 });
+
+describe('MemoryStore maxSubjects', () => {
+  const rules = [{ windowMs: 60_000, limit: 1 }];
+
+  it('at the limit, drops the oldest subject (which forgets its counts) and says how many it dropped', async () => {
+    const clock = new ManualClock(1_000_000);
+    const store = new MemoryStore({ clock, maxSubjects: 3 });
+    const limiter = new Limiter({ store });
+    for (const subject of ['a', 'b', 'c']) expect((await limiter.check({ subject, rules })).allowed).toBe(true);
+    expect((await limiter.check({ subject: 'a', rules })).allowed).toBe(false);
+    expect((await limiter.check({ subject: 'd', rules })).allowed).toBe(true);
+    expect([store.size, store.evictedLive]).toEqual([3, 1]);
+    // 'a' was first seen, so first dropped: its send a moment ago is forgotten.
+    expect((await limiter.check({ subject: 'a', rules })).allowed).toBe(true);
+    expect(store.evictedLive).toBe(2);
+  });
+
+  it('makes room from expired subjects first: nothing that still matters is dropped', async () => {
+    const clock = new ManualClock(1_000_000);
+    const store = new MemoryStore({ clock, maxSubjects: 3 });
+    const limiter = new Limiter({ store });
+    for (const subject of ['a', 'b', 'c']) await limiter.check({ subject, rules });
+    clock.advance(60_001); // every window has passed
+    for (const subject of ['d', 'e', 'f']) expect((await limiter.check({ subject, rules })).allowed).toBe(true);
+    expect([store.size, store.evictedLive]).toEqual([3, 0]);
+  });
+
+  it('refuses a limit below 1', () => {
+    expect(() => new MemoryStore({ maxSubjects: 0 })).toThrow(RangeError);
+  });
+});

@@ -20,10 +20,21 @@ import { SubjectLog } from './subject-log.js';
 export interface MemoryStoreOptions {
   /** Time when a call passes no `now`; default the process clock. */
   clock?: Clock;
+  /**
+   * The most subjects held (default: no limit). A subject's state lives as long as its longest
+   * window (a day for "50 a day"), about 1 KB each with request ids: distinct recipients at a
+   * steady rate would fill any heap. At the limit, a new subject first makes room from the oldest
+   * subjects whose state has expired, else by dropping the oldest subject outright: that subject
+   * forgets its counts (it may be admitted again early), which {@link MemoryStore.evictedLive}
+   * counts. Running out of memory would forget everything.
+   */
+  maxSubjects?: number;
 }
 
 /** Subjects inspected for eviction per check: enough to outpace the creation of subjects. */
 const SWEEP_PER_CHECK = 2;
+/** At the size limit, oldest subjects inspected for an expired one before a live one is dropped. */
+const RECLAIM_SCAN = 8;
 
 class SubjectState {
   log: SubjectLog | undefined;
@@ -56,8 +67,19 @@ export class MemoryStore implements LimiterStore {
   private stamp = 0;
   private readonly evaluation: Evaluation = { code: 'OK', rule: -1, retryAfterMs: 0, banMs: 0 };
 
+  private readonly maxSubjects: number;
+  private evictedLiveCount = 0;
+
   constructor(options: MemoryStoreOptions = {}) {
     this.clock = options.clock ?? systemClock;
+    const max = options.maxSubjects ?? Number.POSITIVE_INFINITY;
+    if (!(max >= 1)) throw new RangeError(`maxSubjects must be at least 1, got ${String(options.maxSubjects)}`);
+    this.maxSubjects = max;
+  }
+
+  /** Subjects dropped while their state could still matter, to stay within `maxSubjects`. */
+  get evictedLive(): number {
+    return this.evictedLiveCount;
   }
 
   /** Subjects currently held (diagnostics and tests). */
@@ -196,6 +218,7 @@ export class MemoryStore implements LimiterStore {
   }
 
   private create(subject: string): SubjectState {
+    if (this.subjects.size >= this.maxSubjects) this.makeRoom();
     const state = new SubjectState(subject);
     this.subjects.set(subject, state);
     return state;
@@ -300,6 +323,27 @@ export class MemoryStore implements LimiterStore {
       evaluation.retryAfterMs = evaluation.banMs;
     }
     return evaluation;
+  }
+
+  /**
+   * One subject out, at the size limit: an expired one among the oldest if there is one (the map
+   * keeps insertion order, so the head holds the subjects first seen), else the oldest.
+   */
+  private makeRoom(): void {
+    let oldest: SubjectState | undefined;
+    let inspected = 0;
+    for (const state of this.subjects.values()) {
+      oldest ??= state;
+      if (state.deadline <= this.clockNow) {
+        this.subjects.delete(state.subject);
+        return;
+      }
+      if (++inspected >= RECLAIM_SCAN) break;
+    }
+    if (oldest) {
+      this.subjects.delete(oldest.subject);
+      this.evictedLiveCount++;
+    }
   }
 
   /** Inspects a few subjects and evicts those whose every stored time has passed. */

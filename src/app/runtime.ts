@@ -8,8 +8,9 @@ import type { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { AdmissionOutcome } from '../admission/context.js';
 import { defaultChain } from '../admission/default-chain.js';
-import { quotaExceeded, tenantQpsRules, tenantQpsSubject } from '../admission/interceptors/quota.js';
+import { quotaExceeded, tenantQpsRules } from '../admission/interceptors/quota.js';
 import type { FrequencyGate, NewMessage } from '../admission/ports.js';
+import { isQuotaSubject, riskSubject, subjectTenant, tenantQpsSubject } from '../admission/subjects.js';
 import { type ChangeBus, InProcessChangeBus, LiveCache, RedisChangeBus } from '../config/live-cache.js';
 import type { Settings } from '../config/settings.js';
 import { withDeadline } from '../deadline.js';
@@ -171,7 +172,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
 
     // Recipient hashes in Redis keys are keyed by a secret derived from (not equal to) the master key.
     const keySecret = createHmac('sha256', secretKey).update('sluice redis key hashing').digest();
-    const memory = new MemoryStore({ clock, maxSubjects: settings.limiterMemoryMax });
+    const memory = new MemoryStore({ clock, maxSubjects: settings.limiterMemoryMax, ownerOf: subjectTenant, pinned: isQuotaSubject });
     metrics.setLimiterMemory(() => ({ subjects: memory.size, evictedLive: memory.evictedLive }));
     const local = new Limiter({ store: memory });
     let limiter = local;
@@ -230,14 +231,15 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
           const taken = await (degrading ?? limiter).check({ subject: tenantQpsSubject(tenantId), rules: tenantQpsRules(qpsLimit) });
           if (!taken.allowed) throw quotaExceeded('requests per second', taken.retryAfterMs);
         }
-        // The action's length first: `a` + `b:c` and `a:b` + `c` must be different subjects.
-        const subject = `risk:${tenantId}:${input.action.length}:${input.action}:${input.subject}`;
+        const subject = riskSubject(tenantId, input.action, input.subject);
         // A look records nothing and has no fallback worth giving: without Redis it is a 503.
         const decision = !input.record
           ? await limiter.peek({ subject, rules: input.rules }).catch(unavailableUnlessSluiceError)
           : degrading
             ? await degrading.check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) })
-            : await limiter.check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) });
+            : await limiter
+                .check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) })
+                .catch(unavailableUnlessSluiceError);
         if (input.record) {
           metrics.decisions.inc({
             outcome: decision.code,

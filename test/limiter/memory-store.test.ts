@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/limiter/clock.js';
 import { Limiter } from '../../src/limiter/limiter.js';
-import { MemoryStore } from '../../src/limiter/stores/memory/memory-store.js';
+import { MemoryStore, StoreCapacityError } from '../../src/limiter/stores/memory/memory-store.js';
 import { defineStoreConformance } from './conformance.js';
 
 defineStoreConformance('MemoryStore conformance', (clock) => new MemoryStore({ clock }));
@@ -132,6 +132,88 @@ describe('MemoryStore maxSubjects', () => {
     clock.advance(60_001); // every window has passed
     for (const subject of ['d', 'e', 'f']) expect((await limiter.check({ subject, rules })).allowed).toBe(true);
     expect([store.size, store.evictedLive]).toEqual([3, 0]);
+  });
+
+  it('at the limit, drops the least recently checked subject of a sample, not the first seen', async () => {
+    const clock = new ManualClock(1_000_000);
+    const store = new MemoryStore({ clock, maxSubjects: 3 });
+    const limiter = new Limiter({ store });
+    for (const subject of ['a', 'b', 'c']) {
+      await limiter.check({ subject, rules });
+      clock.advance(1);
+    }
+    await limiter.check({ subject: 'a', rules }); // a is used again: b is now the least recent
+    clock.advance(1);
+    await limiter.check({ subject: 'd', rules });
+    expect((await limiter.check({ subject: 'a', rules })).allowed).toBe(false);
+    expect((await limiter.check({ subject: 'b', rules })).allowed).toBe(true);
+  });
+
+  describe('with owners', () => {
+    const owned = (maxSubjects: number) => {
+      const clock = new ManualClock(1_000_000);
+      const store = new MemoryStore({
+        clock,
+        maxSubjects,
+        ownerOf: (subject) => subject.split(':')[0]!,
+        pinned: (subject) => subject.endsWith(':quota'),
+      });
+      return { clock, store, limiter: new Limiter({ store }) };
+    };
+    const banning = [{ windowMs: 60_000, limit: 1, banMs: 600_000 }];
+
+    it("an owner over its fair share makes room from its own subjects: another owner's counts and bans stay", async () => {
+      const { clock, store, limiter } = owned(100);
+      await limiter.check({ subject: 'victim:counted', rules });
+      await limiter.check({ subject: 'victim:banned', rules: banning });
+      expect((await limiter.check({ subject: 'victim:banned', rules: banning })).code).toBe('RATE_LIMITED');
+      for (let n = 0; n < 1_000; n++) {
+        clock.advance(1);
+        expect((await limiter.check({ subject: `attacker:flood-${n}`, rules })).allowed).toBe(true);
+      }
+      expect(store.size).toBe(100);
+      expect(store.evictedLive).toBe(902);
+      expect((await limiter.check({ subject: 'victim:counted', rules })).code).toBe('RATE_LIMITED');
+      expect((await limiter.check({ subject: 'victim:banned', rules: banning })).code).toBe('BANNED');
+    });
+
+    it('a pinned subject is never evicted, even by its own owner', async () => {
+      const { clock, limiter } = owned(50);
+      await limiter.check({ subject: 'tenant:quota', rules });
+      for (let n = 0; n < 500; n++) {
+        clock.advance(1);
+        await limiter.check({ subject: `tenant:flood-${n}`, rules });
+      }
+      expect((await limiter.check({ subject: 'tenant:quota', rules })).code).toBe('RATE_LIMITED');
+    });
+
+    it('an owner below its fair share takes room from the owner holding most', async () => {
+      const { clock, store, limiter } = owned(10);
+      for (let n = 0; n < 10; n++) {
+        clock.advance(1);
+        await limiter.check({ subject: `big:${n}`, rules });
+      }
+      for (let n = 0; n < 5; n++) {
+        clock.advance(1);
+        await limiter.check({ subject: `small:${n}`, rules });
+      }
+      // Five of big's ten went, its least recent first; small's sixth would exceed its share of 5.
+      expect((await limiter.check({ subject: 'big:5', rules })).allowed).toBe(false);
+      expect((await limiter.check({ subject: 'big:4', rules })).allowed).toBe(true);
+      clock.advance(1);
+      await limiter.check({ subject: 'small:5', rules });
+      expect((await limiter.check({ subject: 'small:0', rules })).allowed).toBe(true);
+      expect(store.size).toBe(10);
+    });
+
+    it('with nothing that may make room, a new subject is refused and nothing is recorded', async () => {
+      const { store, limiter } = owned(2);
+      await limiter.check({ subject: 'a:quota', rules });
+      await limiter.check({ subject: 'b:quota', rules });
+      await expect(limiter.check({ subject: 'c:x', rules })).rejects.toThrow(StoreCapacityError);
+      await expect(limiter.ban('c:x', 1_000)).rejects.toThrow(StoreCapacityError);
+      expect(store.size).toBe(2);
+    });
   });
 
   it('refuses a limit below 1', () => {

@@ -3,11 +3,9 @@ import { SluiceError } from '../../errors.js';
 import type { CheckRequest, Decision, Rule, UndoRequest } from '../../limiter/index.js';
 import type { Interceptor, Undo } from '../chain.js';
 import type { TenantDirectory } from '../ports.js';
+import { dailyQuotaSubject, tenantQpsSubject } from '../subjects.js';
 
 const DAY_MS = 86_400_000;
-
-/** The tenant's requests-per-second bucket: its sends and its risk checks draw from the same one. */
-export const tenantQpsSubject = (tenantId: string): string => `quota:${tenantId}:qps`;
 
 // One rule array per limit value, so the limiter's normalisation cache hits.
 const qpsRules = new Map<number, Rule[]>();
@@ -77,7 +75,7 @@ export function quotaInterceptor(directory: TenantDirectory, limiter: QuotaCount
           const { dailyLimit } = await directory.channelPolicy(tenant.id, channel);
           if (dailyLimit !== null) {
             const rules = rulesFor(dailyRules, dailyLimit, (limit) => ({ windowMs: DAY_MS, limit, algorithm: 'fixed-window' }));
-            await take(`quota:${tenant.id}:${channel}:day`, rules, `daily ${channel} quota`);
+            await take(dailyQuotaSubject(tenant.id, channel), rules, `daily ${channel} quota`);
           }
         }
       } catch (error) {

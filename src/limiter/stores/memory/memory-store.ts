@@ -22,19 +22,36 @@ export interface MemoryStoreOptions {
   clock?: Clock;
   /**
    * The most subjects held (default: no limit). A subject's state lives as long as its longest
-   * window (a day for "50 a day"), about 1 KB each with request ids: distinct recipients at a
-   * steady rate would fill any heap. At the limit, a new subject first makes room from the oldest
-   * subjects whose state has expired, else by dropping the oldest subject outright: that subject
-   * forgets its counts (it may be admitted again early), which {@link MemoryStore.evictedLive}
-   * counts. Running out of memory would forget everything.
+   * window (a day for "50 a day"), about 1 KB each with request ids: distinct subjects at a steady
+   * rate would fill any heap. At the limit a new subject first takes an expired subject's place;
+   * else one live subject is dropped (it forgets its counts: {@link MemoryStore.evictedLive}),
+   * chosen so that no owner can push out another's state (see `ownerOf`); when none may be
+   * dropped the call rejects with {@link StoreCapacityError} and nothing is recorded.
    */
   maxSubjects?: number;
+  /**
+   * Who a subject's state belongs to (a tenant), for fair eviction at `maxSubjects`: an owner
+   * holding at least its fair share (maxSubjects ÷ owners holding state) makes room from its own
+   * subjects; one below it, from the owner holding the most. Either way the least recently
+   * checked subject goes (sampled), one without a ban in force before a banned one. Default: one
+   * owner for all.
+   */
+  ownerOf?: (subject: string) => string;
+  /** Subjects never evicted while live (a tenant's quota buckets): their owner cannot reset them by creating others. */
+  pinned?: (subject: string) => boolean;
+}
+
+/** The rejection of a call that would create a subject at `maxSubjects` when no live subject may make room. */
+export class StoreCapacityError extends Error {
+  override name = 'StoreCapacityError';
 }
 
 /** Subjects inspected for eviction per check: enough to outpace the creation of subjects. */
 const SWEEP_PER_CHECK = 2;
 /** At the size limit, oldest subjects inspected for an expired one before a live one is dropped. */
 const RECLAIM_SCAN = 8;
+/** Oldest subjects of an owner sampled for the least recently checked one (Redis's approximate LRU). */
+const EVICTION_SAMPLE = 16;
 
 class SubjectState {
   log: SubjectLog | undefined;
@@ -45,7 +62,18 @@ class SubjectState {
   banDeadline = 0;
   /** Clock time from which nothing stored here can change a decision: the subject may be evicted. */
   deadline = 0;
-  constructor(readonly subject: string) {}
+  /** Clock time of the last check: the least recent of a sample is evicted first. */
+  usedAt = 0;
+  constructor(
+    readonly subject: string,
+    readonly owner: Owner,
+  ) {}
+}
+
+/** The subjects of one owner, oldest first. */
+interface Owner {
+  readonly name: string;
+  readonly subjects: Set<SubjectState>;
 }
 
 /** State of one evaluation, kept on the store to avoid allocating it per call. */
@@ -69,12 +97,17 @@ export class MemoryStore implements LimiterStore {
 
   private readonly maxSubjects: number;
   private evictedLiveCount = 0;
+  private readonly owners = new Map<string, Owner>();
+  private readonly ownerOf: (subject: string) => string;
+  private readonly pinned: (subject: string) => boolean;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.clock = options.clock ?? systemClock;
     const max = options.maxSubjects ?? Number.POSITIVE_INFINITY;
     if (!(max >= 1)) throw new RangeError(`maxSubjects must be at least 1, got ${String(options.maxSubjects)}`);
     this.maxSubjects = max;
+    this.ownerOf = options.ownerOf ?? (() => '');
+    this.pinned = options.pinned ?? (() => false);
   }
 
   /** Subjects dropped while their state could still matter, to stay within `maxSubjects`. */
@@ -97,6 +130,7 @@ export class MemoryStore implements LimiterStore {
     const t = now ?? c;
     this.sweep();
     let state = this.subjects.get(subject);
+    if (state !== undefined) state.usedAt = c;
     // Step 2 before any trim or count, so a banned subject costs one map lookup (two with an id:
     // step 1, the retry of an admitted send, still comes first and needs the log).
     if (state !== undefined && state.banEnd > t && !(requestId !== undefined && this.isRepeat(state, rules, requestId, t))) {
@@ -122,6 +156,7 @@ export class MemoryStore implements LimiterStore {
     const evaluation = this.evaluate(state, rules, t, counts);
     if (evaluation.code === 'OK') {
       if (!state) state = this.create(subject);
+      if (!state) return this.full();
       if (keepsLog) {
         if (!state.log) state.log = new SubjectLog();
         state.log.insert(t, requestId);
@@ -145,6 +180,7 @@ export class MemoryStore implements LimiterStore {
     }
     if (evaluation.banMs > 0) {
       if (!state) state = this.create(subject);
+      if (!state) return this.full();
       this.setBan(state, t + evaluation.banMs, c + evaluation.banMs);
     }
     return Promise.resolve({
@@ -190,7 +226,8 @@ export class MemoryStore implements LimiterStore {
   }
 
   reset(subject: string): Promise<void> {
-    this.subjects.delete(subject);
+    const state = this.subjects.get(subject);
+    if (state) this.remove(state);
     return Promise.resolve();
   }
 
@@ -198,6 +235,7 @@ export class MemoryStore implements LimiterStore {
     const c = this.readClock();
     const t = now ?? c;
     const state = this.subjects.get(subject) ?? this.create(subject);
+    if (!state) return this.full();
     if (t + ms > state.banEnd) this.setBan(state, t + ms, c + ms);
     return Promise.resolve();
   }
@@ -214,14 +252,35 @@ export class MemoryStore implements LimiterStore {
 
   close(): Promise<void> {
     this.subjects.clear();
+    this.owners.clear();
     return Promise.resolve();
   }
 
-  private create(subject: string): SubjectState {
-    if (this.subjects.size >= this.maxSubjects) this.makeRoom();
-    const state = new SubjectState(subject);
+  /** A new subject's state, or undefined at the size limit when nothing may make room. */
+  private create(subject: string): SubjectState | undefined {
+    const name = this.ownerOf(subject);
+    let owner = this.owners.get(name);
+    if (this.subjects.size >= this.maxSubjects && !this.makeRoom(owner)) return undefined;
+    if (!owner) {
+      owner = { name, subjects: new Set() };
+      this.owners.set(name, owner);
+    }
+    const state = new SubjectState(subject, owner);
+    state.usedAt = this.clockNow;
     this.subjects.set(subject, state);
+    owner.subjects.add(state);
     return state;
+  }
+
+  private full(): Promise<never> {
+    return Promise.reject(new StoreCapacityError(`the limiter holds its most subjects (${this.maxSubjects}) and none may make room`));
+  }
+
+  private remove(state: SubjectState): void {
+    this.subjects.delete(state.subject);
+    const owner = state.owner;
+    owner.subjects.delete(state);
+    if (owner.subjects.size === 0 && this.owners.get(owner.name) === owner) this.owners.delete(owner.name);
   }
 
   /** Sets the ban's end (decision time) and its cleanup deadline (clock time). */
@@ -326,24 +385,46 @@ export class MemoryStore implements LimiterStore {
   }
 
   /**
-   * One subject out, at the size limit: an expired one among the oldest if there is one (the map
-   * keeps insertion order, so the head holds the subjects first seen), else the oldest.
+   * One subject out, at the size limit, for a new subject of `creator` (undefined: an owner holding
+   * nothing yet): an expired one among the oldest if there is one (the map keeps insertion order),
+   * else a live one of the creator when it holds its fair share, else of the owner holding most.
    */
-  private makeRoom(): void {
-    let oldest: SubjectState | undefined;
+  private makeRoom(creator: Owner | undefined): boolean {
     let inspected = 0;
     for (const state of this.subjects.values()) {
-      oldest ??= state;
       if (state.deadline <= this.clockNow) {
-        this.subjects.delete(state.subject);
-        return;
+        this.remove(state);
+        return true;
       }
       if (++inspected >= RECLAIM_SCAN) break;
     }
-    if (oldest) {
-      this.subjects.delete(oldest.subject);
-      this.evictedLiveCount++;
+    const owners = this.owners.size + (creator ? 0 : 1);
+    let donor = creator;
+    if (!creator || creator.subjects.size < this.maxSubjects / owners) {
+      for (const owner of this.owners.values()) if (!donor || owner.subjects.size > donor.subjects.size) donor = owner;
     }
+    const victim = donor && this.leastRecent(donor);
+    if (!victim) return false;
+    this.remove(victim);
+    this.evictedLiveCount++;
+    return true;
+  }
+
+  /** The least recently checked of the owner's oldest subjects, one without a ban in force first; never a pinned one. */
+  private leastRecent(owner: Owner): SubjectState | undefined {
+    let best: SubjectState | undefined;
+    let bestBanned = true;
+    let sampled = 0;
+    for (const state of owner.subjects) {
+      if (this.pinned(state.subject)) continue;
+      const banned = state.banDeadline > this.clockNow;
+      if (!best || (bestBanned && !banned) || (banned === bestBanned && state.usedAt < best.usedAt)) {
+        best = state;
+        bestBanned = banned;
+      }
+      if (++sampled >= EVICTION_SAMPLE) break;
+    }
+    return best;
   }
 
   /** Inspects a few subjects and evicts those whose every stored time has passed. */
@@ -357,7 +438,7 @@ export class MemoryStore implements LimiterStore {
         if (next.done) return;
       }
       const state = next.value;
-      if (state.deadline <= this.clockNow) this.subjects.delete(state.subject);
+      if (state.deadline <= this.clockNow) this.remove(state);
     }
   }
 }

@@ -19,6 +19,12 @@ export interface Interceptor {
    * consumed; set `context.outcome` to end the chain early with an answer (an idempotent replay).
    */
   run(context: AdmissionContext): Promise<Undo | undefined> | Undo | undefined;
+  /**
+   * Runs once the chain has ended (admitted, answered early or rejected), for every step whose
+   * `run` was called, in reverse order, after the undos: to let go of what the step holds for the
+   * request's lifetime (an Idempotency-Key). Must not throw.
+   */
+  settle?(context: AdmissionContext): Promise<void> | void;
 }
 
 export interface ChainObserver {
@@ -50,10 +56,12 @@ export class AdmissionChain {
   /** Runs every step; resolves when the request is admitted (or answered early), rejects with the reason. */
   async admit(context: AdmissionContext): Promise<void> {
     const undos: { name: string; undo: Undo }[] = [];
+    let ran = 0;
     let current = '';
     try {
       for (const interceptor of this.interceptors) {
         current = interceptor.name;
+        ran++;
         const undo = await interceptor.run(context);
         if (undo) undos.push({ name: interceptor.name, undo });
         if (context.outcome) break;
@@ -61,10 +69,16 @@ export class AdmissionChain {
     } catch (error) {
       this.observer.rejected?.(current, error instanceof SluiceError ? error.code : 'INTERNAL');
       await this.undoAll(undos);
+      await this.settle(context, ran);
       throw error;
     }
     // A replay answers with the message accepted earlier: whatever this attempt consumed goes back.
     if (context.outcome?.replayed) await this.undoAll(undos);
+    await this.settle(context, ran);
+  }
+
+  private async settle(context: AdmissionContext, ran: number): Promise<void> {
+    for (let index = ran - 1; index >= 0; index--) await this.interceptors[index]!.settle?.(context);
   }
 
   private async undoAll(undos: { name: string; undo: Undo }[]): Promise<void> {

@@ -8,12 +8,14 @@ import { persistInterceptor } from './interceptors/persist.js';
 import { type QuotaCounter, quotaInterceptor } from './interceptors/quota.js';
 import { tenantStatusInterceptor } from './interceptors/tenant-status.js';
 import { type ValidationOptions, validationInterceptor } from './interceptors/validation.js';
-import type { BlacklistLookup, FrequencyGate, MessageWriter, TenantDirectory } from './ports.js';
+import type { BlacklistLookup, FrequencyGate, IdempotencyGuard, MessageWriter, TenantDirectory } from './ports.js';
 
 export interface DefaultChainDeps {
   directory: TenantDirectory;
   blacklist: BlacklistLookup;
   messages: MessageWriter;
+  /** Serialises concurrent attempts under one Idempotency-Key. */
+  idempotency: IdempotencyGuard;
   /** Counts tenant quotas (QPS, daily). */
   quotaLimiter: QuotaCounter;
   frequency: FrequencyGate;
@@ -32,7 +34,7 @@ export function defaultChain(deps: DefaultChainDeps): AdmissionChain {
     [
       authInterceptor(deps.directory),
       tenantStatusInterceptor(),
-      idempotencyInterceptor(deps.messages),
+      idempotencyInterceptor(deps.messages, deps.idempotency),
       quotaInterceptor(deps.directory, deps.quotaLimiter),
       validationInterceptor(deps.validation),
       blacklistInterceptor(deps.blacklist),

@@ -55,6 +55,18 @@ export interface MessageWriter {
   accepted?(message: NewMessage, outcome: AdmissionOutcome): void;
 }
 
+/**
+ * Lets one attempt per (tenant, Idempotency-Key) through the consuming steps at a time: a twin
+ * sent alongside waits for the first's answer and replays it, instead of taking a quota unit and
+ * a frequency slot of its own (which could refuse it, or ban the recipient, meanwhile).
+ */
+export interface IdempotencyGuard {
+  /** Resolves how to let go when this attempt now holds the key; undefined when another attempt holds it. */
+  tryHold(tenantId: string, key: string): Promise<(() => Promise<void>) | undefined>;
+  /** Resolves once the key may be free again (its holder let go, or a poll's interval passed), at the latest after `ms`. */
+  waitForRelease(tenantId: string, key: string, ms: number): Promise<void>;
+}
+
 /** Thrown by MessageWriter.insert when (tenant, Idempotency-Key) already exists. */
 export class DuplicateIdempotencyKey extends Error {
   override name = 'DuplicateIdempotencyKey';

@@ -14,6 +14,7 @@ import { isQuotaSubject, riskSubject, subjectTenant, tenantQpsSubject } from '..
 import { type ChangeBus, InProcessChangeBus, LiveCache, RedisChangeBus } from '../config/live-cache.js';
 import type { Settings } from '../config/settings.js';
 import { withDeadline } from '../deadline.js';
+import { createRedisLockFactory } from '../delivery/lock/index.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../errors.js';
 import { type DegradedDecision, DegradingLimiter } from '../limiter/degrade/index.js';
 import { type Clock, Limiter, MemoryStore, RedisStore, systemClock } from '../limiter/index.js';
@@ -32,6 +33,7 @@ import { BlacklistCache } from './blacklist-cache.js';
 import type { HealthService, HttpDeps, RiskService } from './contracts.js';
 import { CachedTenantDirectory, loadTenantConfig, loadTenantIdByKeyHash, type TenantConfig } from './directory.js';
 import { DegradingFrequencyGate, LocalFrequencyGate } from './frequency-gate.js';
+import { LockingIdempotencyGuard } from './idempotency-guard.js';
 import { SqlMessageService, SqlMessageWriter } from './message-service.js';
 import { createRedisClient, redisReadiness } from './redis-client.js';
 import { resolveSecretKey } from './secret-key.js';
@@ -204,10 +206,26 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     const writer = new SqlMessageWriter(repositories.messages, settings.maxAttempts, (message, outcome) => {
       for (const listener of acceptedListeners) listener(message, outcome);
     });
+    const idempotencyLockErrors = new ThrottledLog<{ err: unknown }>(
+      (fields) =>
+        logger.warn(
+          fields,
+          'Idempotency-Key hold could not be asked of Redis: twins sent to other instances are settled by the unique key alone',
+        ),
+      clock,
+    );
     const chain = defaultChain({
       directory,
       blacklist,
       messages: writer,
+      idempotency: new LockingIdempotencyGuard({
+        ...(redis
+          ? { locks: createRedisLockFactory({ client: redis as Redis, leaseMs: settings.leaseMs, keyPrefix: settings.redisKeyPrefix }) }
+          : {}),
+        keySecret,
+        redisTimeoutMs: settings.redisTimeoutMs,
+        onLockError: (error) => idempotencyLockErrors.record({ err: error }),
+      }),
       quotaLimiter: degrading ?? limiter,
       frequency,
       validation: { defaultRegion: settings.defaultRegion, scheduleHorizonMs: settings.scheduleHorizonDays * 86_400_000 },

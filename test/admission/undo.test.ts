@@ -12,6 +12,7 @@ import type { AdmissionContext } from '../../src/admission/context.js';
 import { defaultChain } from '../../src/admission/default-chain.js';
 import { frequencySubject } from '../../src/admission/interceptors/frequency.js';
 import type { MessageWriter } from '../../src/admission/ports.js';
+import { LockingIdempotencyGuard } from '../../src/app/idempotency-guard.js';
 import { requestHashOf } from '../../src/app/message-service.js';
 import { SluiceError } from '../../src/errors.js';
 import type { Rule } from '../../src/limiter/index.js';
@@ -156,6 +157,7 @@ describe('a failed insert consumes nothing', () => {
       directory: runtime.directory,
       blacklist: runtime.repositories.blacklist,
       messages: failingWriter,
+      idempotency: new LockingIdempotencyGuard({ keySecret: Buffer.alloc(32), redisTimeoutMs: 100 }),
       quotaLimiter: runtime.limiter,
       frequency: runtime.frequency,
       validation: { defaultRegion: runtime.settings.defaultRegion, scheduleHorizonMs: 30 * DAY_MS },

@@ -101,9 +101,16 @@ stop() {
     local runas=(); [ "$(id -u)" = 0 ] && runas=(runuser -u nobody --)
     "${runas[@]}" /usr/lib/postgresql/15/bin/pg_ctl -D "$dir/pg" -m immediate stop >/dev/null 2>&1 || true
   fi
+  local pids=()
   for pidfile in "$dir"/*.pid; do
     [ -f "$pidfile" ] || continue
-    kill "$(cat "$pidfile")" 2>/dev/null || true
+    pids+=("$(cat "$pidfile")")
+    kill "${pids[-1]}" 2>/dev/null || true
+  done
+  # Until they have exited (at most 15 s), so the caller may remove DIR.
+  local deadline=$((SECONDS + 15))
+  for pid in "${pids[@]}"; do
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
   done
 }
 

@@ -72,6 +72,11 @@ export interface Runtime {
   readonly http: HttpDeps;
   /** Called for every accepted message, after commit (the dispatchers subscribe). */
   onAccepted(listener: (message: NewMessage, outcome: AdmissionOutcome) => void): void;
+  /**
+   * Called for every config change announced by any instance, after its commit: `tenant:<id>`,
+   * `apikey:<hash>`, ...; `'*'` when announcements may have been missed. Returns the unsubscribe.
+   */
+  onConfigChange(listener: (key: string) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -352,6 +357,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       degrading,
       http,
       onAccepted: (listener) => acceptedListeners.push(listener),
+      onConfigChange: (listener) => bus.subscribe(listener),
       async close() {
         for (const close of closers) {
           try {

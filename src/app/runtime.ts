@@ -32,7 +32,7 @@ import type { HealthService, HttpDeps, RiskService } from './contracts.js';
 import { CachedTenantDirectory, loadTenantConfig, loadTenantIdByKeyHash, type TenantConfig } from './directory.js';
 import { DegradingFrequencyGate, LocalFrequencyGate } from './frequency-gate.js';
 import { SqlMessageService, SqlMessageWriter } from './message-service.js';
-import { createRedisClient, redisReadiness } from './redis-client.js';
+import { createRedisClient, redisEvictionWarning, redisReadiness } from './redis-client.js';
 import { resolveSecretKey } from './secret-key.js';
 import { SlowCallLog } from './slow-call-log.js';
 import { ThrottledLog } from './throttled-log.js';
@@ -272,7 +272,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     );
     const health: HealthService = {
       async ready() {
-        const checks: Record<string, { ok: boolean; detail?: string }> = {};
+        const checks: Record<string, { ok: boolean; detail?: string; warning?: string }> = {};
         // Side by side, each bounded: a frozen database and a frozen Redis together must still
         // answer within a probe's usual 1 s.
         const databaseCheck = withDeadline(
@@ -294,10 +294,12 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         );
         // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
         // taking every instance out of the load balancer would turn a degraded service into none.
+        // An evicting policy is a warning, not a failure: the instance serves correctly until
+        // Redis is full, and every instance would fail alike (docs/operations.md).
         const redisCheck = redis
-          ? redisReadiness(redis, READY_PING_MS).then(
-              (detail) => {
-                checks.redis = { ok: true, detail };
+          ? Promise.all([redisReadiness(redis, READY_PING_MS), redisEvictionWarning(redis, READY_PING_MS)]).then(
+              ([detail, warning]) => {
+                checks.redis = { ok: true, detail, ...(warning ? { warning } : {}) };
               },
               (error: unknown) => {
                 checks.redis = { ok: true, detail: 'unreachable (see the log): decisions use the fallback' };

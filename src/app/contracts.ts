@@ -181,8 +181,8 @@ export interface AdminService {
 }
 
 export interface HealthService {
-  /** Readiness: database, Redis, migrations, breaker. */
-  ready(): Promise<{ ready: boolean; checks: Record<string, { ok: boolean; detail?: string }> }>;
+  /** Readiness: database, Redis, migrations, breaker. A `warning` is shown and does not make the check fail. */
+  ready(): Promise<{ ready: boolean; checks: Record<string, { ok: boolean; detail?: string; warning?: string }> }>;
 }
 
 export interface MetricsEndpoint {

@@ -50,3 +50,40 @@ export async function redisReadiness(redis: Redis | Cluster, ms: number): Promis
   const state = /cluster_state:(\w+)/.exec(info)?.[1];
   return state === 'ok' ? 'reachable' : `cluster state ${state ?? 'unknown'}: decisions use the fallback where its slots are lost`;
 }
+
+/**
+ * The one `maxmemory-policy` under which Redis never drops a key. Every limiter key (log, counter,
+ * ban) has a TTL for its cleanup, so the `volatile-*` policies may drop them as surely as the
+ * `allkeys-*` ones: an evicted ban or count lets a recipient be sent to again.
+ */
+const SAFE_EVICTION_POLICY = 'noeviction';
+
+/**
+ * What `/readyz` and `serve` say when Redis may evict the limiter's keys under memory pressure:
+ * `undefined` when every server (each master of a cluster) answers `maxmemory-policy noeviction`,
+ * else a warning naming the policies found. `CONFIG` may be renamed or disabled (managed Redis)
+ * or slow: that server's policy is then "unknown", said so in the warning, never an error. Each
+ * `CONFIG GET` waits `ms` at most; the masters are asked side by side.
+ */
+export async function redisEvictionWarning(redis: Redis | Cluster, ms: number): Promise<string | undefined> {
+  const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  const policies = await Promise.all(
+    servers.map(async (server) => {
+      try {
+        const reply = await withDeadline(server.config('GET', 'maxmemory-policy'), ms, 'CONFIG GET timed out');
+        const value = (reply as unknown[])[1];
+        return typeof value === 'string' && value !== '' ? value : 'unknown';
+      } catch {
+        return 'unknown';
+      }
+    }),
+  );
+  if (policies.length === 0) policies.push('unknown'); // a cluster whose masters are not known yet
+  const unsafe = policies.filter((policy) => policy !== SAFE_EVICTION_POLICY);
+  if (unsafe.length === 0) return undefined;
+  const found = [...new Set(unsafe)].join(', ');
+  const where = policies.length > 1 ? ` on ${unsafe.length} of ${policies.length} masters` : '';
+  return unsafe.every((policy) => policy === 'unknown')
+    ? `maxmemory-policy unknown${where} (CONFIG GET refused or timed out): unless it is noeviction, Redis may evict limiter keys (bans, counts, quotas) when full`
+    : `maxmemory-policy ${found}${where}: Redis may evict limiter keys (bans, counts, quotas) when full; set noeviction`;
+}

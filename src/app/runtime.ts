@@ -35,7 +35,7 @@ import { CachedTenantDirectory, loadTenantConfig, loadTenantIdByKeyHash, type Te
 import { DegradingFrequencyGate, LocalFrequencyGate } from './frequency-gate.js';
 import { LockingIdempotencyGuard } from './idempotency-guard.js';
 import { SqlMessageService, SqlMessageWriter } from './message-service.js';
-import { createRedisClient, redisReadiness } from './redis-client.js';
+import { createRedisClient, redisEvictionWarning, redisReadiness } from './redis-client.js';
 import { resolveSecretKey } from './secret-key.js';
 import { SlowCallLog } from './slow-call-log.js';
 import { ThrottledLog } from './throttled-log.js';
@@ -75,6 +75,11 @@ export interface Runtime {
   readonly http: HttpDeps;
   /** Called for every accepted message, after commit (the dispatchers subscribe). */
   onAccepted(listener: (message: NewMessage, outcome: AdmissionOutcome) => void): void;
+  /**
+   * Called for every config change announced by any instance, after its commit: `tenant:<id>`,
+   * `apikey:<hash>`, ...; `'*'` when announcements may have been missed. Returns the unsubscribe.
+   */
+  onConfigChange(listener: (key: string) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -287,7 +292,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     );
     const health: HealthService = {
       async ready() {
-        const checks: Record<string, { ok: boolean; detail?: string }> = {};
+        const checks: Record<string, { ok: boolean; detail?: string; warning?: string }> = {};
         // Side by side, each bounded: a frozen database and a frozen Redis together must still
         // answer within a probe's usual 1 s.
         const databaseCheck = withDeadline(
@@ -309,10 +314,12 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         );
         // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
         // taking every instance out of the load balancer would turn a degraded service into none.
+        // An evicting policy is a warning, not a failure: the instance serves correctly until
+        // Redis is full, and every instance would fail alike (docs/operations.md).
         const redisCheck = redis
-          ? redisReadiness(redis, READY_PING_MS).then(
-              (detail) => {
-                checks.redis = { ok: true, detail };
+          ? Promise.all([redisReadiness(redis, READY_PING_MS), redisEvictionWarning(redis, READY_PING_MS)]).then(
+              ([detail, warning]) => {
+                checks.redis = { ok: true, detail, ...(warning ? { warning } : {}) };
               },
               (error: unknown) => {
                 checks.redis = { ok: true, detail: 'unreachable (see the log): decisions use the fallback' };
@@ -372,6 +379,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       degrading,
       http,
       onAccepted: (listener) => acceptedListeners.push(listener),
+      onConfigChange: (listener) => bus.subscribe(listener),
       async close() {
         for (const close of closers) {
           try {

@@ -1,4 +1,5 @@
 /** `sluice serve`: the HTTP API and/or the dispatchers, with a clean shutdown on SIGINT/SIGTERM. */
+import { redisEvictionWarning } from '../app/redis-client.js';
 import { createRuntime } from '../app/runtime.js';
 import { type Settings, unknownVariables } from '../config/settings.js';
 import { type Delivery, startDelivery } from '../delivery/delivery.js';
@@ -35,6 +36,11 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
       { db: runtime.database.displayUrl },
       'no Redis: frequency rules, quotas and provider pacing are counted in this process only; run one instance, or set SLUICE_REDIS_URL so that several share their counts',
     );
+  }
+  // Redis evicting limiter keys when full would lift bans and reset counts without a word.
+  if (runtime.redis) {
+    const warning = await redisEvictionWarning(runtime.redis, EVICTION_CHECK_MS);
+    if (warning) logger.warn({ redis: 'maxmemory-policy' }, warning);
   }
   runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countOpen());
 
@@ -85,6 +91,9 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   else if (options.demo)
     logger.warn('--demo prints a curl line for the API, and this process does not serve it (SLUICE_ROLES=worker): ignored');
 }
+
+/** The longest a start waits for each Redis server's `CONFIG GET maxmemory-policy`. */
+const EVICTION_CHECK_MS = 1000;
 
 /** The longest a start waits for its warm-up look at Redis. */
 const WARM_UP_MS = 1000;

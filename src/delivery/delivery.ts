@@ -15,6 +15,7 @@ import { type DueIndex, RedisDueIndex } from './due-index/index.js';
 import { createInProcessLockFactory, createRedisLockFactory, type LockFactory } from './lock/index.js';
 import { type Provider, ProviderError } from './providers/provider.js';
 import { createProvider } from './providers/registry.js';
+import { watchResumes } from './resume-watch.js';
 import { RetentionPurger } from './retention.js';
 import { WorkerRoster } from './roster.js';
 
@@ -246,9 +247,15 @@ export function startDelivery(runtime: Runtime, consoleProvider: Provider, optio
       if (dispatcher?.holdsLock()) dispatcher.wakeBy(dueAt);
     }
   });
+  // A resumed tenant's messages are due again: the holders rebuild their index and tick at once.
+  const resumes = watchResumes(runtime, (tenantIds) => {
+    runtime.logger.info({ tenants: tenantIds }, 'tenants resumed: their held messages are due again');
+    for (const dispatcher of dispatchers) if (dispatcher.holdsLock()) dispatcher.refeed();
+  });
   return {
     dispatchers,
     async stop() {
+      await resumes.stop();
       stopWaking();
       stopped = true;
       await started;

@@ -142,6 +142,16 @@ export class Dispatcher {
     else if (dueAt < this.timerAt) this.scheduleAt(dueAt);
   }
 
+  /**
+   * Messages became claimable that the due index does not hold (a tenant was resumed: its
+   * entries left the index while it was suspended): rebuild the index at a tick run now.
+   */
+  refeed(): void {
+    const now = this.options.clock.now();
+    this.forcedRebuildAt = now;
+    this.wakeBy(now);
+  }
+
   /** Whether this dispatcher holds its partition's lock now. */
   holdsLock(): boolean {
     return this.options.lock.isHeld();

@@ -405,5 +405,12 @@ export const ProviderDeleted = Type.Object({ deleted: Type.Literal(true) });
 export const Liveness = Type.Object({ status: Type.Literal('ok') });
 export const Readiness = Type.Object({
   status: Type.String({ enum: ['ready', 'not-ready'] }),
-  checks: Type.Record(Type.String(), Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) })),
+  checks: Type.Record(
+    Type.String(),
+    Type.Object({
+      ok: Type.Boolean(),
+      detail: Type.Optional(Type.String()),
+      warning: Type.Optional(Type.String({ description: 'Something to fix that does not make the instance not ready' })),
+    }),
+  ),
 });

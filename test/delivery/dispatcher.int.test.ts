@@ -222,6 +222,58 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
     }
   });
 
+  it("holds a suspended tenant's queued and scheduled messages, keeps them through retention, and sends them on resume; other tenants go on", async () => {
+    const held = await tenantWithProviders(fixture, 'suspended', ['/suspended']);
+    const other = await tenantWithProviders(fixture, 'bystander', ['/bystander']);
+    const t0 = Date.now();
+    // Accepted before the suspension: one scheduled to fall due while suspended, one due after the resume.
+    const [dueWhileSuspended, dueAfterResume] = await sendMany(fixture, held.tenant.apiKey, 2, (i) => ({
+      sendAt: t0 + (i === 0 ? 1500 : 5000),
+    }));
+    await fixture.runtime.http.admin.updateTenant(held.tenant.id, { status: 'suspended' });
+    // And one queued, due at once, stored as the suspension landed (as by another instance: in SQL
+    // and the due index, with a wake).
+    const queued = await fixture.runtime.repositories.messages.insert({
+      tenantId: held.tenant.id,
+      channel: 'webhook',
+      recipient: 'queued-when-suspended',
+      payload: { body: 'queued' },
+      now: Date.now(),
+    });
+    if (fixture.runtime.redis) {
+      const index = new RedisDueIndex({ client: fixture.runtime.redis as Redis, keyPrefix: fixture.runtime.settings.redisKeyPrefix });
+      await index.add(partitionName('webhook', 0), queued.id, queued.dueAt);
+    }
+    const heldIds = [dueWhileSuspended!, dueAfterResume!, queued.id];
+    // The other tenant's messages go while the first is suspended.
+    const otherIds = await sendMany(fixture, other.tenant.apiKey, 3, (i) => (i === 0 ? {} : { sendAt: Date.now() + 1500 }));
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, otherIds)) === otherIds.length, 10_000)).toBe(true);
+    for (const message of (await loadMessages(fixture.runtime, otherIds)).values()) expect(message.status).toBe('sent');
+    await sleep(Math.max(0, t0 + 2500 - Date.now())); // the first scheduled one is past due
+    // Retention deletes finished messages only: a held one stays, whatever its age.
+    await fixture.runtime.repositories.messages.purgeFinished({ before: Date.now() + 86_400_000, limit: 10_000 });
+    const whileSuspended = await loadMessages(fixture.runtime, heldIds);
+    expect(heldIds.map((id) => whileSuspended.get(id)?.status)).toEqual(['scheduled', 'scheduled', 'queued']);
+    expect(heldIds.map((id) => whileSuspended.get(id)?.attempts)).toEqual([0, 0, 0]);
+    for (const id of heldIds) expect(fixture.stub.arrivals.has(id), `${id} arrived while its tenant was suspended`).toBe(false);
+
+    const resumedAt = Date.now();
+    await fixture.runtime.http.admin.updateTenant(held.tenant.id, { status: 'active' });
+    // The two already due go at once (not at the next index rebuild, a minute away); the third at its time.
+    expect(
+      await waitFor(async () => (await countFinal(fixture.runtime, [dueWhileSuspended!, queued.id])) === 2, 1500),
+      'sent within 1.5 s of the resume',
+    ).toBe(true);
+    expect(await waitFor(async () => (await countFinal(fixture.runtime, heldIds)) === heldIds.length, 10_000)).toBe(true);
+    const after = await loadMessages(fixture.runtime, heldIds);
+    for (const id of heldIds) {
+      expect(after.get(id)?.status).toBe('sent');
+      expect(fixture.stub.arrivals.get(id)?.length).toBe(1);
+    }
+    expect(after.get(dueWhileSuspended!)?.sentAt).toBeGreaterThanOrEqual(resumedAt);
+    expect(fixture.stub.arrivals.get(dueAfterResume!)?.[0]).toBeGreaterThanOrEqual(t0 + 5000);
+  });
+
   // Embedded mode only: it finds expired leases with its due query (Redis mode, on the index rebuild).
   if (embedded)
     it('sends again a message whose sender died mid-send (its lease expired)', async () => {
@@ -433,6 +485,26 @@ function splitRolesSuite(redisUrl: () => string | undefined) {
       expect(worker.stub.arrivals.get(id)?.[0]).toBeGreaterThanOrEqual(message?.dueAt ?? Number.NaN);
       expect((message?.sentAt ?? 0) - (message?.dueAt ?? 0), `lateness of ${id}`).toBeLessThan(1000);
     }
+  });
+
+  it('a tenant resumed through the API instance has its held messages sent by the worker instance at once', async () => {
+    const tenant = await api.http.admin.createTenant(`split-resume-${Date.now()}`);
+    await addWebhookProvider(api, tenant.id, `${worker.stub.url}/split-resume`, { name: 'split-resume' });
+    const { id } = await api.http.messages.send(tenant.apiKey, {
+      channel: 'webhook',
+      to: 'split-held',
+      body: 'held',
+      sendAt: Date.now() + 1500,
+    });
+    await api.http.admin.updateTenant(tenant.id, { status: 'suspended' });
+    await sleep(2500); // due, woken, and refused: its index entry is gone
+    expect((await worker.runtime.repositories.messages.get(id))?.status).toBe('scheduled');
+    expect(worker.stub.arrivals.has(id)).toBe(false);
+    await api.http.admin.updateTenant(tenant.id, { status: 'active' });
+    // The worker polls once a minute: only the resume, heard from the other instance, sends it now.
+    expect(await waitFor(async () => (await countFinal(worker.runtime, [id])) === 1, 2000)).toBe(true);
+    expect((await worker.runtime.repositories.messages.get(id))?.status).toBe('sent');
+    expect(worker.stub.arrivals.get(id)?.length).toBe(1);
   });
 }
 

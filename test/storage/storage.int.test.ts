@@ -139,7 +139,7 @@ for (const backend of backends) {
 
     describe('migrations', () => {
       it('reports the pending ones, applies them, and re-running is a no-op', async () => {
-        expect(pendingBefore).toEqual(['0001-initial', '0002-provider-name-unique']);
+        expect(pendingBefore).toEqual(['0001-initial', '0002-provider-name-unique', '0003-tenant-status-index']);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);
         await database.ping();
@@ -660,6 +660,41 @@ for (const backend of backends) {
         const other = (queued.shard % 2) ^ 1;
         expect(await repos.messages.nextDueAt({ channel: 'sms', partition: other, partitions: 2, until: T0 + 10_000 })).toBeUndefined();
         expect(await repos.messages.nextDueAt({ ...selector, channel: 'email', until: T0 + 10_000 })).toBeUndefined();
+      });
+
+      it("a suspended tenant's messages keep their status and no claim or due query sees them until it is active again", async () => {
+        await emptyQueue();
+        const held = await newTenant();
+        const other = await newTenant();
+        const heldQueued = await repos.messages.insert(message(held.id, { dueAt: T0 - 2000 }));
+        const heldScheduled = await repos.messages.insert(message(held.id, { now: T0 - 5000, dueAt: T0 - 1000 }));
+        const heldLeased = await repos.messages.insert(message(held.id, { dueAt: T0 - 3000 }));
+        await repos.messages.claim(heldLeased.id, { now: T0 - 3000, leaseMs: 100 }); // its sender died: lease expired
+        const mine = await repos.messages.insert(message(other.id, { dueAt: T0 }));
+        await repos.tenants.update(held.id, { status: 'suspended' });
+        expect(await repos.tenants.suspendedIds()).toContain(held.id);
+
+        const selector = { channel: 'sms' as const, partition: 0, partitions: 1 };
+        expect(await repos.messages.nextDueAt({ ...selector, until: T0 + 10_000 })).toBe(T0);
+        expect((await repos.messages.listDueIds({ ...selector, untilMs: T0 + 10_000, limit: 100 })).map((m) => m.id)).toEqual([mine.id]);
+        // The held ones are due first; a claim of one still gets the other tenant's.
+        const claimed = await repos.messages.claimDue({ ...selector, now: T0, limit: 1, leaseMs: 1000 });
+        expect(claimed.map((m) => m.id)).toEqual([mine.id]);
+        // The Redis path: ids from the index are refused, whatever their status.
+        expect(await repos.messages.claimMany([heldQueued.id, heldScheduled.id, heldLeased.id], { now: T0, leaseMs: 1000 })).toEqual([]);
+        const kept = await Promise.all([heldQueued, heldScheduled, heldLeased].map((m) => repos.messages.get(m.id)));
+        expect(kept.map((m) => [m?.status, m?.attempts])).toEqual([
+          ['queued', 0],
+          ['scheduled', 0],
+          ['sending', 1],
+        ]);
+
+        await repos.tenants.update(held.id, { status: 'active' });
+        expect(await repos.tenants.suspendedIds()).not.toContain(held.id);
+        expect(await repos.messages.nextDueAt({ ...selector, until: T0 + 10_000 })).toBe(T0 - 2000);
+        expect((await repos.messages.listDueIds({ ...selector, untilMs: T0 + 10_000, limit: 100 })).length).toBe(4); // and the other's lease
+        const resumed = await repos.messages.claimDue({ ...selector, now: T0, limit: 10, leaseMs: 1000 });
+        expect(resumed.map((m) => m.id).sort()).toEqual([heldQueued.id, heldScheduled.id, heldLeased.id].sort());
       });
 
       it('a lease that expires on the last attempt fails the message instead of exceeding maxAttempts', async () => {

@@ -18,8 +18,8 @@ export const privateRedisBin = process.env.SLUICE_TEST_REDIS_BIN || undefined;
  * Starts redis-server on `port` (no persistence) and resolves the process once it accepts
  * connections, or undefined if it exited or did not get ready within 10 s (e.g. the port was taken).
  */
-export async function spawnRedisServer(bin: string, port: number): Promise<ChildProcess | undefined> {
-  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+export async function spawnRedisServer(bin: string, port: number, extraArgs: readonly string[] = []): Promise<ChildProcess | undefined> {
+  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const ready = await new Promise<boolean>((resolve) => {
@@ -47,11 +47,12 @@ export async function spawnRedisServer(bin: string, port: number): Promise<Child
   return child;
 }
 
-export async function startPrivateRedis(bin = privateRedisBin): Promise<PrivateRedis> {
+/** `extraArgs`: more redis-server options, e.g. `['--rename-command', 'CONFIG', '']`. */
+export async function startPrivateRedis(bin = privateRedisBin, extraArgs: readonly string[] = []): Promise<PrivateRedis> {
   if (bin === undefined) throw new Error('SLUICE_TEST_REDIS_BIN is not set');
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort();
-    const child = await spawnRedisServer(bin, port);
+    const child = await spawnRedisServer(bin, port, extraArgs);
     if (child) {
       return {
         url: `redis://127.0.0.1:${port}`,

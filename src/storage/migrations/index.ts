@@ -9,12 +9,14 @@ import { type Migration, type MigrationResult, Migrator } from 'kysely';
 import type { Database, Dialect } from '../database.js';
 import { initialMigration } from './0001-initial.js';
 import { providerNameUniqueMigration } from './0002-provider-name-unique.js';
+import { tenantStatusIndexMigration } from './0003-tenant-status-index.js';
 
 /** Every migration, by name, in application order. */
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-initial': initialMigration(dialect),
     '0002-provider-name-unique': providerNameUniqueMigration(dialect),
+    '0003-tenant-status-index': tenantStatusIndexMigration(dialect),
   };
 }
 

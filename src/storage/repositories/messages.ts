@@ -26,6 +26,11 @@
  *
  * `now` is always the caller's clock (epoch ms), never the database's: tests drive time, and
  * every instance judges due times and leases the same way.
+ *
+ * A suspended tenant's messages keep their status and are never claimed (nor listed as due, nor
+ * reported as next due) until it is active again: every claim and due query carries
+ * {@link notSuspended}, so a suspension is enforced by the claim's own statement, on every dialect,
+ * whichever instance suspended.
  */
 import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
@@ -361,6 +366,13 @@ async function writeBatch(
   return results;
 }
 
+/**
+ * Rows whose tenant is not suspended. One uncorrelated subquery per statement (the tenants table
+ * is small, read once per statement: not a lookup per message); `tenant_id` and `tenants.id`
+ * are never NULL, so NOT IN means what it says.
+ */
+const notSuspended = sql<boolean>`tenant_id NOT IN (SELECT id FROM tenants WHERE status = ${'suspended'})`;
+
 /** Claim order: due time, then id (ids are time-sortable). */
 const byDueThenId = (x: { due_at: number; id: string }, y: { due_at: number; id: string }) =>
   x.due_at - y.due_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
@@ -525,6 +537,7 @@ export class MessagesRepository {
               .select('id')
               .where('status', '=', 'sending')
               .where('lease_until', '<', now)
+              .where(notSuspended)
               .orderBy('lease_until')
               .limit(limit)
               .execute();
@@ -536,6 +549,9 @@ export class MessagesRepository {
           .select(['id', 'due_at'])
           .where('status', '=', status)
           .where('due_at', '<=', now)
+          // Here too, not only in the claim: a suspended tenant's backlog would otherwise fill
+          // every batch of candidates and starve the other tenants' messages due after it.
+          .where(notSuspended)
           .orderBy('due_at')
           .limit(limit)
           .execute();
@@ -560,6 +576,7 @@ export class MessagesRepository {
         .select('due_at')
         .where('status', '=', status)
         .where('due_at', '<=', selector.until)
+        .where(notSuspended)
         .orderBy('due_at')
         .limit(1)
         .executeTakeFirst();
@@ -585,6 +602,7 @@ export class MessagesRepository {
           eb.and([eb('status', '=', 'sending'), eb('lease_until', '<=', selector.untilMs)]),
         ]),
       )
+      .where(notSuspended)
       .orderBy('id')
       .limit(selector.limit);
     if (selector.afterId !== undefined) query = query.where('id', '>', selector.afterId);
@@ -772,7 +790,8 @@ export class MessagesRepository {
       // cannot use an index, so every dialect looks the ids up by primary key.
       .where(
         sql<boolean>`CASE WHEN status IN (${sql.join(PENDING)}) THEN due_at <= ${now} WHEN status = ${'sending'} THEN lease_until < ${now} ELSE FALSE END`,
-      );
+      )
+      .where(notSuspended);
     let rows: MessageRow[];
     if (this.database.dialect === 'mysql') {
       const moved = await update.executeTakeFirst();

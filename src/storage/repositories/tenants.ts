@@ -147,6 +147,12 @@ export class TenantsRepository {
     return row && toTenant(row);
   }
 
+  /** The ids of every suspended tenant (few: the delivery watches this set for resumes). */
+  async suspendedIds(): Promise<string[]> {
+    const rows = await this.db.selectFrom('tenants').select('id').where('status', '=', 'suspended').execute();
+    return rows.map((row) => row.id);
+  }
+
   /** Tenants ordered by id (creation order), `limit` at a time after the id `after`. */
   async list(options: { limit?: number; after?: string } = {}): Promise<Tenant[]> {
     let query = this.db

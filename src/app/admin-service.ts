@@ -10,6 +10,7 @@ import { type ProvidersRepository, type Provider as StoredProvider, UnopenableSe
 import type { RuleSet, RulesRepository } from '../storage/repositories/rules.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
 import { ANY, type ProviderKind, type StoredRule } from '../storage/schema.js';
+import { hasControlCharacter } from '../text.js';
 import type {
   AdminService,
   ApiKeyView,
@@ -369,7 +370,9 @@ function encodeCursor(entry: { channel: string; recipient: string }): string {
 function decodeCursor(cursor: string): { channel: string; recipient: string } {
   try {
     const [channel, recipient] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as unknown[];
-    if (typeof channel === 'string' && typeof recipient === 'string') return { channel, recipient };
+    // A forged cursor's text reaches the query: PostgreSQL refuses NUL in text (a 503 otherwise).
+    if (typeof channel === 'string' && typeof recipient === 'string' && !hasControlCharacter(channel + recipient))
+      return { channel, recipient };
   } catch {
     // Refused below.
   }

@@ -9,6 +9,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { HttpDeps } from '../app/contracts.js';
 import { SluiceError } from '../errors.js';
 import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../logging.js';
+import { hasControlCharacter } from '../text.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
 import { frequencyRoutes } from './routes/frequency.js';
@@ -26,6 +27,23 @@ function invalidJson(text: string): SluiceError {
     'INVALID_REQUEST',
     'the body has a "__proto__" or "constructor": {"prototype": …} key: such keys are refused, as they could change what objects inherit',
   );
+}
+
+/** INVALID_REQUEST naming the first parameter of `values` (a string or, repeated in a query, strings) with a control character. */
+function refuseControlCharacters(kind: string, values: unknown): void {
+  if (values === null || typeof values !== 'object') return;
+  for (const [name, value] of Object.entries(values)) {
+    const texts = Array.isArray(value) ? value : [value];
+    if (texts.some((text) => typeof text === 'string' && hasControlCharacter(text))) {
+      throw new SluiceError(
+        'INVALID_REQUEST',
+        `${kind} ${name.slice(0, 64)}: control characters (U+0000 to U+001F, U+007F) are not allowed`,
+        {
+          details: { field: name.slice(0, 64) },
+        },
+      );
+    }
+  }
 }
 
 export interface HttpAppOptions {
@@ -110,6 +128,13 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  // Every route's path and query parameters, before its schema and handler (after authentication,
+  // so the admin API stays 404 while off): an id, channel, recipient or cursor never holds a control
+  // character, and PostgreSQL refuses NUL in text outright (a 503 from deep in a query otherwise).
+  app.addHook('preValidation', async (request) => {
+    refuseControlCharacters('path parameter', request.params);
+    refuseControlCharacters('query parameter', request.query);
+  });
 
   if (operationsOnly) {
     await app.register(healthRoutes(deps));

@@ -2,6 +2,7 @@
  * The HTTP API of DESIGN.md §8: Fastify with TypeBox schemas, one plugin per route group, one error
  * handler. Built from {@link HttpDeps} so tests drive it through `app.inject()` with real services.
  */
+import type { IncomingMessage } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -15,6 +16,14 @@ import { adminRoutes } from './routes/admin.js';
 import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
+
+/** A caller's `X-Request-Id` taken as the request's id: 1 to 128 of letters, digits and `._:-`. */
+export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function requestId(request: IncomingMessage): string {
+  const header = request.headers['x-request-id'];
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : crypto.randomUUID();
+}
 
 /** Why a JSON body the parser refused is refused. */
 function invalidJson(text: string): SluiceError {
@@ -93,8 +102,10 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     // The default (100) refused a ban's recipient longer than that (a webhook URL) with a 414;
     // the route schemas hold each parameter to its own length.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    requestIdHeader: 'x-request-id',
-    genReqId: () => crypto.randomUUID(),
+    // The caller's X-Request-Id goes into logs and 5xx bodies: only in a bounded, plain format
+    // (REQUEST_ID), else the request gets an id of its own.
+    requestIdHeader: false,
+    genReqId: requestId,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Requests already on a kept-alive connection when the server starts closing: 503 in the

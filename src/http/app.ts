@@ -122,18 +122,27 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   app.removeContentTypeParser('text/plain');
   // Fastify's JSON parser (secure-json-parse: `__proto__` and `constructor.prototype` keys are
   // refused) says only "Body is not valid JSON": ours says why, for a syntax error and for a key
-  // refused. The text is parsed again only on that error path.
+  // refused. The text is parsed again only on that error path. The bytes are decoded strictly, in
+  // the one pass that makes the string: bytes that are not UTF-8 are refused, not stored as U+FFFD.
   const parseJson = app.getDefaultJsonParser('error', 'error');
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, bytes, done) => {
     // Many clients send `Content-Type: application/json` on every call, a DELETE without a body
     // included: no body is no body. A route that needs one says so through its schema.
-    if (body === '') {
+    if ((bytes as Buffer).length === 0) {
       done(null, undefined);
       return;
     }
-    parseJson(request, body as string, (error, value) => {
-      if ((error as { code?: string } | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') done(invalidJson(body as string), undefined);
+    let body: string;
+    try {
+      body = utf8.decode(bytes as Buffer);
+    } catch {
+      done(new SluiceError('INVALID_REQUEST', 'the body is not valid UTF-8'), undefined);
+      return;
+    }
+    parseJson(request, body, (error, value) => {
+      if ((error as { code?: string } | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') done(invalidJson(body), undefined);
       else done(error, value);
     });
   });

@@ -121,6 +121,12 @@ export interface BlacklistPage {
   next: string | null;
 }
 
+/** One page of tenants, ordered by id; `next` is the cursor of the next page, null at the end. */
+export interface TenantPage {
+  tenants: TenantDetails[];
+  next: string | null;
+}
+
 /** An API key as the admin API lists it: never the key itself. */
 export interface ApiKeyView {
   id: string;
@@ -144,7 +150,8 @@ export interface AdminService {
   issueApiKey(tenantId: string, options?: { keepOthers?: boolean }): Promise<{ keyId: string; apiKey: string } | undefined>;
   /** Revokes one active key of the tenant, everywhere at once; false when it has no such active key. */
   revokeApiKey(tenantId: string, keyId: string): Promise<boolean>;
-  listTenants(): Promise<TenantDetails[]>;
+  /** A page of tenants by id (creation order): at most `limit` (1 to 1000, default 100) after the id `after`, a previous page's `next`. */
+  listTenants(options?: { limit?: number; after?: string }): Promise<TenantPage>;
   getTenant(id: string): Promise<TenantDetails | undefined>;
   updateTenant(
     id: string,

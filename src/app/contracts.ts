@@ -213,5 +213,8 @@ export interface HttpDeps {
   bodyLimitBytes: number;
   /** The bound on receiving one request, headers and body (`SLUICE_HTTP_REQUEST_TIMEOUT_MS`). */
   requestTimeoutMs: number;
+  /** Most connections open at once (`SLUICE_HTTP_MAX_CONNECTIONS`), and from one address (`…_PER_IP`, 0: no cap). */
+  maxConnections: number;
+  maxConnectionsPerIp: number;
   logLevel?: string;
 }

@@ -2,7 +2,8 @@
  * The HTTP API of DESIGN.md §8: Fastify with TypeBox schemas, one plugin per route group, one error
  * handler. Built from {@link HttpDeps} so tests drive it through `app.inject()` with real services.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -53,6 +54,31 @@ function refuseControlCharacters(kind: string, values: unknown): void {
       );
     }
   }
+}
+
+/**
+ * Caps the sockets `server` holds: `max` in all (Node closes one over it as it is accepted) and,
+ * unless 0, `perAddress` from one remote address. Node and Fastify have no per-address cap; this
+ * one is a map of counts, updated on accept and close.
+ */
+function limitConnections(server: Server, max: number, perAddress: number): void {
+  server.maxConnections = max;
+  if (perAddress <= 0) return;
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > perAddress) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
 }
 
 export interface HttpAppOptions {
@@ -107,6 +133,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     requestIdHeader: false,
     genReqId: requestId,
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  limitConnections(app.server, deps.maxConnections, deps.maxConnectionsPerIp);
 
   // Requests already on a kept-alive connection when the server starts closing: 503 in the
   // contract's shape (Fastify also answers them with `Connection: close`).

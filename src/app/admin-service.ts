@@ -10,6 +10,7 @@ import { type ProvidersRepository, type Provider as StoredProvider, UnopenableSe
 import type { RuleSet, RulesRepository } from '../storage/repositories/rules.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
 import { ANY, type ProviderKind, type StoredRule } from '../storage/schema.js';
+import { hasControlCharacter } from '../text.js';
 import type {
   AdminService,
   ApiKeyView,
@@ -22,6 +23,7 @@ import type {
   RuleSetView,
   RuleView,
   TenantDetails,
+  TenantPage,
 } from './contracts.js';
 import { type CachedTenantDirectory, toLimiterRule } from './directory.js';
 
@@ -126,8 +128,15 @@ export class SqlAdminService implements AdminService {
     return true;
   }
 
-  async listTenants() {
-    return Promise.all((await this.deps.tenants.list({ limit: 1000 })).map((tenant) => this.details(tenant)));
+  async listTenants(options: { limit?: number; after?: string } = {}): Promise<TenantPage> {
+    const limit = pageLimit(options.limit);
+    // One more than the page: whether there is a next page, without a count.
+    const rows = await this.deps.tenants.list({ limit: limit + 1, ...(options.after === undefined ? {} : { after: options.after }) });
+    const page = rows.slice(0, limit);
+    return {
+      tenants: await Promise.all(page.map((tenant) => this.details(tenant))),
+      next: rows.length > limit ? page.at(-1)!.id : null,
+    };
   }
 
   async getTenant(id: string) {
@@ -222,10 +231,7 @@ export class SqlAdminService implements AdminService {
     scope: BlacklistScope,
     options: { channel?: Channel | '*'; limit?: number; after?: string } = {},
   ): Promise<BlacklistPage> {
-    const limit = options.limit ?? 100;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-      throw new SluiceError('INVALID_REQUEST', `limit: ${limit} is not an integer from 1 to 1000`, { details: { field: 'limit' } });
-    }
+    const limit = pageLimit(options.limit);
     const stored = await this.blacklistScope(scope);
     // One more than the page: whether there is a next page, without a count.
     const rows = await this.deps.blacklist.list(stored, {
@@ -361,6 +367,14 @@ export class SqlAdminService implements AdminService {
   }
 }
 
+/** A page's size: 1 to 1000, 100 by default. */
+function pageLimit(limit = 100): number {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new SluiceError('INVALID_REQUEST', `limit: ${limit} is not an integer from 1 to 1000`, { details: { field: 'limit' } });
+  }
+  return limit;
+}
+
 /** A blacklist page cursor: the last entry's key, opaque to callers. */
 function encodeCursor(entry: { channel: string; recipient: string }): string {
   return Buffer.from(JSON.stringify([entry.channel, entry.recipient])).toString('base64url');
@@ -369,7 +383,9 @@ function encodeCursor(entry: { channel: string; recipient: string }): string {
 function decodeCursor(cursor: string): { channel: string; recipient: string } {
   try {
     const [channel, recipient] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as unknown[];
-    if (typeof channel === 'string' && typeof recipient === 'string') return { channel, recipient };
+    // A forged cursor's text reaches the query: PostgreSQL refuses NUL in text (a 503 otherwise).
+    if (typeof channel === 'string' && typeof recipient === 'string' && !hasControlCharacter(channel + recipient))
+      return { channel, recipient };
   } catch {
     // Refused below.
   }

@@ -121,6 +121,12 @@ export interface BlacklistPage {
   next: string | null;
 }
 
+/** One page of tenants, ordered by id; `next` is the cursor of the next page, null at the end. */
+export interface TenantPage {
+  tenants: TenantDetails[];
+  next: string | null;
+}
+
 /** An API key as the admin API lists it: never the key itself. */
 export interface ApiKeyView {
   id: string;
@@ -144,7 +150,8 @@ export interface AdminService {
   issueApiKey(tenantId: string, options?: { keepOthers?: boolean }): Promise<{ keyId: string; apiKey: string } | undefined>;
   /** Revokes one active key of the tenant, everywhere at once; false when it has no such active key. */
   revokeApiKey(tenantId: string, keyId: string): Promise<boolean>;
-  listTenants(): Promise<TenantDetails[]>;
+  /** A page of tenants by id (creation order): at most `limit` (1 to 1000, default 100) after the id `after`, a previous page's `next`. */
+  listTenants(options?: { limit?: number; after?: string }): Promise<TenantPage>;
   getTenant(id: string): Promise<TenantDetails | undefined>;
   updateTenant(
     id: string,
@@ -206,5 +213,8 @@ export interface HttpDeps {
   bodyLimitBytes: number;
   /** The bound on receiving one request, headers and body (`SLUICE_HTTP_REQUEST_TIMEOUT_MS`). */
   requestTimeoutMs: number;
+  /** Most connections open at once (`SLUICE_HTTP_MAX_CONNECTIONS`), and from one address (`…_PER_IP`, 0: no cap). */
+  maxConnections: number;
+  maxConnectionsPerIp: number;
   logLevel?: string;
 }

@@ -362,6 +362,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       adminToken: settings.adminToken,
       bodyLimitBytes: settings.bodyLimitBytes,
       requestTimeoutMs: settings.httpRequestTimeoutMs,
+      maxConnections: settings.httpMaxConnections,
+      maxConnectionsPerIp: settings.httpMaxConnectionsPerIp,
       logLevel: settings.logLevel,
     };
 

@@ -9,7 +9,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { Value, type ValueError } from '@sinclair/typebox/value';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import pino from 'pino';
-import type { FallbackView } from '../app/contracts.js';
+import type { FallbackView, TenantDetails } from '../app/contracts.js';
 import { createRuntime, type Runtime } from '../app/runtime.js';
 import { CHANNELS, type Channel, isChannel } from '../channels.js';
 import { describeSettings, loadSettings, SettingsError, unknownVariables } from '../config/settings.js';
@@ -205,7 +205,19 @@ tenant
   );
 tenant
   .command('list')
-  .action(() => withRuntime(async (runtime) => console.log(JSON.stringify(await runtime.http.admin.listTenants(), null, 2))));
+  .description('Every tenant, by id (creation order)')
+  .action(() =>
+    withRuntime(async (runtime) => {
+      const tenants: TenantDetails[] = [];
+      let after: string | undefined;
+      do {
+        const page = await runtime.http.admin.listTenants({ limit: 1000, ...(after === undefined ? {} : { after }) });
+        tenants.push(...page.tenants);
+        after = page.next ?? undefined;
+      } while (after !== undefined);
+      console.log(JSON.stringify(tenants, null, 2));
+    }),
+  );
 for (const [command, status] of [
   ['suspend', 'suspended'],
   ['resume', 'active'],

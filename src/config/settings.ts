@@ -122,6 +122,22 @@ export const SETTINGS = {
     description:
       'Longest a client may take to send one whole request (headers and body); a slower one is answered 400 INVALID_REQUEST ("did not arrive in full in time") and its connection closed, so trickling clients cannot hold connections open.',
   }),
+  httpMaxConnections: spec({
+    env: 'SLUICE_HTTP_MAX_CONNECTIONS',
+    kind: 'int',
+    default: 10_000,
+    range: [1, 1_000_000],
+    description:
+      "Most client connections the HTTP server holds open at once (Node's server.maxConnections); one over it is closed as it arrives, so kept-alive connections cannot use up the process's file descriptors. 10,000 leaves most of even a 20,000-descriptor limit to the database, Redis and providers.",
+  }),
+  httpMaxConnectionsPerIp: spec({
+    env: 'SLUICE_HTTP_MAX_CONNECTIONS_PER_IP',
+    kind: 'int',
+    default: 0,
+    range: [0, 1_000_000],
+    description:
+      'Most connections one client address holds open at once; one over it is closed as it arrives. 0: no per-address cap (behind a load balancer or proxy every connection comes from its address).',
+  }),
   limiterMemoryMax: spec({
     env: 'SLUICE_LIMITER_MEMORY_MAX',
     kind: 'int',

@@ -2,6 +2,8 @@
  * The HTTP API of DESIGN.md §8: Fastify with TypeBox schemas, one plugin per route group, one error
  * handler. Built from {@link HttpDeps} so tests drive it through `app.inject()` with real services.
  */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -9,11 +11,20 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { HttpDeps } from '../app/contracts.js';
 import { SluiceError } from '../errors.js';
 import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../logging.js';
+import { hasControlCharacter } from '../text.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
 import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
+
+/** A caller's `X-Request-Id` taken as the request's id: 1 to 128 of letters, digits and `._:-`. */
+export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function requestId(request: IncomingMessage): string {
+  const header = request.headers['x-request-id'];
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : crypto.randomUUID();
+}
 
 /** Why a JSON body the parser refused is refused. */
 function invalidJson(text: string): SluiceError {
@@ -26,6 +37,48 @@ function invalidJson(text: string): SluiceError {
     'INVALID_REQUEST',
     'the body has a "__proto__" or "constructor": {"prototype": …} key: such keys are refused, as they could change what objects inherit',
   );
+}
+
+/** INVALID_REQUEST naming the first parameter of `values` (a string or, repeated in a query, strings) with a control character. */
+function refuseControlCharacters(kind: string, values: unknown): void {
+  if (values === null || typeof values !== 'object') return;
+  for (const [name, value] of Object.entries(values)) {
+    const texts = Array.isArray(value) ? value : [value];
+    if (texts.some((text) => typeof text === 'string' && hasControlCharacter(text))) {
+      throw new SluiceError(
+        'INVALID_REQUEST',
+        `${kind} ${name.slice(0, 64)}: control characters (U+0000 to U+001F, U+007F) are not allowed`,
+        {
+          details: { field: name.slice(0, 64) },
+        },
+      );
+    }
+  }
+}
+
+/**
+ * Caps the sockets `server` holds: `max` in all (Node closes one over it as it is accepted) and,
+ * unless 0, `perAddress` from one remote address. Node and Fastify have no per-address cap; this
+ * one is a map of counts, updated on accept and close.
+ */
+function limitConnections(server: Server, max: number, perAddress: number): void {
+  server.maxConnections = max;
+  if (perAddress <= 0) return;
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > perAddress) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
 }
 
 export interface HttpAppOptions {
@@ -75,9 +128,13 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     // The default (100) refused a ban's recipient longer than that (a webhook URL) with a 414;
     // the route schemas hold each parameter to its own length.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    requestIdHeader: 'x-request-id',
-    genReqId: () => crypto.randomUUID(),
+    // The caller's X-Request-Id goes into logs and 5xx bodies: only in a bounded, plain format
+    // (REQUEST_ID), else the request gets an id of its own.
+    requestIdHeader: false,
+    genReqId: requestId,
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  limitConnections(app.server, deps.maxConnections, deps.maxConnectionsPerIp);
 
   // Requests already on a kept-alive connection when the server starts closing: 503 in the
   // contract's shape (Fastify also answers them with `Connection: close`).
@@ -93,23 +150,39 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   app.removeContentTypeParser('text/plain');
   // Fastify's JSON parser (secure-json-parse: `__proto__` and `constructor.prototype` keys are
   // refused) says only "Body is not valid JSON": ours says why, for a syntax error and for a key
-  // refused. The text is parsed again only on that error path.
+  // refused. The text is parsed again only on that error path. The bytes are decoded strictly, in
+  // the one pass that makes the string: bytes that are not UTF-8 are refused, not stored as U+FFFD.
   const parseJson = app.getDefaultJsonParser('error', 'error');
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, bytes, done) => {
     // Many clients send `Content-Type: application/json` on every call, a DELETE without a body
     // included: no body is no body. A route that needs one says so through its schema.
-    if (body === '') {
+    if ((bytes as Buffer).length === 0) {
       done(null, undefined);
       return;
     }
-    parseJson(request, body as string, (error, value) => {
-      if ((error as { code?: string } | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') done(invalidJson(body as string), undefined);
+    let body: string;
+    try {
+      body = utf8.decode(bytes as Buffer);
+    } catch {
+      done(new SluiceError('INVALID_REQUEST', 'the body is not valid UTF-8'), undefined);
+      return;
+    }
+    parseJson(request, body, (error, value) => {
+      if ((error as { code?: string } | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') done(invalidJson(body), undefined);
       else done(error, value);
     });
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  // Every route's path and query parameters, before its schema and handler (after authentication,
+  // so the admin API stays 404 while off): an id, channel, recipient or cursor never holds a control
+  // character, and PostgreSQL refuses NUL in text outright (a 503 from deep in a query otherwise).
+  app.addHook('preValidation', async (request) => {
+    refuseControlCharacters('path parameter', request.params);
+    refuseControlCharacters('query parameter', request.query);
+  });
 
   if (operationsOnly) {
     await app.register(healthRoutes(deps));

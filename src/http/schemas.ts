@@ -218,6 +218,18 @@ export const ProviderPatchBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
+/** Query strings are not coerced: `limit` is digits here, its range the service's. */
+export const TenantQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$', description: 'Tenants per page, 1 to 1000; default 100' })),
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A previous page's `next`" })),
+  },
+  { additionalProperties: false },
+);
+
+/** A route that takes no query parameter refuses one, as a route with a querystring schema refuses one it does not know. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 export const ProviderQuery = Type.Object(
   { scope: Type.Optional(Type.String({ maxLength: 64 })), channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook'] })) },
   { additionalProperties: false },
@@ -336,7 +348,10 @@ export const TenantView = Type.Object({
   createdAt: Iso,
 });
 
-export const TenantList = Type.Object({ tenants: Type.Array(TenantView) });
+export const TenantList = Type.Object({
+  tenants: Type.Array(TenantView),
+  next: Nullable(Type.String({ description: 'Pass as `after` for the next page; null: the last page' })),
+});
 
 const RuleOut = Type.Object({
   windowSeconds: Type.Integer(),

@@ -27,6 +27,7 @@ import {
   NewApiKeyQuery,
   NewProviderBody,
   NewTenantBody,
+  NoQuery,
   ProviderDeleted,
   ProviderList,
   ProviderPatchBody,
@@ -37,13 +38,15 @@ import {
   SECURITY,
   TenantList,
   TenantPatchBody,
+  TenantQuery,
   TenantView,
 } from '../schemas.js';
 
 /**
  * An admin route's schema: the admin token, and the errors every admin route can answer (401; 404
- * while the admin API is off), those of its inputs (400 for parameters, query or body; 413 and 415
- * for a body) and `conflicts` (409), beside its success responses.
+ * while the admin API is off), those of its inputs (400 for parameters, query or body, and for a
+ * query parameter the route does not take; 413 and 415 for a body) and `conflicts` (409), beside
+ * its success responses.
  */
 function adminSchema<T extends { params?: TSchema; querystring?: TSchema; body?: TSchema }>(
   summary: string,
@@ -51,11 +54,17 @@ function adminSchema<T extends { params?: TSchema; querystring?: TSchema; body?:
   success: Record<number, TSchema>,
   options: { conflicts?: boolean } = {},
 ) {
-  const statuses: ErrorStatus[] = [401, 404];
-  if (inputs.params || inputs.querystring || inputs.body) statuses.push(400);
+  // Every admin route validates its query string, an empty one at least: 400 for any parameter.
+  const statuses: ErrorStatus[] = [400, 401, 404];
   if (inputs.body) statuses.push(413, 415);
   if (options.conflicts) statuses.push(409);
-  return { summary, security: SECURITY.admin, ...inputs, response: { ...errorResponses(...statuses), ...success } };
+  return {
+    summary,
+    security: SECURITY.admin,
+    ...inputs,
+    querystring: (inputs.querystring ?? NoQuery) as T['querystring'] extends TSchema ? T['querystring'] : typeof NoQuery,
+    response: { ...errorResponses(...statuses), ...success },
+  };
 }
 
 /** Operator API under /v1/admin, behind SLUICE_ADMIN_TOKEN (off when the variable is empty). */
@@ -88,9 +97,14 @@ export const adminRoutes =
         return reply.status(201).send(created);
       },
     );
-    app.get('/v1/admin/tenants', { schema: adminSchema('List tenants', {}, { 200: TenantList }) }, async () => ({
-      tenants: await admin.listTenants(),
-    }));
+    app.get(
+      '/v1/admin/tenants',
+      { schema: adminSchema('List tenants, a page at a time, by id (creation order)', { querystring: TenantQuery }, { 200: TenantList }) },
+      async (request) => {
+        const { limit, after } = request.query;
+        return admin.listTenants({ ...(limit === undefined ? {} : { limit: Number(limit) }), ...(after === undefined ? {} : { after }) });
+      },
+    );
     app.get('/v1/admin/tenants/:id', { schema: adminSchema('Read a tenant', { params: IdParam }, { 200: TenantView }) }, async (request) =>
       tenantOr404(admin.getTenant(request.params.id)),
     );

@@ -24,8 +24,10 @@ export interface TenantView {
 /** What validation produces: the message to store. */
 export interface ValidatedMessage {
   channel: Channel;
-  /** Normalised recipient: E.164 phone, lower-cased email, or webhook target. */
+  /** Where the message is delivered: E.164 phone, email as written with its domain lower-cased, or webhook target. */
   recipient: string;
+  /** The recipient's canonical key (`normalizeRecipient`'s `key`): what frequency rules and blacklists are keyed on. */
+  recipientKey: string;
   payload: { template?: string; params?: Record<string, string>; subject?: string; body?: string; html?: string };
   /** When to send (epoch ms); `now` for immediate sends. */
   dueAt: number;

@@ -1,25 +1,47 @@
 /**
- * Recipient normalisation: one recipient has one spelling, so frequency rules and blacklists
- * cannot be dodged by writing a number or an address differently.
+ * Recipient normalisation. Each channel's function answers two forms of a recipient:
+ * - `recipient`, where the message is delivered: the address as written, tidied only where the
+ *   medium does not care (trimmed, an email's domain lower-cased, a URL as the URL parser writes it);
+ * - `key`, the canonical form that frequency rules and blacklists are keyed on: every spelling
+ *   that reaches the same mailbox, number or hook has one key, so none can dodge them (docs/api.md,
+ *   "Recipients").
+ *
+ * Keys of different channels never coincide: a phone's starts with `+` (nothing else does), an
+ * email's has `@` and no `:`, a bot name's neither `@` nor `+`, a URL's has `://`. So one
+ * blacklist entry for every channel (`*`) can hold each channel's key side by side.
  */
 import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import type { Channel } from '../channels.js';
+import { CHANNELS, type Channel } from '../channels.js';
 
-export type NormalizeResult = { ok: true; recipient: string } | { ok: false; reason: string };
+export type NormalizeResult = { ok: true; recipient: string; key: string } | { ok: false; reason: string };
 
-/** A phone number in E.164 (`+8613800138000`); numbers without `+` are read in `defaultRegion`. */
-export function normalizePhone(input: string, defaultRegion: string): NormalizeResult {
-  const phone = parsePhoneNumberFromString(input, defaultRegion as CountryCode);
+/**
+ * A phone number in E.164 (`+8613800138000`), its key too; numbers without `+` are read in
+ * `defaultRegion` (none: only numbers with `+country` are read).
+ */
+export function normalizePhone(input: string, defaultRegion: string | undefined): NormalizeResult {
+  const phone = parsePhoneNumberFromString(input, defaultRegion as CountryCode | undefined);
   if (!phone?.isValid()) return { ok: false, reason: `"${input.slice(0, 40)}" is not a valid phone number` };
-  return { ok: true, recipient: phone.number };
+  return { ok: true, recipient: phone.number, key: phone.number };
 }
 
 const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/;
 const DOMAIN_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
- * An email address with its domain lower-cased (the local part is case-sensitive by RFC 5321, so it
- * is kept). Quoted local parts and IP literals are refused: no mail provider hands them out.
+ * Mail providers whose mailboxes ignore more of an address than case and a `+tag`: the domain a
+ * key is written with, and whether dots in the local part count. Listed in docs/api.md.
+ */
+export const EMAIL_PROVIDER_FORMS: Readonly<Record<string, { domain: string; ignoresDots: boolean }>> = {
+  'gmail.com': { domain: 'gmail.com', ignoresDots: true },
+  'googlemail.com': { domain: 'gmail.com', ignoresDots: true },
+};
+
+/**
+ * An email address with its domain lower-cased; delivered with its local part as written (RFC 5321
+ * lets a server tell cases apart). Its key folds the local part's case and drops a `+tag`, as every
+ * mainstream provider delivers those to one mailbox, then applies {@link EMAIL_PROVIDER_FORMS}.
+ * Quoted local parts and IP literals are refused: no mail provider hands them out.
  */
 export function normalizeEmail(input: string): NormalizeResult {
   const text = input.trim();
@@ -31,7 +53,18 @@ export function normalizeEmail(input: string): NormalizeResult {
   if (local.length > 64 || !LOCAL_PART.test(local) || local.startsWith('.') || local.endsWith('.') || local.includes('..')) return bad;
   const labels = domain.split('.');
   if (labels.length < 2 || !labels.every((label) => DOMAIN_LABEL.test(label)) || /^[0-9]+$/.test(labels.at(-1) ?? '')) return bad;
-  return { ok: true, recipient: `${local}@${domain}` };
+  return { ok: true, recipient: `${local}@${domain}`, key: emailKey(local, domain) };
+}
+
+function emailKey(local: string, domain: string): string {
+  let mailbox = local.toLowerCase();
+  const plus = mailbox.indexOf('+');
+  // A `+` first is the whole name, not a tag.
+  if (plus > 0) mailbox = mailbox.slice(0, plus);
+  const provider = EMAIL_PROVIDER_FORMS[domain];
+  if (!provider) return `${mailbox}@${domain}`;
+  if (provider.ignoresDots) mailbox = mailbox.replaceAll('.', '') || mailbox;
+  return `${mailbox}@${provider.domain}`;
 }
 
 const WEBHOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
@@ -40,12 +73,15 @@ const WEBHOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 export const MAX_RECIPIENT_LENGTH = 320;
 
 /**
- * A webhook target: the name of a bot or endpoint configured as a provider (`ops-alerts`), or an
- * https URL. URLs are normalised by the URL parser (lower-cased host, default port dropped).
+ * A webhook target: the name of a bot or endpoint (`ops-alerts`), or an http(s) URL. URLs are
+ * delivered as the URL parser writes them (lower-cased host, default port dropped), names as
+ * written. Keys fold a name's case; a URL's drop the fragment (never sent to the server) and an
+ * empty query, decode percent-encoded unreserved characters (RFC 3986 §6.2.2.2: `%78` is `x`) and
+ * upper-case the hex of the other escapes.
  */
 export function normalizeWebhookTarget(input: string): NormalizeResult {
   const text = input.trim();
-  if (WEBHOOK_NAME.test(text)) return { ok: true, recipient: text };
+  if (WEBHOOK_NAME.test(text)) return { ok: true, recipient: text, key: text.toLowerCase() };
   try {
     const url = new URL(text);
     if (url.protocol === 'https:' || url.protocol === 'http:') {
@@ -57,7 +93,7 @@ export function normalizeWebhookTarget(input: string): NormalizeResult {
           ok: false,
           reason: `the URL is ${recipient.length} characters once normalised (percent-encoded); at most ${MAX_RECIPIENT_LENGTH}`,
         };
-      return { ok: true, recipient };
+      return { ok: true, recipient, key: webhookUrlKey(url) };
     }
   } catch {
     // fall through
@@ -65,7 +101,27 @@ export function normalizeWebhookTarget(input: string): NormalizeResult {
   return { ok: false, reason: 'a webhook target is a bot name ([A-Za-z0-9_.:-], at most 128) or an http(s) URL' };
 }
 
-export function normalizeRecipient(channel: Channel, input: string, defaultRegion: string): NormalizeResult {
+const UNRESERVED = /^[A-Za-z0-9._~-]$/;
+
+const decodeUnreserved = (text: string) =>
+  text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => {
+    const char = String.fromCharCode(Number.parseInt(hex, 16));
+    return UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
+  });
+
+function webhookUrlKey(parsed: URL): string {
+  const url = new URL(parsed.href);
+  url.hash = '';
+  url.username = decodeUnreserved(url.username);
+  url.password = decodeUnreserved(url.password);
+  // Set again: the parser then removes the dot segments a decoded `%2E` may have made.
+  url.pathname = decodeUnreserved(url.pathname);
+  // An empty search setter drops a bare `?` as well.
+  url.search = decodeUnreserved(url.search);
+  return url.href;
+}
+
+export function normalizeRecipient(channel: Channel, input: string, defaultRegion: string | undefined): NormalizeResult {
   switch (channel) {
     case 'sms':
       return normalizePhone(input, defaultRegion);
@@ -74,4 +130,25 @@ export function normalizeRecipient(channel: Channel, input: string, defaultRegio
     case 'webhook':
       return normalizeWebhookTarget(input);
   }
+}
+
+/** A recipient as read by one channel's normaliser. */
+export interface ChannelReading {
+  channel: Channel;
+  recipient: string;
+  key: string;
+}
+
+/**
+ * A recipient given for every channel (a blacklist entry on `*`): its reading by each channel
+ * whose normaliser accepts it, so it matches a send on any of them; empty when none does.
+ * `13800138002` is a phone number and a bot name; `Bob@example.com` only an email address.
+ */
+export function readOnEveryChannel(input: string, defaultRegion: string | undefined): ChannelReading[] {
+  const readings: ChannelReading[] = [];
+  for (const channel of CHANNELS) {
+    const result = normalizeRecipient(channel, input, defaultRegion);
+    if (result.ok) readings.push({ channel, recipient: result.recipient, key: result.key });
+  }
+  return readings;
 }

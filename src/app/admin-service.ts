@@ -1,6 +1,6 @@
 /** Operator actions for the admin API and the CLI; every change invalidates the live config everywhere. */
 import { frequencySubject } from '../admission/interceptors/frequency.js';
-import { normalizeRecipient } from '../admission/recipients.js';
+import { normalizeRecipient, readOnEveryChannel } from '../admission/recipients.js';
 import { CHANNELS, type Channel } from '../channels.js';
 import { checkProviderSpec } from '../delivery/providers/registry.js';
 import { SluiceError } from '../errors.js';
@@ -73,16 +73,6 @@ const CREDENTIAL_ROUTE_FIELDS = [
   'ignoreTLS',
   'tlsRejectUnauthorized',
 ] as const;
-
-/** A recipient of a blacklist entry for any channel: the channel is told by its shape. */
-function normalizeAnyChannel(input: string, region: string): string | undefined {
-  const guesses: Channel[] = input.includes('@') ? ['email'] : /^[+\d][\d\s()-]*$/.test(input) ? ['sms'] : ['webhook'];
-  for (const channel of guesses) {
-    const result = normalizeRecipient(channel, input, region);
-    if (result.ok) return result.recipient;
-  }
-  return undefined;
-}
 
 export class SqlAdminService implements AdminService {
   constructor(private readonly deps: AdminServiceDeps) {}
@@ -188,18 +178,23 @@ export class SqlAdminService implements AdminService {
     return ruleSetView(channel, await this.deps.rules.get(tenantId, channel));
   }
 
-  private normalizeAll(channel: Channel | '*', recipients: string[]): { valid: string[]; invalid: string[] } {
-    const valid: string[] = [];
+  /**
+   * The keys stored for blacklist entries, as sends are keyed (`recipientKey`): on `*`, the key of
+   * each channel that reads the text (channels' keys never coincide), so the entry matches a send
+   * on every one of them. `invalid`: texts no channel (or not the given one) reads.
+   */
+  private blacklistKeys(channel: Channel | '*', recipients: string[]): { valid: string[]; invalid: string[] } {
+    const valid = new Set<string>();
     const invalid: string[] = [];
     for (const input of recipients) {
-      const recipient =
+      const keys =
         channel === '*'
-          ? normalizeAnyChannel(input, this.deps.defaultRegion)
-          : ((result) => (result.ok ? result.recipient : undefined))(normalizeRecipient(channel, input, this.deps.defaultRegion));
-      if (recipient) valid.push(recipient);
-      else invalid.push(input);
+          ? readOnEveryChannel(input, this.deps.defaultRegion).map((reading) => reading.key)
+          : ((result) => (result.ok ? [result.key] : []))(normalizeRecipient(channel, input, this.deps.defaultRegion));
+      if (keys.length === 0) invalid.push(input);
+      for (const key of keys) valid.add(key);
     }
-    return { valid, invalid };
+    return { valid: [...valid], invalid };
   }
 
   /** The storage scope of a blacklist: the tenant's id (NOT_FOUND if unknown) or `*`. */
@@ -211,7 +206,7 @@ export class SqlAdminService implements AdminService {
 
   async addToBlacklist(scope: BlacklistScope, channel: Channel | '*', recipients: string[], reason?: string) {
     const stored = await this.blacklistScope(scope);
-    const { valid, invalid } = this.normalizeAll(channel, recipients);
+    const { valid, invalid } = this.blacklistKeys(channel, recipients);
     for (const recipient of valid) await this.deps.blacklist.add({ scope: stored, channel, recipient, reason: reason ?? null });
     // The same reload and notice for the global list as for a tenant's: every instance holds the whole table.
     if (valid.length > 0) await this.deps.blacklistChanged();
@@ -220,7 +215,7 @@ export class SqlAdminService implements AdminService {
 
   async removeFromBlacklist(scope: BlacklistScope, channel: Channel | '*', recipients: string[]) {
     const stored = await this.blacklistScope(scope);
-    const { valid, invalid } = this.normalizeAll(channel, recipients);
+    const { valid, invalid } = this.blacklistKeys(channel, recipients);
     let removed = 0;
     for (const recipient of valid) if (await this.deps.blacklist.remove({ scope: stored, channel, recipient })) removed++;
     if (removed > 0) await this.deps.blacklistChanged();
@@ -360,7 +355,7 @@ export class SqlAdminService implements AdminService {
     await this.requireTenant(tenantId);
     const normalized = normalizeRecipient(channel, to, this.deps.defaultRegion);
     if (!normalized.ok) throw new SluiceError('INVALID_REQUEST', normalized.reason, { details: { field: 'to' } });
-    const subject = frequencySubject(tenantId, channel, normalized.recipient);
+    const subject = frequencySubject(tenantId, channel, normalized.key);
     const lifted = await this.deps.limiter.unban(subject);
     if (options.resetCounts) await this.deps.limiter.reset(subject);
     return lifted;

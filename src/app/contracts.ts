@@ -109,7 +109,7 @@ export type BlacklistScope = { tenant: string } | 'global';
 export interface BlacklistEntryView {
   /** A channel, or `*`: every channel. */
   channel: Channel | '*';
-  /** Normalised (E.164 phone, lower-cased email domain...), as sends are compared with it. */
+  /** The recipient's canonical key (E.164 phone, case-folded email without `+tag`...), as sends are compared with it. */
   recipient: string;
   reason: string | null;
   createdAt: string;
@@ -160,13 +160,17 @@ export interface AdminService {
   /** INVALID_REQUEST for a rule the limiter refuses, a static fallback without rules or rules on another mode. */
   setRules(tenantId: string, channel: Channel, rules: RuleView[], fallback?: FallbackView | null): Promise<RuleSetView>;
   getRules(tenantId: string, channel: Channel): Promise<RuleSetView>;
-  /** Adds recipients (normalised for `channel`, or by their shape for `*`); `invalid` lists those that are no recipient. */
+  /**
+   * Adds recipients under their canonical keys, as sends are matched: for `channel`, or on `*` for
+   * each channel that reads the text; `added` lists the keys, `invalid` the texts that are no recipient.
+   */
   addToBlacklist(
     scope: BlacklistScope,
     channel: Channel | '*',
     recipients: string[],
     reason?: string,
   ): Promise<{ added: string[]; invalid: string[] }>;
+  /** Removes the entries the texts' keys name (as `addToBlacklist` stores them); `removed` counts entries. */
   removeFromBlacklist(scope: BlacklistScope, channel: Channel | '*', recipients: string[]): Promise<{ removed: number; invalid: string[] }>;
   /**
    * A page of entries (at most `limit`, default 100), of one channel value if given; `after` is a

@@ -100,7 +100,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const closers: (() => Promise<unknown> | unknown)[] = [() => database.close()];
   try {
     if (options.migrate ?? true) {
-      const applied = await migrateToLatest(database);
+      const applied = await migrateToLatest(database, { defaultRegion: settings.defaultRegion });
       if (applied.length) logger.info({ applied, db: database.displayUrl }, 'migrations applied');
     }
 

@@ -182,9 +182,10 @@ program
   .command('migrate')
   .description('Apply pending database migrations')
   .action(async () => {
-    const database = await openDatabase(settingsOf().dbUrl);
+    const settings = settingsOf();
+    const database = await openDatabase(settings.dbUrl);
     try {
-      const applied = await migrateToLatest(database);
+      const applied = await migrateToLatest(database, { defaultRegion: settings.defaultRegion });
       console.log(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');
     } finally {
       await database.close();

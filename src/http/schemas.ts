@@ -277,7 +277,7 @@ const ChannelName = Type.String({ enum: ['sms', 'email', 'webhook'] });
 export const MessageView = Type.Object({
   id: Type.String(),
   channel: ChannelName,
-  to: Type.String({ description: 'Normalised recipient' }),
+  to: Type.String({ description: 'The recipient as delivered to (normalised: E.164, the email domain lower-cased…)' }),
   status: Type.String({ enum: ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled'] }),
   dueAt: Iso,
   attempts: Type.Integer(),
@@ -371,7 +371,7 @@ export const RuleSetView = Type.Object(
 );
 
 export const BlacklistAdded = Type.Object({
-  added: Type.Array(Type.String(), { description: 'Normalised' }),
+  added: Type.Array(Type.String(), { description: 'The canonical keys stored (docs/api.md, Recipients)' }),
   invalid: Type.Array(Type.String(), { description: 'Not a recipient of the channel: ignored' }),
 });
 export const BlacklistRemoved = Type.Object({ removed: Type.Integer(), invalid: Type.Array(Type.String()) });

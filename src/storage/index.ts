@@ -25,7 +25,7 @@ export * from './database.js';
 export * from './errors.js';
 export * from './group-commit.js';
 export * from './ids.js';
-export { MigrationError, migrateToLatest, migrationsFor, pendingMigrations } from './migrations/index.js';
+export { MigrationError, type MigrationOptions, migrateToLatest, migrationsFor, pendingMigrations } from './migrations/index.js';
 export * from './repositories/blacklist.js';
 export * from './repositories/messages.js';
 export * from './repositories/providers.js';

@@ -31,7 +31,7 @@ describe('global blacklist: /v1/admin/blacklist', () => {
     expectError(await t.send(a.apiKey, sms(to)), 403, 'BLACKLISTED');
     expectError(await t.send(b.apiKey, sms(to)), 403, 'BLACKLISTED');
 
-    expect((await t.admin('POST', '/v1/admin/blacklist', { recipients: ['Spam@Example.COM'] })).json().added).toEqual(['Spam@example.com']);
+    expect((await t.admin('POST', '/v1/admin/blacklist', { recipients: ['Spam@Example.COM'] })).json().added).toEqual(['spam@example.com']);
     expectError(await t.send(a.apiKey, email('Spam@EXAMPLE.com')), 403, 'BLACKLISTED');
 
     const remove = await t.admin('DELETE', '/v1/admin/blacklist', { channel: 'sms', recipients: [to] });

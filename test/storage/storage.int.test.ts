@@ -13,6 +13,7 @@ import {
   hashApiKey,
   type Message,
   migrateToLatest,
+  migrationsFor,
   type NewMessage,
   openDatabase,
   pendingMigrations,
@@ -67,7 +68,12 @@ for (const backend of backends) {
 
     describe('migrations', () => {
       it('reports the pending ones, applies them, and re-running is a no-op', async () => {
-        expect(pendingBefore).toEqual(['0001-initial', '0002-provider-name-unique', '0003-tenant-status-index']);
+        expect(pendingBefore).toEqual([
+          '0001-initial',
+          '0002-provider-name-unique',
+          '0003-tenant-status-index',
+          '0004-blacklist-canonical-keys',
+        ]);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);
         await database.ping();
@@ -221,6 +227,28 @@ for (const backend of backends) {
         expect(await repos.blacklist.remove({ scope: tenant.id, channel: 'sms', recipient: '+8613900000001' })).toBe(true);
         expect(await repos.blacklist.remove({ scope: tenant.id, channel: 'sms', recipient: '+8613900000001' })).toBe(false);
         expect(await repos.blacklist.isBlacklisted(tenant.id, 'sms', '+8613900000001')).toBe(false);
+      });
+
+      it('migration 0004 rewrites entries of the old spellings to their keys (a re-run changes nothing else)', async () => {
+        const tenant = await newTenant();
+        const row = (channel: 'email' | 'webhook' | '*', recipient: string, createdAt: number) => ({
+          scope: tenant.id,
+          channel,
+          recipient,
+          reason: null,
+          created_at: createdAt,
+        });
+        await database.db
+          .insertInto('blacklist')
+          .values([row('email', 'Bob+x@example.com', T0 + 1), row('email', 'bob@example.com', T0 + 2), row('*', '138.0013.8002', T0 + 3)])
+          .execute();
+        await migrationsFor(database.dialect, { defaultRegion: 'CN' })['0004-blacklist-canonical-keys']!.up(database.db);
+        const listed = await repos.blacklist.list(tenant.id);
+        expect(listed.map((e) => [e.channel, e.recipient, e.createdAt])).toEqual([
+          ['*', '+8613800138002', T0 + 3],
+          ['*', '138.0013.8002', T0 + 3],
+          ['email', 'bob@example.com', T0 + 1],
+        ]);
       });
     });
 

@@ -3,8 +3,12 @@ import type { Decision } from '../../limiter/index.js';
 import type { Interceptor } from '../chain.js';
 import type { FrequencyGate, TenantDirectory } from '../ports.js';
 
-/** The subject one rule set counts: (tenant, channel, recipient). Stores hash it into their keys. */
-export const frequencySubject = (tenantId: string, channel: string, recipient: string) => `${tenantId}:${channel}:${recipient}`;
+/**
+ * The subject one rule set counts: (tenant, channel, recipient key), the key being the canonical
+ * form of the recipient (`normalizeRecipient`'s `key`), so every spelling counts as one. Stores
+ * hash it into their keys.
+ */
+export const frequencySubject = (tenantId: string, channel: string, recipientKey: string) => `${tenantId}:${channel}:${recipientKey}`;
 
 /**
  * Recipient protection: the tenant's rules for the channel, ban and all rules in one atomic
@@ -22,7 +26,7 @@ export function frequencyInterceptor(
       const message = context.message!;
       const policy = await directory.channelPolicy(tenant.id, message.channel);
       if (policy.rules.length === 0) return undefined;
-      const subject = frequencySubject(tenant.id, message.channel, message.recipient);
+      const subject = frequencySubject(tenant.id, message.channel, message.recipientKey);
       const decision = await gate.check(subject, policy.rules, context.id, policy.fallback);
       onDecision?.(message.channel, decision);
       if (decision.code === 'BANNED') {

@@ -17,6 +17,7 @@ export function persistInterceptor(messages: MessageWriter): Interceptor {
       const row: NewMessage = {
         channel: message.channel,
         recipient: message.recipient,
+        recipientKey: message.recipientKey,
         payload: message.payload,
         dueAt: message.dueAt,
         scheduled: message.scheduled,

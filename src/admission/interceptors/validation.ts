@@ -71,6 +71,7 @@ export function validationInterceptor(options: ValidationOptions): Interceptor {
       context.message = {
         channel,
         recipient: normalized.recipient,
+        recipientKey: normalized.key,
         payload: { template, params, subject, body, html },
         dueAt,
         scheduled,

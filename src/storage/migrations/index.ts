@@ -10,20 +10,28 @@ import type { Database, Dialect } from '../database.js';
 import { initialMigration } from './0001-initial.js';
 import { providerNameUniqueMigration } from './0002-provider-name-unique.js';
 import { tenantStatusIndexMigration } from './0003-tenant-status-index.js';
+import { blacklistCanonicalKeysMigration } from './0004-blacklist-canonical-keys.js';
+
+/** What data migrations need of the settings. */
+export interface MigrationOptions {
+  /** `SLUICE_DEFAULT_REGION`: how national phone numbers in stored blacklist entries are read (0004); without it only `+country` numbers are. */
+  defaultRegion?: string;
+}
 
 /** Every migration, by name, in application order. */
-export function migrationsFor(dialect: Dialect): Record<string, Migration> {
+export function migrationsFor(dialect: Dialect, options: MigrationOptions = {}): Record<string, Migration> {
   return {
     '0001-initial': initialMigration(dialect),
     '0002-provider-name-unique': providerNameUniqueMigration(dialect),
     '0003-tenant-status-index': tenantStatusIndexMigration(dialect),
+    '0004-blacklist-canonical-keys': blacklistCanonicalKeysMigration(options),
   };
 }
 
-function migratorFor(database: Database): Migrator {
+function migratorFor(database: Database, options: MigrationOptions = {}): Migrator {
   return new Migrator({
     db: database.db,
-    provider: { getMigrations: async () => migrationsFor(database.dialect) },
+    provider: { getMigrations: async () => migrationsFor(database.dialect, options) },
     migrationTableName: 'sluice_migration',
     migrationLockTableName: 'sluice_migration_lock',
   });
@@ -44,8 +52,8 @@ export class MigrationError extends Error {
  * Applies every pending migration; a no-op when up to date (safe to call on every start).
  * @returns the names applied by this call, in order.
  */
-export async function migrateToLatest(database: Database): Promise<string[]> {
-  const { error, results = [] } = await migratorFor(database).migrateToLatest();
+export async function migrateToLatest(database: Database, options: MigrationOptions = {}): Promise<string[]> {
+  const { error, results = [] } = await migratorFor(database, options).migrateToLatest();
   if (error !== undefined) throw new MigrationError(results, error);
   return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -1,7 +1,7 @@
 /**
  * Blacklisted recipients. An entry's `scope` is a tenant id or `'*'` (global) and its `channel`
- * a channel or `'*'` (every channel). Recipients must already be normalised by the caller
- * (E.164 phone, lower-cased email domain...): storage compares them byte for byte.
+ * a channel or `'*'` (every channel). Recipients are canonical keys made by the caller
+ * (`normalizeRecipient`'s `key`): storage compares them byte for byte.
  */
 import type { Channel } from '../../channels.js';
 import { type Clock, systemClock } from '../../limiter/clock.js';

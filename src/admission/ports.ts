@@ -74,7 +74,14 @@ export class DuplicateIdempotencyKey extends Error {
 
 /** The frequency decision for one recipient (the limiter, possibly behind the degradation breaker). */
 export interface FrequencyGate {
-  check(subject: string, rules: readonly Rule[], requestId: string, fallback: FallbackPolicy | undefined): Promise<Decision>;
+  /** `countAt`: a scheduled message's due time, where sliding-log rules count it (the limiter's `countAt`). */
+  check(
+    subject: string,
+    rules: readonly Rule[],
+    requestId: string,
+    fallback: FallbackPolicy | undefined,
+    countAt?: number | undefined,
+  ): Promise<Decision>;
   /** Take back an admitted attempt; `decision` is what `check` answered (it says which store decided). */
   undo(subject: string, rules: readonly Rule[], requestId: string, decision: Decision, fallback: FallbackPolicy | undefined): Promise<void>;
   /**

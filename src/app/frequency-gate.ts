@@ -18,9 +18,15 @@ export class LocalFrequencyGate implements FrequencyGate {
     private readonly observe?: (ms: number, outcome: string) => void,
   ) {}
 
-  async check(subject: string, rules: readonly Rule[], requestId: string): Promise<Decision> {
+  async check(
+    subject: string,
+    rules: readonly Rule[],
+    requestId: string,
+    _fallback?: FallbackPolicy | undefined,
+    countAt?: number | undefined,
+  ): Promise<Decision> {
     const startedAt = performance.now();
-    const decision = await this.limiter.check({ subject, rules, requestId });
+    const decision = await this.limiter.check({ subject, rules, requestId, ...(countAt === undefined ? {} : { countAt }) });
     this.observe?.(performance.now() - startedAt, decision.code);
     return decision;
   }
@@ -53,8 +59,14 @@ export class DegradingFrequencyGate implements FrequencyGate {
     return policy;
   }
 
-  check(subject: string, rules: readonly Rule[], requestId: string, fallback: FallbackPolicy | undefined): Promise<Decision> {
-    return this.limiter.check({ subject, rules, requestId }, this.policyOf(fallback));
+  check(
+    subject: string,
+    rules: readonly Rule[],
+    requestId: string,
+    fallback: FallbackPolicy | undefined,
+    countAt?: number | undefined,
+  ): Promise<Decision> {
+    return this.limiter.check({ subject, rules, requestId, ...(countAt === undefined ? {} : { countAt }) }, this.policyOf(fallback));
   }
 
   async undo(

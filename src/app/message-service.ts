@@ -69,6 +69,11 @@ export class SqlMessageService implements MessageService {
     readonly chain: AdmissionChain,
     private readonly messages: MessagesRepository,
     private readonly clock: Clock,
+    /**
+     * Told each canceled message after the cancel committed (gives its frequency slot back). It
+     * must not reject: its failure is its own to log, never the cancel's.
+     */
+    private readonly canceled?: (tenantId: string, id: string) => Promise<void>,
   ) {}
 
   async send(apiKey: string | undefined, request: SendRequest, idempotencyKey?: string) {
@@ -94,8 +99,11 @@ export class SqlMessageService implements MessageService {
     return toView(message, attempts);
   }
 
-  cancel(tenantId: string, id: string) {
-    return this.messages.cancel(tenantId, id, this.clock.now()).catch(unavailableUnlessSluiceError);
+  async cancel(tenantId: string, id: string) {
+    const result = await this.messages.cancel(tenantId, id, this.clock.now()).catch(unavailableUnlessSluiceError);
+    // Also for a repeated cancel: the slot's undo is by message id, a no-op the second time.
+    if (result === 'canceled') await this.canceled?.(tenantId, id);
+    return result;
   }
 }
 

@@ -8,6 +8,7 @@ import type { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { AdmissionOutcome } from '../admission/context.js';
 import { defaultChain } from '../admission/default-chain.js';
+import { releaseFrequencySlot } from '../admission/interceptors/frequency.js';
 import { quotaExceeded, tenantQpsRules } from '../admission/interceptors/quota.js';
 import type { FrequencyGate, NewMessage } from '../admission/ports.js';
 import { isQuotaSubject, riskSubject, subjectTenant, tenantQpsSubject } from '../admission/subjects.js';
@@ -335,7 +336,15 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       },
     };
 
-    const messageService = new SqlMessageService(chain, repositories.messages, clock);
+    // A canceled message gives its frequency slot back (a scheduled one holds it at its due time).
+    const messageService = new SqlMessageService(chain, repositories.messages, clock, async (tenantId, id) => {
+      try {
+        const message = await repositories.messages.findById(tenantId, id);
+        if (message) await releaseFrequencySlot(directory, frequency, message, settings.defaultRegion);
+      } catch (error) {
+        logger.error({ err: error, messageId: id }, 'cancel: giving the frequency slot back failed');
+      }
+    });
     const http: HttpDeps = {
       messages: messageService,
       risk,

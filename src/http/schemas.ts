@@ -17,7 +17,8 @@ export const SendBody = Type.Object(
     html: Type.Optional(Type.String({ maxLength: 65_536 })),
     sendAt: Type.Optional(
       Type.Union([Type.String({ format: 'date-time', maxLength: 40 }), Type.Integer({ minimum: 0 })], {
-        description: 'When to send: an ISO 8601 date-time with its offset, or epoch milliseconds (not seconds)',
+        description:
+          "When to send: an ISO 8601 date-time with its offset, or epoch milliseconds (not seconds). The recipient's sliding-log rules count the message at this time",
       }),
     ),
   },

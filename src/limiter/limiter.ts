@@ -70,6 +70,7 @@ export function validateCheckRequest(request: CheckRequest): readonly Normalized
   const rules = normalizeRules(request.rules);
   checkSubject(request.subject);
   checkNow(request.now);
+  if (request.countAt !== undefined) checkNow(request.countAt, 'countAt');
   if (request.requestId !== undefined) checkRequestId(request.requestId);
   return rules;
 }
@@ -86,7 +87,7 @@ export class Limiter {
   check(request: CheckRequest): Promise<Decision> {
     try {
       const rules = validateCheckRequest(request);
-      return this.store.check(request.subject, rules, request.requestId, request.now);
+      return this.store.check(request.subject, rules, request.requestId, request.now, request.countAt);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -148,9 +149,9 @@ function checkSubject(subject: unknown): asserts subject is string {
 /** The largest Date; with 400-day windows and bans every sum stays below 2^53, so stays exact. */
 const MAX_TIME_MS = 8_640_000_000_000_000;
 
-function checkNow(now: unknown): void {
+function checkNow(now: unknown, name = 'now'): void {
   if (now !== undefined && !(typeof now === 'number' && Number.isInteger(now) && now >= 0 && now <= MAX_TIME_MS)) {
-    throw new TypeError('now must be a non-negative integer (epoch ms)');
+    throw new TypeError(`${name} must be a non-negative integer (epoch ms)`);
   }
 }
 

@@ -13,23 +13,42 @@
  *    counters: O(1) whatever the subject's history). Nothing is trimmed, nothing recorded.
  * 3. The subject's log is trimmed to entries with time > t − L. (`check` trims here, `peek` at
  *    its start; `undo`, `reset`, `ban` and `unban` do not.)
- * 4. Every rule `i` is counted at `t` (`counts[i]`). If some rule is hit (its count has reached its
- *    limit) → `RATE_LIMITED`, `rule` = the first hit rule's index, nothing recorded; when a hit rule
- *    has `banMs > 0` the subject is banned until `t + max(banMs of hit rules)`. `retryAfterMs` = the
- *    later of the ban's end and the earliest time at which every hit rule would admit again.
- * 5. Otherwise `OK`: the attempt is recorded under every rule, atomically with the check.
- * In every decision but a check's `BANNED` (steps 1 and 4-5) `counts[i]` is rule `i` counted at `t`
+ * 4. Every rule `i` is counted for an attempt at `a` (`counts[i]`; `a` = the check's `countAt`, a
+ *    scheduled send's due time, or `t` when absent or earlier than `t`; a peek has `a = t`). If some
+ *    rule is hit (its count has reached its limit) → `RATE_LIMITED`, `rule` = the first hit rule's
+ *    index, nothing recorded; when a hit rule has `banMs > 0` the subject is banned until
+ *    `t + max(banMs of hit rules)`. `retryAfterMs` = the later of the ban's end and the earliest
+ *    time at which every hit rule would admit again (for a sliding-log rule decided by a window
+ *    ending after `a`, a lower bound; see below).
+ * 5. Otherwise `OK`: the attempt is recorded under every rule, atomically with the check: in the
+ *    log at `a`, in the counters (fixed-window, sliding-counter, token-bucket) at `t`.
+ * In every decision but a check's `BANNED` (steps 1 and 4-5) `counts[i]` is rule `i` counted
  * as in step 4, after the trim and before anything this call records; `retryAfterMs` is 0 when
  * allowed. `peek` is the look call: it trims (step 3), then applies step 2 and step 4 without
  * recording or banning, and reports `counts` also when banned; its `retryAfterMs` includes the
  * ban a check would impose.
  *
  * Counting per algorithm (identical in every store; both use IEEE doubles in this order):
- * - `sliding-log`: count = log entries with time in `(t − w, t]`. Hit when count ≥ limit; then
- *   retryAfter = time of the (count − limit + 1)-th oldest entry in the window + w − t.
+ * - `sliding-log`: n(u) = log entries with time in (u − w, u]. Recording the attempt at `a` must
+ *   leave every window that contains `a` within the limit, and a scheduled send may have put
+ *   entries later than `a`. S = the subject's latest scheduled count time (the largest count time
+ *   of an admission whose count time was later than its decision time; kept with the subject,
+ *   never lowered by an undo, −∞ when there is none). When S > a: count = the maximum of n(u) over
+ *   u = a and over every entry time e with a < e < a + w (the windows containing `a` that end at
+ *   an entry). Otherwise count = n(a) (with decision times that never go back, no entry is then
+ *   later than `a`, so this is the same maximum, at the cost of one count). Hit when count ≥ limit; then
+ *   retryAfter = the largest, over the hit windows u, of (time of the (n(u) − limit + 1)-th oldest
+ *   entry in (u − w, u]) + w − u: exact for u = a (the case without later entries); a lower bound
+ *   when a later window is hit (an attempt moved later by less is still in a full window; moving
+ *   it further may meet other later entries).
  *   The log is one sorted list per subject shared by all rules; it is kept when the set has a
  *   sliding-log rule or a request id is given, and trimmed to entries with time > t − (longest
- *   window of the set).
+ *   window of the set): the trim follows the decision time `t`, never `a`, so it drops nothing a
+ *   check at `t` or later still counts.
+ * - The counter algorithms below count and record a scheduled attempt at `t`, the decision time,
+ *   as if it were sent now: their state holds one current window, bucket range or arrival time,
+ *   and writing a future one would drop or block the present. Rules that must hold at the time of
+ *   sending use `sliding-log` (the default).
  * - `fixed-window`: window index k = floor(t / w); count = admitted in window k. Hit when
  *   count ≥ limit; retryAfter = (k + 1)·w − t.
  * - `sliding-counter`: bucket b = ceil(w / 10) ms, k = floor(t / b), m = t − k·b,
@@ -56,7 +75,8 @@
  * stored. State shared by several rules is updated once (as an admission updates it once).
  * - With request id `q`: only when `q` is in the log (else a no-op: never recorded with that id,
  *   already undone, or trimmed), and then once: log entry `q` removed, then the counter effects
- *   with a = the entry's time.
+ *   with a = min(the entry's time, `at`): the entry's time is the attempt's count time, later than
+ *   its decision time `at` for a scheduled attempt, whose counters were written at `at`.
  * - Without a request id: the caller guarantees that it undoes an attempt admitted at `a` without a
  *   request id, at most once. The counter effects are applied unconditionally (the store cannot tell
  *   whether that attempt exists); sliding-log entries cannot be identified and stay, so a set with a
@@ -100,6 +120,13 @@ export interface CheckRequest {
   requestId?: string;
   /** Decision time in epoch ms; default: the store's clock (Redis `TIME` for RedisStore). */
   now?: number;
+  /**
+   * When the attempt takes effect, in epoch ms (a scheduled send's due time): the sliding-log rules
+   * count it and record it at this time, so every window containing it holds; a time earlier than
+   * the decision time counts at the decision time. Counter algorithms count it at the decision
+   * time (semantics above). Bans, the trim and `Decision.at` stay on the decision time.
+   */
+  countAt?: number;
 }
 
 export type DecisionCode = 'OK' | 'BANNED' | 'RATE_LIMITED';
@@ -112,9 +139,10 @@ export interface Decision {
   /** Milliseconds until a retry can succeed; 0 when allowed. */
   retryAfterMs: number;
   /**
-   * Per rule, the admitted count in its window at the decision time, before this attempt was
-   * recorded (for `token-bucket`: the tokens in use, rounded up). Empty for a check answered
-   * `BANNED`: a ban in force decides without counting (a peek still counts).
+   * Per rule, the admitted count in its window, before this attempt was recorded (for a
+   * sliding-log rule the fullest window containing the attempt's count time, see the semantics;
+   * for `token-bucket`: the tokens in use, rounded up). Empty for a check answered `BANNED`: a
+   * ban in force decides without counting (a peek still counts).
    */
   counts: number[];
   /** The decision time in epoch ms (the store's clock unless `now` was passed). */
@@ -130,7 +158,7 @@ export interface UndoRequest {
    * without one (then the caller must undo each such attempt at most once; see the semantics).
    */
   requestId?: string;
-  /** `Decision.at` of the admitted attempt. */
+  /** `Decision.at` of the admitted attempt (its decision time, also when it had a `countAt`). */
   at: number;
 }
 
@@ -140,7 +168,13 @@ export interface UndoRequest {
  */
 export interface LimiterStore {
   /** Decide and, when allowed, record (semantics above). */
-  check(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, now: number | undefined): Promise<Decision>;
+  check(
+    subject: string,
+    rules: readonly NormalizedRule[],
+    requestId: string | undefined,
+    now: number | undefined,
+    countAt?: number | undefined,
+  ): Promise<Decision>;
   /**
    * The decision a check would make now, recording nothing and banning nothing
    * (`allowed` false when banned or a rule is at its limit).

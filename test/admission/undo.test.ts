@@ -144,6 +144,22 @@ describe('a failed insert consumes nothing', () => {
     expect(messages.map((row) => row.id)).toEqual([retried.json().id]);
   });
 
+  it('a scheduled send whose insert fails gives back its slot at its due time', async () => {
+    const tenant = await quotaTenant();
+    const to = freshPhone();
+    const sendAt = t.clock.now() + 600_000;
+    await failInserts();
+    try {
+      for (let i = 0; i < 2; i++) expectError(await t.send(tenant.apiKey, sms(to, { sendAt })), 503, 'UNAVAILABLE');
+    } finally {
+      await healInserts();
+    }
+    const atDue = await t.runtime.limiter.peek({ subject: frequencySubject(tenant.id, 'sms', to), rules: LIMITER_RULES, now: sendAt });
+    expect(atDue.counts[0]).toBe(0);
+    expect((await t.send(tenant.apiKey, sms(to, { sendAt }))).statusCode).toBe(202);
+    expectError(await t.send(tenant.apiKey, sms(to, { sendAt })), 429, 'RATE_LIMITED');
+  });
+
   it('on the chain alone: a writer whose insert rejects leaves quota and frequency unchanged', async () => {
     const tenant = await quotaTenant();
     const runtime = t.runtime;

@@ -24,7 +24,8 @@ export interface ModelPropertiesOptions {
 }
 
 type Operation =
-  | { kind: 'check'; subject: number; dt: number; id: string | undefined }
+  /** `ahead`: countAt = now + ahead (a scheduled send; negative: a due time already past), or none. */
+  | { kind: 'check'; subject: number; dt: number; id: string | undefined; ahead: number | undefined }
   | { kind: 'peek'; subject: number; dt: number }
   /** With an id: undo by request id. Without: undo the `pick`-th anonymous admission still counted (none: skipped). */
   | { kind: 'undo'; subject: number; id: string | undefined; pick: number }
@@ -64,6 +65,13 @@ const stepBackArbitrary = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: -1500, max: -41 }) },
 );
 
+/** How far ahead a scheduled check counts: mostly within the windows, sometimes past them, or already due. */
+const aheadArbitrary = fc.oneof(
+  { weight: 1, arbitrary: fc.integer({ min: -30, max: 0 }) },
+  { weight: 6, arbitrary: fc.integer({ min: 1, max: 300 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 301, max: 2000 }) },
+);
+
 const operationArbitrary = (step: fc.Arbitrary<number>): fc.Arbitrary<Operation> =>
   fc.oneof(
     {
@@ -73,6 +81,7 @@ const operationArbitrary = (step: fc.Arbitrary<number>): fc.Arbitrary<Operation>
         subject: fc.nat(SUBJECTS - 1),
         dt: step,
         id: fc.option(fc.constantFrom(...IDS), { nil: undefined, freq: 2 }),
+        ahead: fc.option(aheadArbitrary, { nil: undefined, freq: 2 }),
       }),
     },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('peek' as const), subject: fc.nat(SUBJECTS - 1), dt: step }) },
@@ -194,12 +203,21 @@ async function replayAgainstModel(store: LimiterStore, rules: Rule[], operations
       if ('dt' in operation) now += operation.dt;
       if (now > latest) latest = now;
       trace.push(
-        `${operation.kind} s${operation.subject} t+${now - nextBase}${'id' in operation && operation.id ? ` id=${operation.id}` : ''}`,
+        `${operation.kind} s${operation.subject} t+${now - nextBase}${'id' in operation && operation.id ? ` id=${operation.id}` : ''}${
+          'ahead' in operation && operation.ahead !== undefined ? ` countAt=t+${now + operation.ahead - nextBase}` : ''
+        }`,
       );
       switch (operation.kind) {
         case 'check': {
-          const expected = model.check(subject, normalized, operation.id, now);
-          const actual = await limiter.check({ subject, rules, requestId: operation.id, now });
+          const countAt = operation.ahead === undefined ? undefined : Math.max(0, now + operation.ahead);
+          const expected = model.check(subject, normalized, operation.id, now, countAt);
+          const actual = await limiter.check({
+            subject,
+            rules,
+            requestId: operation.id,
+            now,
+            ...(countAt === undefined ? {} : { countAt }),
+          });
           expectSameDecision(actual, expected, trace);
           if (operation.id === undefined && actual.allowed) anonymousOf(subject).push(actual.at);
           break;

@@ -25,9 +25,9 @@ defineModelProperties(
       if (now !== undefined && now > clock.now()) clock.set(now);
     };
     const following: LimiterStore = {
-      check: (subject, rules, requestId, now) => {
+      check: (subject, rules, requestId, now, countAt) => {
         follow(now);
-        return store.check(subject, rules, requestId, now);
+        return store.check(subject, rules, requestId, now, countAt);
       },
       peek: (subject, rules, now) => {
         follow(now);

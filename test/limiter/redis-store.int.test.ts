@@ -174,6 +174,31 @@ for (const target of targets) {
       await deleteKeys(client(), own);
     });
 
+    it('a scheduled entry keeps the log until its count time + 2L, also after trims and undos reset the TTL', async () => {
+      const own = `${prefix}:sttl${randomUUID().slice(0, 4)}`;
+      const store = new RedisStore({ client: client(), prefix: own });
+      const limiter = new Limiter({ store });
+      const L = 60_000;
+      const ahead = 3_600_000;
+      const rules: Rule[] = [{ windowMs: L, limit: 100 }];
+      const subject = 'ttl:scheduled';
+      const { log, scheduled } = store.keysOf(subject);
+      const t0 = Date.UTC(2030, 0, 1);
+      const pttl = (key: string) => client().pttl(key);
+      expect((await limiter.check({ subject, rules, now: t0 })).allowed).toBe(true);
+      expect((await limiter.check({ subject, rules, now: t0 + 10, countAt: t0 + ahead, requestId: 's' })).allowed).toBe(true);
+      expect(await pttl(log)).toBeGreaterThan(ahead + L);
+      expect(await pttl(scheduled)).toBeGreaterThan(ahead + L);
+      // A trim that removes the entry at t0 resets the log's TTL, still past the scheduled entry.
+      expect((await limiter.check({ subject, rules, now: t0 + L + 100 })).allowed).toBe(true);
+      expect(await pttl(log)).toBeGreaterThan(ahead);
+      expect((await limiter.check({ subject, rules, now: t0 + L + 200, requestId: 'u' })).allowed).toBe(true);
+      await limiter.undo({ subject, rules, requestId: 'u', at: t0 + L + 200 });
+      expect(await pttl(log)).toBeGreaterThan(ahead);
+      expect(await client().zrange(log, -1, -1, 'WITHSCORES')).toEqual([expect.any(String), String(t0 + ahead)]);
+      await deleteKeys(client(), own);
+    });
+
     it('never writes a subject in clear: keys carry a 16-character hash tag, log members are integers', async () => {
       const own = `${prefix}:clear${randomUUID().slice(0, 4)}`;
       const subject = 'acme:sms:+8613800000000';
@@ -187,7 +212,7 @@ for (const target of targets) {
       const keys = await keysWithPrefix(client(), own);
       expect(keys).toHaveLength(3);
       for (const key of keys) {
-        expect(key).toMatch(new RegExp(`^${own}:\\{[A-Za-z0-9_-]{16}\\}:(log|ban|ctr)$`));
+        expect(key).toMatch(new RegExp(`^${own}:\\{[A-Za-z0-9_-]{16}\\}:(log|ban|ctr|sch)$`));
         expect(key).not.toContain('8613800000000');
         expect(key).not.toContain('acme');
       }
@@ -342,9 +367,9 @@ describe('RedisStore options', () => {
   it('a ManualClock supplies `now` when a call passes none', async () => {
     const client: RedisStoreClient = {
       evalsha: vi.fn(async (_sha: string, numKeys: number, ...args: (string | number)[]) => {
-        // One decision of one rule: header 4·1 + 1 (has now), then the time, last in ARGV.
-        expect(numKeys).toBe(3);
-        expect(args.at(-2)).toBe(5);
+        // One decision of one rule: header 8·1 + 1 (has now), then the time, last in ARGV.
+        expect(numKeys).toBe(4);
+        expect(args.at(-2)).toBe(9);
         return [0, -1, 0, Number(args.at(-1)), 0];
       }),
       eval: vi.fn(),

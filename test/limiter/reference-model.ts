@@ -13,7 +13,10 @@
 import type { Decision, NormalizedRule } from '../../src/limiter/types.js';
 
 interface Admission {
+  /** Its count time (the check's countAt, at least the decision time): where the log holds it. */
   time: number;
+  /** Its decision time: where the counter algorithms counted it. */
+  decisionTime: number;
   id: string | undefined;
   /** Written to the subject's log (the set had a sliding-log rule or an id was given). */
   logged: boolean;
@@ -25,40 +28,45 @@ interface Admission {
  */
 type Operation =
   | { kind: 'admit'; admission: Admission }
-  | { kind: 'undo'; admission: Admission }
-  | { kind: 'undo-counters'; admission: Admission }
+  /** `counterTime`: the time whose counter effects are undone (types.ts: min(entry time, at)). */
+  | { kind: 'undo'; admission: Admission; counterTime: number }
+  | { kind: 'undo-counters'; admission: Admission; counterTime: number }
   | { kind: 'trim'; horizon: number };
 
 interface SubjectHistory {
   operations: Operation[];
   /** End of the stored ban; undefined when none is stored. */
   banEnd: number | undefined;
+  /** The latest count time admitted later than its decision time (never lowered; gone with a reset). */
+  scheduled: number;
 }
 
 /** Mirrors {@link LimiterStore} synchronously. */
 export class ReferenceModel {
   private readonly subjects = new Map<string, SubjectHistory>();
 
-  check(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, now: number): Decision {
+  check(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, now: number, countAt?: number): Decision {
     const history = this.historyOf(subject);
+    const a = countAt !== undefined && countAt > now ? countAt : now;
     const horizon = now - longestWindow(rules);
     // Step 1: in the log and kept by this check's trim (time > t − L); then the trim runs.
     if (requestId !== undefined && logOf(history).some((entry) => entry.id === requestId && entry.time > horizon)) {
       history.operations.push({ kind: 'trim', horizon });
-      return { allowed: true, code: 'OK', retryAfterMs: 0, counts: countsAt(history, rules, now), at: now };
+      return { allowed: true, code: 'OK', retryAfterMs: 0, counts: countsAt(history, rules, now, a), at: now };
     }
     // Step 2: a ban in force decides alone: no trim, no counts.
     if (history.banEnd !== undefined && history.banEnd > now) {
       return { allowed: false, code: 'BANNED', retryAfterMs: history.banEnd - now, counts: [], at: now };
     }
     history.operations.push({ kind: 'trim', horizon });
-    const decision = decide(history, rules, now);
+    const decision = decide(history, rules, now, a);
     if (decision.code === 'RATE_LIMITED') {
-      const ban = maxBanOfHitRules(history, rules, now);
+      const ban = maxBanOfHitRules(history, rules, now, a);
       if (ban > 0) history.banEnd = now + ban;
     } else if (decision.allowed) {
       const logged = requestId !== undefined || rules.some((rule) => rule.algorithm === 'sliding-log');
-      history.operations.push({ kind: 'admit', admission: { time: now, id: requestId, logged } });
+      history.operations.push({ kind: 'admit', admission: { time: a, decisionTime: now, id: requestId, logged } });
+      if (a > now) history.scheduled = Math.max(history.scheduled, a);
     }
     return decision;
   }
@@ -66,7 +74,7 @@ export class ReferenceModel {
   peek(subject: string, rules: readonly NormalizedRule[], now: number): Decision {
     const history = this.historyOf(subject);
     history.operations.push({ kind: 'trim', horizon: now - longestWindow(rules) });
-    return decide(history, rules, now);
+    return decide(history, rules, now, now);
   }
 
   /**
@@ -77,19 +85,19 @@ export class ReferenceModel {
   undo(subject: string, _rules: readonly NormalizedRule[], requestId: string | undefined, at: number): void {
     const history = this.historyOf(subject);
     if (requestId === undefined) {
-      const admission = admissionsOf(history).find((candidate) => candidate.id === undefined && candidate.time === at);
+      const admission = admissionsOf(history).find((candidate) => candidate.id === undefined && candidate.decisionTime === at);
       if (!admission) throw new Error(`model: no anonymous admission at ${at} left to undo`);
-      history.operations.push({ kind: 'undo-counters', admission });
+      history.operations.push({ kind: 'undo-counters', admission, counterTime: at });
       return;
     }
     const entry = logOf(history).find((candidate) => candidate.id === requestId);
-    if (entry) history.operations.push({ kind: 'undo', admission: entry });
+    if (entry) history.operations.push({ kind: 'undo', admission: entry, counterTime: Math.min(entry.time, at) });
   }
 
-  /** The time of the log entry with this id, if it is in the log (the `at` an undo passes). */
+  /** The decision time of the log entry with this id, if it is in the log (the `at` an undo passes). */
   loggedTime(subject: string, requestId: string): number | undefined {
     const history = this.subjects.get(subject);
-    return history && logOf(history).find((entry) => entry.id === requestId)?.time;
+    return history && logOf(history).find((entry) => entry.id === requestId)?.decisionTime;
   }
 
   reset(subject: string): void {
@@ -112,7 +120,7 @@ export class ReferenceModel {
   private historyOf(subject: string): SubjectHistory {
     let history = this.subjects.get(subject);
     if (!history) {
-      history = { operations: [], banEnd: undefined };
+      history = { operations: [], banEnd: undefined, scheduled: Number.NEGATIVE_INFINITY };
       this.subjects.set(subject, history);
     }
     return history;
@@ -124,23 +132,23 @@ function longestWindow(rules: readonly NormalizedRule[]): number {
 }
 
 /** Steps 2 and 4 of the semantics, without side effects (a peek's BANNED reports counts). */
-function decide(history: SubjectHistory, rules: readonly NormalizedRule[], now: number): Decision {
-  const counts = countsAt(history, rules, now);
+function decide(history: SubjectHistory, rules: readonly NormalizedRule[], now: number, a: number): Decision {
+  const counts = countsAt(history, rules, now, a);
   if (history.banEnd !== undefined && history.banEnd > now) {
     return { allowed: false, code: 'BANNED', retryAfterMs: history.banEnd - now, counts, at: now };
   }
-  const hits = rules.map((rule, index) => hitRetryAfter(history, rule, index, now)).map((retry, index) => ({ retry, index }));
+  const hits = rules.map((rule, index) => hitRetryAfter(history, rule, index, now, a)).map((retry, index) => ({ retry, index }));
   const hit = hits.filter((candidate) => candidate.retry !== undefined);
   if (hit.length === 0) return { allowed: true, code: 'OK', retryAfterMs: 0, counts, at: now };
-  const ban = maxBanOfHitRules(history, rules, now);
+  const ban = maxBanOfHitRules(history, rules, now, a);
   const retryAfterMs = Math.max(ban, ...hit.map((candidate) => candidate.retry as number));
   return { allowed: false, code: 'RATE_LIMITED', rule: hit[0]!.index, retryAfterMs, counts, at: now };
 }
 
-function maxBanOfHitRules(history: SubjectHistory, rules: readonly NormalizedRule[], now: number): number {
+function maxBanOfHitRules(history: SubjectHistory, rules: readonly NormalizedRule[], now: number, a: number): number {
   let ban = 0;
   rules.forEach((rule, index) => {
-    if (hitRetryAfter(history, rule, index, now) !== undefined) ban = Math.max(ban, rule.banMs);
+    if (hitRetryAfter(history, rule, index, now, a) !== undefined) ban = Math.max(ban, rule.banMs);
   });
   return ban;
 }
@@ -170,15 +178,29 @@ function logOf(history: SubjectHistory): Admission[] {
   return [...log];
 }
 
-function countsAt(history: SubjectHistory, rules: readonly NormalizedRule[], now: number): number[] {
-  return rules.map((rule, index) => countOf(history, rule, index, now));
+function countsAt(history: SubjectHistory, rules: readonly NormalizedRule[], now: number, a: number): number[] {
+  return rules.map((rule, index) => countOf(history, rule, index, now, a));
 }
 
-function countOf(history: SubjectHistory, rule: NormalizedRule, index: number, now: number): number {
+/**
+ * The windows (u − w, u] a sliding-log rule counts for an attempt at `a`: u = a, and when a
+ * scheduled admission later than `a` was made, every entry time in (a, a + w); each with its
+ * entries' times, ascending.
+ */
+function slidingWindows(history: SubjectHistory, w: number, a: number): { u: number; times: number[] }[] {
+  const log = logOf(history).map((entry) => entry.time);
+  const ends = [a, ...(history.scheduled > a ? log.filter((time) => time > a && time < a + w) : [])];
+  return ends.map((u) => ({
+    u,
+    times: log.filter((time) => time > u - w && time <= u).sort((x, y) => x - y),
+  }));
+}
+
+function countOf(history: SubjectHistory, rule: NormalizedRule, index: number, now: number, a: number): number {
   const w = rule.windowMs;
   switch (rule.algorithm) {
     case 'sliding-log':
-      return logOf(history).filter((entry) => entry.time > now - w && entry.time <= now).length;
+      return Math.max(...slidingWindows(history, w, a).map((window) => window.times.length));
     case 'fixed-window':
       return indexCounts(history, w, 0).get(Math.floor(now / w)) ?? 0;
     case 'sliding-counter': {
@@ -193,20 +215,17 @@ function countOf(history: SubjectHistory, rule: NormalizedRule, index: number, n
   }
 }
 
-/** The retry delay when the rule is hit at `now`, else undefined. */
-function hitRetryAfter(history: SubjectHistory, rule: NormalizedRule, index: number, now: number): number | undefined {
+/** The retry delay when the rule is hit at `now` (an attempt at `a`), else undefined. */
+function hitRetryAfter(history: SubjectHistory, rule: NormalizedRule, index: number, now: number, a: number): number | undefined {
   const w = rule.windowMs;
   switch (rule.algorithm) {
     case 'sliding-log': {
-      const times = logOf(history)
-        .map((entry) => entry.time)
-        .filter((time) => time > now - w && time <= now)
-        .sort((a, b) => a - b);
-      if (times.length < rule.limit) return undefined;
-      return times[times.length - rule.limit]! + w - now;
+      const full = slidingWindows(history, w, a).filter((window) => window.times.length >= rule.limit);
+      if (full.length === 0) return undefined;
+      return Math.max(...full.map(({ u, times }) => times[times.length - rule.limit]! + w - u));
     }
     case 'fixed-window': {
-      if (countOf(history, rule, index, now) < rule.limit) return undefined;
+      if (countOf(history, rule, index, now, a) < rule.limit) return undefined;
       return (Math.floor(now / w) + 1) * w - now;
     }
     case 'sliding-counter': {
@@ -247,7 +266,7 @@ function indexCounts(history: SubjectHistory, size: number, keep: number): Map<n
   let newest: number | undefined;
   for (const operation of history.operations) {
     if (operation.kind === 'trim') continue;
-    const index = Math.floor(operation.admission.time / size);
+    const index = Math.floor((operation.kind === 'admit' ? operation.admission.decisionTime : operation.counterTime) / size);
     if (operation.kind === 'admit') {
       if (newest === undefined || index > newest) {
         const last = newest ?? index;
@@ -269,10 +288,10 @@ function tatOf(history: SubjectHistory, rule: NormalizedRule, _index: number): n
   let tat: number | undefined;
   for (const operation of history.operations) {
     if (operation.kind === 'admit') {
-      const a = operation.admission.time;
+      const a = operation.admission.decisionTime;
       tat = Math.max(tat ?? a, a) + T;
     } else if ((operation.kind === 'undo' || operation.kind === 'undo-counters') && tat !== undefined) {
-      tat = Math.max(tat - T, operation.admission.time);
+      tat = Math.max(tat - T, operation.counterTime);
     }
   }
   return tat;

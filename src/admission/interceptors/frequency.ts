@@ -1,7 +1,9 @@
+import type { Channel } from '../../channels.js';
 import { SluiceError } from '../../errors.js';
 import type { Decision } from '../../limiter/index.js';
 import type { Interceptor } from '../chain.js';
 import type { FrequencyGate, TenantDirectory } from '../ports.js';
+import { normalizeRecipient } from '../recipients.js';
 
 /**
  * The subject one rule set counts: (tenant, channel, recipient key), the key being the canonical
@@ -10,9 +12,42 @@ import type { FrequencyGate, TenantDirectory } from '../ports.js';
  */
 export const frequencySubject = (tenantId: string, channel: string, recipientKey: string) => `${tenantId}:${channel}:${recipientKey}`;
 
+/** What {@link releaseFrequencySlot} needs of a stored message. */
+export interface AdmittedMessage {
+  id: string;
+  tenantId: string;
+  channel: Channel;
+  recipient: string;
+  /** When it was accepted: the frequency decision's time, where counter rules counted it. */
+  createdAt: number;
+}
+
+/**
+ * Gives a canceled message's frequency slot back: undoes its attempt (request id = message id) on
+ * its subject with the channel's current rules. A no-op when it is not logged (already undone,
+ * trimmed, rules without a log); the caller logs a failure and never fails the cancel for it.
+ */
+export async function releaseFrequencySlot(
+  directory: TenantDirectory,
+  gate: FrequencyGate,
+  message: AdmittedMessage,
+  defaultRegion: string,
+): Promise<void> {
+  const policy = await directory.channelPolicy(message.tenantId, message.channel);
+  if (policy.rules.length === 0) return;
+  // The stored delivery form normalises again to the key the send was counted under.
+  const normalized = normalizeRecipient(message.channel, message.recipient, defaultRegion);
+  if (!normalized.ok) return;
+  const subject = frequencySubject(message.tenantId, message.channel, normalized.key);
+  // Undo reads only `at` (and which store decided, unknown here: the primary).
+  const admitted: Decision = { allowed: true, code: 'OK', retryAfterMs: 0, counts: [], at: message.createdAt };
+  await gate.undo(subject, policy.rules, message.id, admitted, policy.fallback);
+}
+
 /**
  * Recipient protection: the tenant's rules for the channel, ban and all rules in one atomic
- * decision. The message id is the request id, so a retried admission is recorded once.
+ * decision. The message id is the request id, so a retried admission is recorded once. A
+ * scheduled message counts at its due time (countAt), so the rules hold when it is sent.
  */
 export function frequencyInterceptor(
   directory: TenantDirectory,
@@ -27,7 +62,7 @@ export function frequencyInterceptor(
       const policy = await directory.channelPolicy(tenant.id, message.channel);
       if (policy.rules.length === 0) return undefined;
       const subject = frequencySubject(tenant.id, message.channel, message.recipientKey);
-      const decision = await gate.check(subject, policy.rules, context.id, policy.fallback);
+      const decision = await gate.check(subject, policy.rules, context.id, policy.fallback, message.scheduled ? message.dueAt : undefined);
       onDecision?.(message.channel, decision);
       if (decision.code === 'BANNED') {
         throw new SluiceError('BANNED', `the recipient is banned on ${message.channel}`, { retryAfterMs: decision.retryAfterMs });

@@ -78,7 +78,7 @@ export const messageRoutes =
       {
         ...tenantRoute,
         schema: {
-          summary: 'Cancel a message not yet sending (409 once it is)',
+          summary: "Cancel a message not yet sending (409 once it is); its slot under the recipient's rules is given back",
           security: SECURITY.tenant,
           params: IdParam,
           response: { ...errorResponses(400, 401, 404, 409), 200: Canceled },

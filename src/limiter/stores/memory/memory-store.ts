@@ -62,6 +62,8 @@ class SubjectState {
   banDeadline = 0;
   /** Clock time from which nothing stored here can change a decision: the subject may be evicted. */
   deadline = 0;
+  /** Latest count time admitted later than its decision time (RedisStore's `sch` key); -Infinity: none. */
+  scheduled = Number.NEGATIVE_INFINITY;
   /** Clock time of the last check: the least recent of a sample is evicted first. */
   usedAt = 0;
   constructor(
@@ -125,9 +127,17 @@ export class MemoryStore implements LimiterStore {
     return this.subjects.get(subject)?.log?.size ?? 0;
   }
 
-  check(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, now: number | undefined): Promise<Decision> {
+  check(
+    subject: string,
+    rules: readonly NormalizedRule[],
+    requestId: string | undefined,
+    now: number | undefined,
+    countAt?: number | undefined,
+  ): Promise<Decision> {
     const c = this.readClock();
     const t = now ?? c;
+    // The attempt's count time: the log counts and records it there (types.ts, step 4).
+    const a = countAt !== undefined && countAt > t ? countAt : t;
     this.sweep();
     let state = this.subjects.get(subject);
     if (state !== undefined) state.usedAt = c;
@@ -150,17 +160,18 @@ export class MemoryStore implements LimiterStore {
     state?.log?.trim(t - longest);
     const counts = new Array<number>(rules.length);
     if (requestId !== undefined && state?.log?.has(requestId)) {
-      this.evaluate(state, rules, t, counts);
+      this.evaluate(state, rules, t, a, counts);
       return Promise.resolve({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at: t });
     }
-    const evaluation = this.evaluate(state, rules, t, counts);
+    const evaluation = this.evaluate(state, rules, t, a, counts);
     if (evaluation.code === 'OK') {
       if (!state) state = this.create(subject);
       if (!state) return this.full();
       if (keepsLog) {
         if (!state.log) state.log = new SubjectLog();
-        state.log.insert(t, requestId);
+        state.log.insert(a, requestId);
       }
+      if (a > t && a > state.scheduled) state.scheduled = a;
       const stamp = ++this.stamp;
       for (let index = 0; index < rules.length; index++) {
         const rule = rules[index]!;
@@ -175,7 +186,9 @@ export class MemoryStore implements LimiterStore {
         counter.stamp = stamp;
         counter.admit(t);
       }
-      if (c + relevance > state.deadline) state.deadline = c + relevance;
+      // An entry recorded at a > t matters a − t longer.
+      const until = c + (a - t) + relevance;
+      if (until > state.deadline) state.deadline = until;
       return Promise.resolve({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at: t });
     }
     if (evaluation.banMs > 0) {
@@ -200,7 +213,7 @@ export class MemoryStore implements LimiterStore {
     for (let index = 0; index < rules.length; index++) if (rules[index]!.windowMs > longest) longest = rules[index]!.windowMs;
     state?.log?.trim(t - longest);
     const counts = new Array<number>(rules.length);
-    const { code, rule, retryAfterMs } = this.evaluate(state, rules, t, counts);
+    const { code, rule, retryAfterMs } = this.evaluate(state, rules, t, t, counts);
     const decision: Decision = { allowed: code === 'OK', code, retryAfterMs, counts, at: t };
     if (code === 'RATE_LIMITED') decision.rule = rule;
     return Promise.resolve(decision);
@@ -211,8 +224,10 @@ export class MemoryStore implements LimiterStore {
     if (state === undefined) return Promise.resolve();
     // With an id the logged time is the admission's own (`at` only repeats it); without one the
     // caller vouches for `at` and the log, which cannot tell anonymous entries apart, is left alone.
-    const a = requestId === undefined ? at : state.log?.remove(requestId);
-    if (a === undefined) return Promise.resolve();
+    // A scheduled attempt's entry is later than its decision time `at`, where its counters were written.
+    const logged = requestId === undefined ? at : state.log?.remove(requestId);
+    if (logged === undefined) return Promise.resolve();
+    const a = Math.min(logged, at);
     const stamp = ++this.stamp;
     for (let index = 0; index < rules.length; index++) {
       const rule = rules[index]!;
@@ -310,9 +325,9 @@ export class MemoryStore implements LimiterStore {
 
   /**
    * Steps 2 and 4 of the semantics (a check has already answered a ban in force; peek reaches
-   * BANNED here, with counts): fills `counts`, decides, records nothing.
+   * BANNED here, with counts) for an attempt at `a` ≥ `t`: fills `counts`, decides, records nothing.
    */
-  private evaluate(state: SubjectState | undefined, rules: readonly NormalizedRule[], t: number, counts: number[]): Evaluation {
+  private evaluate(state: SubjectState | undefined, rules: readonly NormalizedRule[], t: number, a: number, counts: number[]): Evaluation {
     const evaluation = this.evaluation;
     evaluation.code = 'OK';
     evaluation.rule = -1;
@@ -331,10 +346,16 @@ export class MemoryStore implements LimiterStore {
             count = 0;
             break;
           }
-          const low = log.upperBound(t - w);
-          const high = log.newest <= t ? log.end : log.upperBound(t);
+          if (state!.scheduled > a) {
+            // A scheduled entry may be later than the attempt: every window containing it counts.
+            count = log.windowMax(a, w, rule.limit);
+            retry = log.windowRetry;
+            break;
+          }
+          const low = log.upperBound(a - w);
+          const high = log.newest <= a ? log.end : log.upperBound(a);
           count = high - low;
-          if (count >= rule.limit) retry = log.at(low + count - rule.limit) + w - t;
+          if (count >= rule.limit) retry = log.at(low + count - rule.limit) + w - a;
           break;
         }
         case 'fixed-window': {

@@ -45,6 +45,39 @@ export class SubjectLog {
     return low;
   }
 
+  /** Set by {@link windowMax}: its retry delay, -1 when no window was full. */
+  windowRetry = -1;
+
+  /**
+   * The sliding-log count of an attempt at `a` when entries later than `a` exist (types.ts): the
+   * most entries in a window (u − w, u] over u = a and the entry times in (a, a + w); a window
+   * holding ≥ `limit` is full, and {@link windowRetry} becomes the largest of
+   * (its (n − limit + 1)-th oldest entry) + w − u over the full ones. One pass over (a − w, a + w).
+   */
+  windowMax(a: number, w: number, limit: number): number {
+    const times = this.times;
+    const end = times.length;
+    let low = this.upperBound(a - w);
+    let high = this.upperBound(a);
+    let u = a;
+    let best = 0;
+    let retry = -1;
+    for (;;) {
+      const count = high - low;
+      if (count > best) best = count;
+      if (count >= limit) {
+        const r = times[high - limit]! + w - u;
+        if (r > retry) retry = r;
+      }
+      if (high === end || times[high]! >= a + w) break;
+      u = times[high]!;
+      while (high < end && times[high] === u) high++;
+      while (times[low]! <= u - w) low++;
+    }
+    this.windowRetry = retry;
+    return best;
+  }
+
   has(requestId: string): boolean {
     return this.idTimes?.has(requestId) === true;
   }

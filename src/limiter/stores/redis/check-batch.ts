@@ -2,7 +2,7 @@
  * The wire format of scripts/check-batch.lua: many checks and peeks (of subjects in one slot)
  * encoded into one EVALSHA, and its flat reply decoded into one Decision per item.
  * Each distinct rule set is sent once per call and referenced by number, so the per-decision
- * part is usually one short number and three keys.
+ * part is usually one short number and four keys.
  */
 import type { Algorithm, Decision, DecisionCode, NormalizedRule } from '../../types.js';
 import type { SubjectKeys } from './keys.js';
@@ -16,6 +16,8 @@ export interface PendingDecision {
   member: string;
   /** Decision time; undefined: Redis TIME. */
   now: number | undefined;
+  /** The attempt's count time (a scheduled send), undefined: the decision time. */
+  countAt: number | undefined;
   resolve(decision: Decision): void;
   reject(error: unknown): void;
 }
@@ -50,7 +52,7 @@ export function encodeBatch(items: readonly PendingDecision[], minTtlMs: number)
   const setNumbers = new Map<readonly NormalizedRule[], number>();
   const sets: number[][] = [];
   for (const item of items) {
-    args.push(item.keys.log, item.keys.ban, item.keys.counters);
+    args.push(item.keys.log, item.keys.ban, item.keys.counters, item.keys.scheduled);
     if (!setNumbers.has(item.rules)) {
       sets.push(encodeRules(item.rules));
       setNumbers.set(item.rules, sets.length);
@@ -59,12 +61,17 @@ export function encodeBatch(items: readonly PendingDecision[], minTtlMs: number)
   args.push(minTtlMs, sets.length);
   for (const set of sets) for (const value of set) args.push(value);
   for (const item of items) {
-    const header = 4 * setNumbers.get(item.rules)! + (item.member === '' ? 0 : 2) + (item.now === undefined ? 0 : 1);
+    const header =
+      8 * setNumbers.get(item.rules)! +
+      (item.countAt === undefined ? 0 : 4) +
+      (item.member === '' ? 0 : 2) +
+      (item.now === undefined ? 0 : 1);
     args.push(item.peek ? -header : header);
     if (item.member !== '') args.push(item.member);
     if (item.now !== undefined) args.push(item.now);
+    if (item.countAt !== undefined) args.push(item.countAt);
   }
-  return { numKeys: 3 * items.length, args };
+  return { numKeys: 4 * items.length, args };
 }
 
 /** One Decision per item from the flat reply (layout in check-batch.lua); throws on a malformed reply. */

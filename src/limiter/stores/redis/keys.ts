@@ -1,7 +1,7 @@
 /**
  * Every Redis key and log member the RedisStore writes is built here.
  *
- * A subject's keys are `${prefix}:{${tag}}:log|ban|ctr`, where `tag` is a short hash of the
+ * A subject's keys are `${prefix}:{${tag}}:log|ban|ctr|sch`, where `tag` is a short hash of the
  * subject (HMAC-SHA256 keyed by `keySecret` when given, else SHA-256; the first 12 bytes in
  * base64url = 16 characters, 96 bits: two subjects share a tag with probability ~n²/2^97).
  * The subject (which holds a recipient) therefore never appears in clear, and the `{tag}` hash
@@ -22,7 +22,9 @@ export interface SubjectKeys {
   readonly ban: string;
   /** Hash: fixed-window, sliding-counter and token-bucket fields (see scripts/check-batch.lua). */
   readonly counters: string;
-  /** Redis Cluster slot of the three keys. */
+  /** String: the latest count time admitted later than its decision time (scheduled sends; see scripts/check-batch.lua). */
+  readonly scheduled: string;
+  /** Redis Cluster slot of the four keys. */
   readonly slot: number;
 }
 
@@ -57,7 +59,13 @@ export class RedisKeys {
     // 16 base64url characters = the digest's first 12 bytes.
     const tag = this.digest('s', subject, 'base64url').slice(0, 16);
     const base = `${this.prefix}:{${tag}}:`;
-    const keys: SubjectKeys = { log: `${base}log`, ban: `${base}ban`, counters: `${base}ctr`, slot: calculateSlot(tag) };
+    const keys: SubjectKeys = {
+      log: `${base}log`,
+      ban: `${base}ban`,
+      counters: `${base}ctr`,
+      scheduled: `${base}sch`,
+      slot: calculateSlot(tag),
+    };
     // Dropping the whole cache when full is O(1) amortised and keeps hot subjects a miss away.
     if (this.cache.size >= this.cacheSize) this.cache.clear();
     this.cache.set(subject, keys);

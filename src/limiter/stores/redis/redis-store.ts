@@ -85,29 +85,44 @@ export class RedisStore implements LimiterStore {
     return this.keys.subject(subject);
   }
 
-  check(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, now: number | undefined): Promise<Decision> {
+  check(
+    subject: string,
+    rules: readonly NormalizedRule[],
+    requestId: string | undefined,
+    now: number | undefined,
+    countAt?: number | undefined,
+  ): Promise<Decision> {
     const member = requestId === undefined ? '' : this.keys.requestMember(requestId);
-    return this.enqueue(subject, rules, false, member, now);
+    return this.enqueue(subject, rules, false, member, now, countAt);
   }
 
   peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
-    return this.enqueue(subject, rules, true, '', now);
+    return this.enqueue(subject, rules, true, '', now, undefined);
   }
 
   /**
-   * Takes back the attempt logged under `requestId` (the admission time is then the entry's own
-   * score; `at` only repeats it), or without an id the counters of an anonymous attempt at `at`.
+   * Takes back the attempt logged under `requestId` (its counters at min(the entry's score, `at`):
+   * a scheduled entry is later than its decision time), or without an id the counters of an
+   * anonymous attempt at `at`.
    */
   async undo(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, at: number): Promise<void> {
     const keys = this.keys.subject(subject);
     const member = requestId === undefined ? '' : this.keys.requestMember(requestId);
-    const reply = await scripts.undo.run(this.client, 2, [keys.log, keys.counters, member, at, this.minTtlMs, ...encodeRules(rules)]);
+    const reply = await scripts.undo.run(this.client, 3, [
+      keys.log,
+      keys.counters,
+      keys.scheduled,
+      member,
+      at,
+      this.minTtlMs,
+      ...encodeRules(rules),
+    ]);
     throwIfScriptError(scripts.undo.name, reply);
   }
 
   async reset(subject: string): Promise<void> {
     const keys = this.keys.subject(subject);
-    await this.client.del(keys.log, keys.ban, keys.counters);
+    await this.client.del(keys.log, keys.ban, keys.counters, keys.scheduled);
   }
 
   async ban(subject: string, ms: number, now: number | undefined): Promise<void> {
@@ -133,11 +148,12 @@ export class RedisStore implements LimiterStore {
     peek: boolean,
     member: string,
     now: number | undefined,
+    countAt: number | undefined,
   ): Promise<Decision> {
     const keys = this.keys.subject(subject);
     const time = now ?? this.clock?.now();
     return new Promise<Decision>((resolve, reject) => {
-      this.batcher.add(this.cluster ? keys.slot : 0, { keys, rules, peek, member, now: time, resolve, reject });
+      this.batcher.add(this.cluster ? keys.slot : 0, { keys, rules, peek, member, now: time, countAt, resolve, reject });
     });
   }
 

@@ -4,19 +4,21 @@ Each decision sees the writes of the ones before it, so a batch means exactly wh
 decisions sent one by one would mean (semantics: src/limiter/types.ts, steps 1-5). All keys of
 one call are in one hash slot (the caller groups by slot).
 
-KEYS: 3 per decision, in decision order:
+KEYS: 4 per decision, in decision order:
   log (sorted set: score = time ms, member = an integer: 13 bits when anonymous in a small log,
   else 32), ban (string: ban end ms),
-  counters (hash: fixed-window, sliding-counter and token-bucket state).
+  counters (hash: fixed-window, sliding-counter and token-bucket state),
+  scheduled (string: S, the latest count time admitted later than its decision time; see below).
 ARGV (positional, no tables per decision):
   [1] minTtlMs: floor of every TTL written (0: TTLs are exactly the spans below)
   [2] R: number of distinct rule sets in this call; then R rule sets, each:
       n, then n x (algorithm, windowMs, limit, banMs)
       algorithm: 1 sliding-log, 2 sliding-counter, 3 fixed-window, 4 token-bucket
-  then per decision, 1 to 3 values: h = 4 x (rule set number, 1-based) + 2 x (has member) + (has now),
-      negated for a peek; then the member (the request id's 32-bit member) if flagged, then now
-      (epoch ms) if flagged; without now the decision uses Redis TIME, read once per call.
-      (One value in the common case: every argument costs Redis parsing and a Lua string.)
+  then per decision, 1 to 4 values: h = 8 x (rule set number, 1-based) + 4 x (has countAt)
+      + 2 x (has member) + (has now), negated for a peek; then the member (the request id's 32-bit
+      member) if flagged, then now (epoch ms) if flagged, then countAt (epoch ms) if flagged; without
+      now the decision uses Redis TIME, read once per call. (One value in the common case: every
+      argument costs Redis parsing and a Lua string.)
 Returns: one flat array; per decision: code (0 OK, 1 BANNED, 2 RATE_LIMITED, 3 OK as a repeated
   request id), hit rule (0-based, -1 none), retryAfterMs, at, then n counts; a check answered
   BANNED has no counts (a ban in force decides without counting; a peek still counts).
@@ -28,7 +30,14 @@ admission updates it once):
   f<w>:<k> = admitted in fixed window k, f<w> = newest window index written
   s<b>:<k> = admitted in sliding-counter bucket k (b = bucket ms), s<b> = newest bucket index written
   t<w>:<limit> = token-bucket theoretical arrival time (a double, %.17g)
-Bans of the whole call are read with one MGET; bans this call writes override what it read.
+Bans and scheduled keys of the whole call are read with one MGET; what this call writes overrides
+what it read.
+
+Scheduled sends (types.ts, step 4): a check with countAt a > t counts and logs the attempt at a
+(counters still at t) and raises S. Sliding-log rules count n(a) = ZCOUNT (a - w, a] while S <= a
+(the common path: the MGET already said so); when S > a the log may hold entries later than a, so
+the entries in (a - L', a + L') (L' = longest sliding-log window) are read once with ZRANGEBYSCORE
+and every rule takes the maximum of n(u) over u = a and the entry times in (a, a + w).
 
 TTLs (cleanup only: decisions never depend on them) are set only when needed, because a PEXPIRE
 on every admission cost ~6k instructions of an admitting decision's ~52k (callgrind, one
@@ -37,9 +46,10 @@ the Redis clock (the default; callers passing `now` from another clock raise min
 TTL below, setting it at time s makes the key expire at s + D, so expiry never moves earlier
 (D is fixed per rule set, s only grows). Every TTL is at least minTtlMs.
 - ban: its remaining time, set with the ban.
-- log: D = 2L (L = longest window of the set), set when the log may have been empty before this
-  record (the longest sliding-log rule counted 0, or the set has none), and whenever the trim (or
-  an undo) removed entries, on any path. Claim: an entry added at t lives until >= t + L.
+- log: D = 2L (L = longest window of the set), or S - t + 2L when S > t, set when the log may have
+  been empty before this record (the longest sliding-log rule counted 0, or the set has none), when
+  this record is scheduled (a > t), and whenever the trim (or an undo) removed entries, on any path.
+  The scheduled term keeps every entry, all <= S, until >= S + L; S only grows while it is stored. Claim: an entry added at t lives until >= t + L.
   Invariant K: while the log is non-empty its expiry E >= o + 2L, o = its oldest entry time.
   Setting E = s + 2L keeps K (every entry is <= s); adding entries does not change o (they are
   newer); removing entries can raise o, and every removal resets E. Now add an entry at t: if the
@@ -47,6 +57,7 @@ TTL below, setting it at time s makes the key expire at s + D, so expiry never m
   all > t - L, so o > t - L and by K, E >= o + 2L > t + L. E never moving earlier, the entry lives
   until >= t + L, so it is never lost while a window can count it. An idle log vanishes within 2L
   of its last write.
+- scheduled: D = S - t + 2L, set when S is raised (past S + 2L no check can have a < S).
 - counters: D = the longest span a field still matters after its window or bucket began
   (fixed-window: w, sliding-counter: 11 buckets, token-bucket: w), set when an admission creates a
   fixed-window or sliding-counter field (HINCRBY answered 1: it was created at t >= the start of
@@ -109,18 +120,47 @@ for s = 1, setCount do
   sets[s] = set
 end
 
-local decisions = #KEYS / 3
+local decisions = #KEYS / 4
 if decisions ~= floor(decisions) or #ARGV < p - 1 + decisions then return { -1 } end
 
-local banEnds = {}
+local banEnds, scheduledEnds = {}, {}
 do
-  local banKeys = {}
-  for d = 1, decisions do banKeys[d] = KEYS[3 * d - 1] end
-  local values = redis.call('MGET', unpack(banKeys))
+  local readKeys = {}
   for d = 1, decisions do
-    local value = values[d]
-    if value then banEnds[banKeys[d]] = tonumber(value) end
+    readKeys[2 * d - 1] = KEYS[4 * d - 2]
+    readKeys[2 * d] = KEYS[4 * d]
   end
+  local values = redis.call('MGET', unpack(readKeys))
+  for d = 1, decisions do
+    local value = values[2 * d - 1]
+    if value then banEnds[readKeys[2 * d - 1]] = tonumber(value) end
+    value = values[2 * d]
+    if value then scheduledEnds[readKeys[2 * d]] = tonumber(value) end
+  end
+end
+
+-- The sliding-log count of an attempt at ca when entries may be later than it: the most entries in
+-- a window (u - w, u] over u = ca and the entry times in (ca, ca + w) (`times` ascending, covering
+-- (ca - w, ca + w)); and the largest retry over the windows holding >= lim (-1: none).
+local function windowMax(times, nt, ca, w, lim)
+  local low = 1
+  while low <= nt and times[low] <= ca - w do low = low + 1 end
+  local high = low
+  while high <= nt and times[high] <= ca do high = high + 1 end
+  local u, best, retry = ca, 0, -1
+  while true do
+    local c = high - low
+    if c > best then best = c end
+    if c >= lim then
+      local r = times[high - lim] + w - u
+      if r > retry then retry = r end
+    end
+    if high > nt or times[high] >= ca + w then break end
+    u = times[high]
+    while high <= nt and times[high] == u do high = high + 1 end
+    while times[low] <= u - w do low = low + 1 end
+  end
+  return best, retry
 end
 
 -- Numbers handed to redis.call are printed with %.17g, which costs more than the command:
@@ -141,12 +181,12 @@ local counts = {}
 local arrival = {}
 
 for d = 1, decisions do
-  local kl, kb, kc = KEYS[3 * d - 2], KEYS[3 * d - 1], KEYS[3 * d]
+  local kl, kb, kc, ks = KEYS[4 * d - 3], KEYS[4 * d - 2], KEYS[4 * d - 1], KEYS[4 * d]
   local h = tonumber(ARGV[p])
   p = p + 1
   local peek = h < 0
   if peek then h = -h end
-  local set = sets[floor(h / 4)]
+  local set = sets[floor(h / 8)]
   if not set then return { -1 } end
   local member = ''
   if h % 4 >= 2 then
@@ -161,6 +201,15 @@ for d = 1, decisions do
   else
     t, tText = serverTime()
   end
+  -- The attempt's count time: countAt when later than t.
+  local ca, caText = t, tText
+  if h % 8 >= 4 then
+    local v = tonumber(ARGV[p])
+    if not v then return { -1 } end
+    if v > t then ca, caText = v, ARGV[p] end
+    p = p + 1
+  end
+  local scheduled = scheduledEnds[ks]
   local n = set.n
 
   -- Step 1 before the trim: an entry the trim at t would keep (score > t - L) is in the log.
@@ -182,18 +231,30 @@ for d = 1, decisions do
     -- A removal may raise the log's oldest entry: its TTL is reset below, whatever the decision.
     local logTtlDue = redis.call('ZREMRANGEBYSCORE', kl, '-inf', horizon) > 0
 
-    -- Count every rule at t (the formulas of types.ts, same operations in the same order).
+    -- Count every rule (the formulas of types.ts, same operations in the same order): sliding-log
+    -- rules for an attempt at ca, the others at t.
     local hitRule, retry, maxBan = -1, 0, 0
+    local times, nt
+    if scheduled and scheduled > ca and set.logRule > 0 then
+      local L = set.w[set.logRule]
+      local entries = redis.call('ZRANGEBYSCORE', kl, '(' .. fmt('%d', ca - L), '(' .. fmt('%d', ca + L), 'WITHSCORES')
+      times, nt = {}, #entries / 2
+      for j = 1, nt do times[j] = tonumber(entries[2 * j]) end
+    end
     for i = 1, n do
       local a, w, lim = set.alg[i], set.w[i], set.lim[i]
       local c, r = 0, -1
       if a == 1 then
-        local lower
-        if w == set.longest then lower = '(' .. horizon else lower = '(' .. fmt('%d', t - w) end
-        c = redis.call('ZCOUNT', kl, lower, tText)
-        if c >= lim then
-          local entry = redis.call('ZRANGEBYSCORE', kl, lower, tText, 'WITHSCORES', 'LIMIT', c - lim, 1)
-          r = tonumber(entry[2]) + w - t
+        if times then
+          c, r = windowMax(times, nt, ca, w, lim)
+        else
+          local lower
+          if w == set.longest and ca == t then lower = '(' .. horizon else lower = '(' .. fmt('%d', ca - w) end
+          c = redis.call('ZCOUNT', kl, lower, caText)
+          if c >= lim then
+            local entry = redis.call('ZRANGEBYSCORE', kl, lower, caText, 'WITHSCORES', 'LIMIT', c - lim, 1)
+            r = tonumber(entry[2]) + w - ca
+          end
         end
       elseif a == 2 then
         local b = ceil(w / 10)
@@ -261,7 +322,7 @@ for d = 1, decisions do
           if seed >= 1024 then span = 4294967296 end
           local cand = ((t % span) * 1009 + seed) % span
           local probes = 0
-          while redis.call('ZADD', kl, 'NX', tText, fmt('%d', cand - span / 2)) == 0 do
+          while redis.call('ZADD', kl, 'NX', caText, fmt('%d', cand - span / 2)) == 0 do
             probes = probes + 1
             if probes > 100000 then return { -2 } end
             if probes == 64 and span == 8192 then
@@ -272,10 +333,18 @@ for d = 1, decisions do
             end
           end
         else
-          redis.call('ZADD', kl, tText, member)
+          redis.call('ZADD', kl, caText, member)
         end
         -- The log may have been empty (a count of 0 under its longest sliding-log rule, or no such rule).
         if set.logRule == 0 or counts[set.logRule] == 0 then logTtlDue = true end
+      end
+      if ca > t then
+        logTtlDue = true
+        if not scheduled or ca > scheduled then
+          scheduled = ca
+          scheduledEnds[ks] = ca
+          redis.call('SET', ks, caText, 'PX', fmt('%d', max(ca - t + 2 * set.longest, minTtl)))
+        end
       end
       if set.ctrTtl > 0 then
         local ctrTtlDue = set.bucket
@@ -310,7 +379,13 @@ for d = 1, decisions do
         if ctrTtlDue then redis.call('PEXPIRE', kc, set.ctrTtlText) end
       end
     end
-    if logTtlDue then redis.call('PEXPIRE', kl, set.logTtl) end
+    if logTtlDue then
+      if scheduled and scheduled > t then
+        redis.call('PEXPIRE', kl, fmt('%d', max(scheduled - t + 2 * set.longest, minTtl)))
+      else
+        redis.call('PEXPIRE', kl, set.logTtl)
+      end
+    end
 
     o = o + 1; out[o] = code
     o = o + 1; out[o] = hitRule

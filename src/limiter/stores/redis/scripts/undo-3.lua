@@ -1,7 +1,8 @@
 --[[
-undo-2: take back an admitted attempt (a later admission step rejected it).
+undo-3: take back an admitted attempt (a later admission step rejected it).
 
-KEYS[1] log (sorted set), KEYS[2] counters (hash); both of one subject (see check-batch.lua).
+KEYS[1] log (sorted set), KEYS[2] counters (hash), KEYS[3] scheduled (string); all of one subject
+(see check-batch.lua).
 ARGV: member (the request id's 32-bit member, '' when the attempt was checked without an id),
       at (the admission's Decision.at, epoch ms), minTtlMs (floor of a TTL written), then n, then
       n x (algorithm, windowMs, limit, banMs) as in check-batch.lua.
@@ -9,25 +10,29 @@ Returns: 1 when the counter effects were applied, 0 when a member was given and 
   (never admitted with that id, trimmed, or already undone: a no-op, so undo can be retried
   safely), -1 on malformed arguments.
 
-With a member the admission time a is the entry's own score (`at` only repeats it) and the entry
-is removed. Without one a = at and the log is not touched: anonymous entries cannot be told apart,
+With a member the entry is removed and a = min(its score, at): the score is the attempt's count
+time, later than its decision time `at` for a scheduled attempt, whose counters were written at `at`. Without one a = at and the log is not touched: anonymous entries cannot be told apart,
 and the caller vouches that it undoes an anonymous admission at `at`, at most once.
 Counter effects for an attempt admitted at a: the fixed-window count of window floor(a / w) is
 decremented if still stored and > 0; the sliding-counter bucket floor(a / b) likewise; the token
 bucket's tat becomes max(tat - T, a) if one is stored. Rules that share a counter (as named in
 check-batch.lua) were counted once and are undone once.
 TTLs: a removed entry may have been the log's oldest, which check-batch.lua's TTL argument leans
-on, so after removing one the log's TTL is reset to max(2 x the longest window, minTtlMs);
+on, so after removing one the log's TTL is reset to max(2 x the longest window, minTtlMs), or to
+S - at + 2 x the longest window when the scheduled key holds S > at (at <= the present, so this
+keeps the log at least until S + 2L, as check-batch.lua does);
 counters' TTLs are left alone (an undo adds no field that must outlive them).
 ]]
 
-local member, a, minTtl, n = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-if not (a and minTtl and n) then return -1 end
+local member, at, minTtl, n = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+if not (at and minTtl and n) then return -1 end
+local a = at
 local floor, ceil, fmt, max = math.floor, math.ceil, string.format, math.max
 local removed = false
 if member ~= '' then
-  a = tonumber(redis.call('ZSCORE', KEYS[1], member))
-  if not a then return 0 end
+  local score = tonumber(redis.call('ZSCORE', KEYS[1], member))
+  if not score then return 0 end
+  if score < a then a = score end
   redis.call('ZREM', KEYS[1], member)
   removed = true
 end
@@ -64,5 +69,10 @@ for _ = 1, n do
     end
   end
 end
-if removed then redis.call('PEXPIRE', KEYS[1], fmt('%d', max(2 * longest, minTtl))) end
+if removed then
+  local ttl = max(2 * longest, minTtl)
+  local scheduled = tonumber(redis.call('GET', KEYS[3]))
+  if scheduled and scheduled > at then ttl = max(scheduled - at + 2 * longest, ttl) end
+  redis.call('PEXPIRE', KEYS[1], fmt('%d', ttl))
+end
 return 1

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../src/errors.js';
+import { ERROR_CODES } from '../src/core/errors.js';
 
-/** docs/errors.md's table must list exactly the codes and statuses of src/errors.ts. */
+/** docs/errors.md's table must list exactly the codes and statuses of src/core/errors.ts. */
 describe('docs/errors.md', () => {
   const doc = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
   const rows = [...doc.matchAll(/^\|\s*`([A-Z_]+)`\s*\|\s*(\d{3})\s*\|/gm)].map((match) => [match[1], Number(match[2])] as const);

@@ -5,7 +5,7 @@
  * or failed request consumes nothing. The chain knows nothing of HTTP: the route, the CLI and the
  * tests drive the same chain.
  */
-import { SluiceError } from '../errors.js';
+import { SluiceError } from '../core/errors.js';
 import type { AdmissionContext } from './context.js';
 
 /** Takes back what a step consumed. Must not throw for "already gone". */

@@ -1,4 +1,4 @@
-import type { Channel } from '../channels.js';
+import type { Channel } from '../core/channels.js';
 
 /** A send request as the caller gave it (HTTP body, CLI flags or a test), before validation. */
 export interface SendRequest {

@@ -2,7 +2,7 @@
  * What the interceptors need from the rest of sluice, described by the shape they use, so the
  * chain is tested with real stores and wired to whatever backs them (SQL + caches).
  */
-import type { Channel } from '../channels.js';
+import type { Channel } from '../core/channels.js';
 import type { Decision, Rule } from '../limiter/index.js';
 import type { AdmissionOutcome, TenantView, ValidatedMessage } from './context.js';
 

@@ -9,11 +9,8 @@ import type { TSchema } from '@sinclair/typebox';
 import { Value, type ValueError } from '@sinclair/typebox/value';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import pino from 'pino';
-import type { FallbackView, TenantDetails } from '../app/contracts.js';
-import { createRuntime, type Runtime } from '../app/runtime.js';
-import { CHANNELS, type Channel, isChannel } from '../channels.js';
-import { describeSettings, loadSettings, SettingsError, unknownVariables } from '../config/settings.js';
-import { ERROR_CODES, type ErrorCode, jsonSyntaxProblem, SluiceError } from '../errors.js';
+import { CHANNELS, type Channel, isChannel } from '../core/channels.js';
+import { ERROR_CODES, type ErrorCode, jsonSyntaxProblem, SluiceError } from '../core/errors.js';
 import {
   BlacklistBody,
   BlacklistQuery,
@@ -23,7 +20,10 @@ import {
   ProviderPatchBody,
   RuleSetBody,
 } from '../http/schemas.js';
-import { loggerOptions } from '../logging.js';
+import { loggerOptions } from '../infra/logging.js';
+import { createRuntime, type Runtime } from '../main/runtime.js';
+import type { FallbackView, TenantDetails } from '../services/contracts.js';
+import { describeSettings, loadSettings, SettingsError, unknownVariables } from '../settings/settings.js';
 import { openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
 import { serve } from './serve.js';

@@ -1,11 +1,12 @@
 /** `sluice serve`: the HTTP API and/or the dispatchers, with a clean shutdown on SIGINT/SIGTERM. */
-import { redisEvictionWarning } from '../app/redis-client.js';
-import { createRuntime } from '../app/runtime.js';
-import { type Settings, unknownVariables } from '../config/settings.js';
+
 import { type Delivery, startDelivery } from '../delivery/delivery.js';
-import { type DueFeed, startDueFeed } from '../delivery/due-feed.js';
-import { createProvider } from '../delivery/providers/registry.js';
 import { buildHttpApp } from '../http/app.js';
+import { redisEvictionWarning } from '../infra/redis-client.js';
+import { type DueFeed, startDueFeed } from '../main/due-feed.js';
+import { createRuntime } from '../main/runtime.js';
+import { createProvider } from '../providers/registry.js';
+import { type Settings, unknownVariables } from '../settings/settings.js';
 
 /** The seed's rules (DESIGN.md, seed 000): 1 min 3, 1 h 10, 1 day 50; ban 10 min on breach. */
 export const SEED_RULES = [

@@ -5,16 +5,16 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import type { Runtime } from '../app/runtime.js';
-import { CHANNELS, type Channel } from '../channels.js';
+import { CHANNELS, type Channel } from '../core/channels.js';
+import { createInProcessLockFactory, createRedisLockFactory, type LockFactory } from '../infra/lock/index.js';
 import type { Rule } from '../limiter/index.js';
+import { type DueFeed, startDueFeed } from '../main/due-feed.js';
+import type { Runtime } from '../main/runtime.js';
+import { type Provider, ProviderError } from '../providers/provider.js';
+import { createProvider } from '../providers/registry.js';
 import { type Provider as StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
 import { Dispatcher, type ProviderDirectory, partitionName } from './dispatcher.js';
-import { type DueFeed, startDueFeed } from './due-feed.js';
 import { type DueIndex, RedisDueIndex } from './due-index/index.js';
-import { createInProcessLockFactory, createRedisLockFactory, type LockFactory } from './lock/index.js';
-import { type Provider, ProviderError } from './providers/provider.js';
-import { createProvider } from './providers/registry.js';
 import { watchResumes } from './resume-watch.js';
 import { RetentionPurger } from './retention.js';
 import { WorkerRoster } from './roster.js';

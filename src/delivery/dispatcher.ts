@@ -10,14 +10,14 @@
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { ThrottledLog } from '../app/throttled-log.js';
-import type { Channel } from '../channels.js';
+import type { Channel } from '../core/channels.js';
+import type { LeaseLock } from '../infra/lock/index.js';
+import { ThrottledLog } from '../infra/throttled-log.js';
 import type { Clock } from '../limiter/index.js';
 import type { Metrics } from '../metrics/index.js';
+import { isProviderError, type OutboundMessage, type Provider } from '../providers/provider.js';
 import type { Message, MessagesRepository, NewDeliveryAttempt } from '../storage/repositories/messages.js';
 import type { DueIndex } from './due-index/index.js';
-import type { LeaseLock } from './lock/index.js';
-import { isProviderError, type OutboundMessage, type Provider } from './providers/provider.js';
 import type { PartitionShare } from './roster.js';
 
 /** The providers of a tenant channel, in failover order, and the pace of each. */
@@ -133,7 +133,7 @@ export class Dispatcher {
   }
 
   /**
-   * A message due at `dueAt` was accepted (by any instance: `due-feed.ts`) or retried: tick by then
+   * A message due at `dueAt` was accepted (by any instance: `main/due-feed.ts`) or retried: tick by then
    * if the next tick is later (at once for an immediate message).
    */
   wakeBy(dueAt: number): void {

@@ -8,8 +8,9 @@
  * change (`tenant:<id>` from any instance, `'*'` after a missed announcement); a tenant that left
  * the set was resumed. A resume missed altogether still reaches the index at its periodic rebuild.
  */
-import type { Runtime } from '../app/runtime.js';
-import { ThrottledLog } from '../app/throttled-log.js';
+
+import { ThrottledLog } from '../infra/throttled-log.js';
+import type { Runtime } from '../main/runtime.js';
 
 export interface ResumeWatch {
   /** Stops listening; waits for a read in progress. */

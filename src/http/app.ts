@@ -8,10 +8,10 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
-import type { HttpDeps } from '../app/contracts.js';
-import { SluiceError } from '../errors.js';
-import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../logging.js';
-import { hasControlCharacter } from '../text.js';
+import { SluiceError } from '../core/errors.js';
+import { hasControlCharacter } from '../core/text.js';
+import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../infra/logging.js';
+import type { HttpDeps } from '../services/contracts.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
 import { frequencyRoutes } from './routes/frequency.js';
@@ -102,7 +102,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     http: { requestTimeout, connectionsCheckingInterval: 1000 },
     logger: {
       level: deps.logLevel ?? 'info',
-      // Keys, tokens and recipients never reach the log (src/logging.ts).
+      // Keys, tokens and recipients never reach the log (src/infra/logging.ts).
       redact: REDACTED_PATHS,
       serializers: { err: errorSerializer, req: requestSerializer },
     },

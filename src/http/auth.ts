@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { TenantView } from '../admission/context.js';
-import type { HttpDeps } from '../app/contracts.js';
-import { SluiceError } from '../errors.js';
+import { SluiceError } from '../core/errors.js';
+import type { HttpDeps } from '../services/contracts.js';
 
 /** The token of `Authorization: Bearer <token>`, or undefined. */
 export function bearerToken(request: FastifyRequest): string | undefined {

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorCode, SluiceError } from '../errors.js';
+import { type ErrorCode, SluiceError } from '../core/errors.js';
 
 /** The longest path parameter the router takes (decoded); longer is INVALID_REQUEST. */
 export const MAX_PARAM_LENGTH = 1024;

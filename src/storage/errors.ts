@@ -3,7 +3,7 @@
  * (`SluiceError` with code `CONFLICT`, so an unhandled one still answers 409); everything else
  * is the driver's error, unchanged: a failure, not data.
  */
-import { SluiceError } from '../errors.js';
+import { SluiceError } from '../core/errors.js';
 
 /**
  * A message insert hit UNIQUE(tenant_id, idempotency_key): a message with this key exists.

@@ -13,9 +13,9 @@
  * module touches these interfaces.
  */
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { Channel } from '../channels.js';
+import type { Channel } from '../core/channels.js';
 
-export type { Channel } from '../channels.js';
+export type { Channel } from '../core/channels.js';
 
 /** Lifecycle of a tenant: a suspended tenant's sends are rejected (`TENANT_SUSPENDED`). */
 export type TenantStatus = 'active' | 'suspended';

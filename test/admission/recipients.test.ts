@@ -8,7 +8,7 @@ import {
   normalizeWebhookTarget,
   readOnEveryChannel,
 } from '../../src/admission/recipients.js';
-import { CHANNELS, type Channel } from '../../src/channels.js';
+import { CHANNELS, type Channel } from '../../src/core/channels.js';
 
 describe('recipient normalisation', () => {
   it('phones become E.164, read in the default region when they have no +country', () => {

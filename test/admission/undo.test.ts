@@ -8,14 +8,14 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LockingIdempotencyGuard } from '../../src/admission/adapters/idempotency-guard.js';
 import type { AdmissionContext } from '../../src/admission/context.js';
 import { defaultChain } from '../../src/admission/default-chain.js';
 import { frequencySubject } from '../../src/admission/interceptors/frequency.js';
 import type { MessageWriter } from '../../src/admission/ports.js';
-import { LockingIdempotencyGuard } from '../../src/app/idempotency-guard.js';
-import { requestHashOf } from '../../src/app/message-service.js';
-import { SluiceError } from '../../src/errors.js';
+import { SluiceError } from '../../src/core/errors.js';
 import type { Rule } from '../../src/limiter/index.js';
+import { requestHashOf } from '../../src/services/message-service.js';
 import { expectError, phone, sms, startApp, type TestApp } from '../http/support.js';
 
 const DAY_MS = 86_400_000;

@@ -9,9 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createRuntime, type Runtime } from '../../src/app/runtime.js';
-import { loadSettings } from '../../src/config/settings.js';
-import { createConsoleProvider } from '../../src/delivery/providers/console.js';
+import { createRuntime, type Runtime } from '../../src/main/runtime.js';
+import { createConsoleProvider } from '../../src/providers/console.js';
+import { loadSettings } from '../../src/settings/settings.js';
 import type { Message } from '../../src/storage/repositories/messages.js';
 
 /** What the stub answers for one request: 200, 503 (retryable), 400 (permanent) or 401 (the provider refused itself). */

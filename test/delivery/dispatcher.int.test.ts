@@ -8,12 +8,12 @@
 
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../src/app/runtime.js';
 import { type Delivery, SqlProviderDirectory, startDelivery } from '../../src/delivery/delivery.js';
 import { Dispatcher, partitionName } from '../../src/delivery/dispatcher.js';
-import { type DueFeed, startDueFeed } from '../../src/delivery/due-feed.js';
 import { type DueIndex, RedisDueIndex } from '../../src/delivery/due-index/index.js';
-import { createInProcessLockFactory, InProcessLockRegistry } from '../../src/delivery/lock/index.js';
+import { createInProcessLockFactory, InProcessLockRegistry } from '../../src/infra/lock/index.js';
+import { type DueFeed, startDueFeed } from '../../src/main/due-feed.js';
+import type { Runtime } from '../../src/main/runtime.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith } from '../support/servers.js';
 import {

@@ -8,8 +8,8 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Runtime } from '../../src/app/runtime.js';
 import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
+import type { Runtime } from '../../src/main/runtime.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith, servers } from '../support/servers.js';
 import {

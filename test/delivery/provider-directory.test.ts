@@ -4,10 +4,10 @@
  */
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRuntime, type Runtime } from '../../src/app/runtime.js';
-import { loadSettings } from '../../src/config/settings.js';
 import { SqlProviderDirectory } from '../../src/delivery/delivery.js';
 import { ManualClock } from '../../src/limiter/clock.js';
+import { createRuntime, type Runtime } from '../../src/main/runtime.js';
+import { loadSettings } from '../../src/settings/settings.js';
 import { addWebhookProvider, silentConsole, tempDir, testEnv } from './delivery-support.js';
 
 let cleanup = () => {};

@@ -3,9 +3,9 @@
  * the one that held them all, and one that leaves gives its share back, on a real Redis.
  */
 import { afterEach, expect, it } from 'vitest';
-import { createRuntime, type Runtime } from '../../src/app/runtime.js';
-import { loadSettings } from '../../src/config/settings.js';
 import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
+import { createRuntime, type Runtime } from '../../src/main/runtime.js';
+import { loadSettings } from '../../src/settings/settings.js';
 import { describeWith, servers } from '../support/servers.js';
 import { silentConsole, tempDir, testEnv, waitFor } from './delivery-support.js';
 

@@ -4,9 +4,9 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRuntime } from '../../src/app/runtime.js';
-import { loadSettings } from '../../src/config/settings.js';
 import { buildHttpApp } from '../../src/http/app.js';
+import { createRuntime } from '../../src/main/runtime.js';
+import { loadSettings } from '../../src/settings/settings.js';
 import { ADMIN_TOKEN, expectError, phone, sms, startApp, type TestApp } from './support.js';
 
 let t: TestApp;

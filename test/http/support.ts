@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import { createRuntime, type Runtime } from '../../src/app/runtime.js';
-import { loadSettings } from '../../src/config/settings.js';
 import { buildHttpApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/limiter/clock.js';
+import { createRuntime, type Runtime } from '../../src/main/runtime.js';
+import { loadSettings } from '../../src/settings/settings.js';
 
 export const ADMIN_TOKEN = 'admin-token';
 

@@ -41,7 +41,7 @@ describe('LuaScript', () => {
   });
 
   it('the lock scripts (loaded by delivery through the library) have headers naming KEYS, ARGV and the return value', async () => {
-    const folder = new URL('../../src/delivery/lock/scripts/', import.meta.url);
+    const folder = new URL('../../src/infra/lock/scripts/', import.meta.url);
     for (const name of ['renew', 'release']) {
       const { source } = LuaScript.fromFile(folder, name);
       expect(source).toMatch(/KEYS\[1\]/);

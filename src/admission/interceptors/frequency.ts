@@ -1,5 +1,5 @@
-import type { Channel } from '../../channels.js';
-import { SluiceError } from '../../errors.js';
+import type { Channel } from '../../core/channels.js';
+import { SluiceError } from '../../core/errors.js';
 import type { Decision } from '../../limiter/index.js';
 import type { Interceptor } from '../chain.js';
 import type { FrequencyGate, TenantDirectory } from '../ports.js';

@@ -1,4 +1,4 @@
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../core/errors.js';
 import type { Interceptor } from '../chain.js';
 import type { AdmissionContext } from '../context.js';
 import type { IdempotencyGuard, MessageWriter, StoredIdempotentMessage } from '../ports.js';

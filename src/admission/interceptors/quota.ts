@@ -1,5 +1,5 @@
-import { isChannel } from '../../channels.js';
-import { SluiceError } from '../../errors.js';
+import { isChannel } from '../../core/channels.js';
+import { SluiceError } from '../../core/errors.js';
 import type { CheckRequest, Decision, Rule, UndoRequest } from '../../limiter/index.js';
 import type { Interceptor, Undo } from '../chain.js';
 import type { TenantDirectory } from '../ports.js';

@@ -1,5 +1,5 @@
-import { isChannel } from '../../channels.js';
-import { SluiceError } from '../../errors.js';
+import { isChannel } from '../../core/channels.js';
+import { SluiceError } from '../../core/errors.js';
 import type { Interceptor } from '../chain.js';
 import { normalizeRecipient } from '../recipients.js';
 

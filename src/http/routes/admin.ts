@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
-import type { BlacklistScope, FallbackView, HttpDeps } from '../../app/contracts.js';
-import type { Channel } from '../../channels.js';
-import { SluiceError } from '../../errors.js';
+import type { Channel } from '../../core/channels.js';
+import { SluiceError } from '../../core/errors.js';
+import type { BlacklistScope, FallbackView, HttpDeps } from '../../services/contracts.js';
 import { requireAdmin } from '../auth.js';
 import { dependencyErrorHandler } from '../error-handler.js';
 import {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { HttpDeps } from '../../app/contracts.js';
+import type { HttpDeps } from '../../services/contracts.js';
 import { authenticateTenant, tenantOf } from '../auth.js';
 import { Decision, errorResponses, FrequencyCheckBody, SECURITY } from '../schemas.js';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { HttpDeps } from '../../app/contracts.js';
+import type { HttpDeps } from '../../services/contracts.js';
 import { ErrorBody, errorResponses, Liveness, Readiness, SECURITY } from '../schemas.js';
 
 export const healthRoutes =

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifySchemaValidationError } from 'fastify';
-import type { HttpDeps } from '../../app/contracts.js';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../core/errors.js';
+import type { HttpDeps } from '../../services/contracts.js';
 import { authenticateTenant, bearerToken, tenantOf } from '../auth.js';
 import { Accepted, Canceled, errorResponses, IdParam, MessageView, SECURITY, SendBody } from '../schemas.js';
 

@@ -10,7 +10,7 @@
  */
 import type { Kysely, Migration } from 'kysely';
 import { normalizeRecipient, readOnEveryChannel } from '../../admission/recipients.js';
-import { type Channel, isChannel } from '../../channels.js';
+import { type Channel, isChannel } from '../../core/channels.js';
 
 interface Row {
   scope: string;

@@ -3,7 +3,7 @@
  * a channel or `'*'` (every channel). Recipients are canonical keys made by the caller
  * (`normalizeRecipient`'s `key`): storage compares them byte for byte.
  */
-import type { Channel } from '../../channels.js';
+import type { Channel } from '../../core/channels.js';
 import { type Clock, systemClock } from '../../limiter/clock.js';
 import type { Database } from '../database.js';
 import { isUniqueViolation } from '../errors.js';

@@ -34,7 +34,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
-import type { Channel } from '../../channels.js';
+import type { Channel } from '../../core/channels.js';
 import type { Database, Dialect } from '../database.js';
 import { DuplicateIdempotencyKeyError, isUniqueViolation, retryTransient } from '../errors.js';
 import { type GroupCommitOptions, type GroupCommitStats, GroupCommitWriter } from '../group-commit.js';

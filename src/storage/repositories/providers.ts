@@ -4,7 +4,7 @@
  * key) is sealed with the {@link SecretBox} before it reaches SQL, bound to the provider id, and
  * opened only by {@link ProvidersRepository.revealSecret}; listings say only `hasSecret`.
  */
-import type { Channel } from '../../channels.js';
+import type { Channel } from '../../core/channels.js';
 import { type Clock, systemClock } from '../../limiter/clock.js';
 import type { Database } from '../database.js';
 import { DuplicateNameError, isUniqueViolation } from '../errors.js';

@@ -4,7 +4,7 @@
  * (UPDATE, then INSERT if nothing matched, retried once if a concurrent writer inserted first)
  * instead of three dialects' ON CONFLICT spellings.
  */
-import type { Channel } from '../../channels.js';
+import type { Channel } from '../../core/channels.js';
 import { type Clock, systemClock } from '../../limiter/clock.js';
 import type { Database } from '../database.js';
 import { isTransientConflict, isUniqueViolation } from '../errors.js';

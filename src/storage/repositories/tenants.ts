@@ -6,7 +6,7 @@
  * every request and no security. The clear key is returned once, by `create` and `rotateKey`.
  */
 import { randomBytes } from 'node:crypto';
-import type { Channel } from '../../channels.js';
+import type { Channel } from '../../core/channels.js';
 import { type Clock, systemClock } from '../../limiter/clock.js';
 import type { Database } from '../database.js';
 import { DuplicateNameError, isUniqueViolation } from '../errors.js';

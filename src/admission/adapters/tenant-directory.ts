@@ -1,0 +1,91 @@
+/**
+ * The tenant directory the admission chain reads: API key → tenant, and each tenant's quotas,
+ * rules and fallback per channel, through the live cache (local → Redis → SQL).
+ */
+
+import type { Channel } from '../../core/channels.js';
+import type { LiveCache } from '../../infra/live-cache.js';
+import type { Algorithm, Rule } from '../../limiter/index.js';
+import type { Database } from '../../storage/database.js';
+import type { RulesRepository } from '../../storage/repositories/rules.js';
+import { hashApiKey, type TenantsRepository } from '../../storage/repositories/tenants.js';
+import type { FallbackPolicy as StoredFallback, StoredRule } from '../../storage/schema.js';
+import type { TenantView } from '../context.js';
+import type { ChannelPolicy, FallbackPolicy, TenantDirectory } from '../ports.js';
+
+/** Everything admission needs about one tenant, cached as one JSON value. */
+export interface TenantConfig {
+  tenant: TenantView;
+  channels: Partial<Record<Channel, ChannelPolicy>>;
+}
+
+export const toLimiterRule = (rule: StoredRule): Rule => ({
+  windowMs: rule.windowSeconds * 1000,
+  limit: rule.limit,
+  banMs: (rule.banSeconds ?? 0) * 1000,
+  algorithm: (rule.algorithm ?? 'sliding-log') as Algorithm,
+});
+
+const toFallback = (stored: StoredFallback | null): FallbackPolicy | undefined =>
+  stored ? { mode: stored.mode, ...(stored.rules ? { staticRules: stored.rules.map(toLimiterRule) } : {}) } : undefined;
+
+/** Loads one tenant's whole config from SQL: what the tenant cache stores. */
+export async function loadTenantConfig(
+  tenants: TenantsRepository,
+  rules: RulesRepository,
+  tenantId: string,
+): Promise<TenantConfig | undefined> {
+  const tenant = await tenants.get(tenantId);
+  if (!tenant) return undefined;
+  const [quotas, ruleSets] = await Promise.all([tenants.getDailyQuotas(tenantId), rules.listForTenant(tenantId)]);
+  const channels: TenantConfig['channels'] = {};
+  for (const channel of ['sms', 'email', 'webhook'] as const) {
+    const set = ruleSets.find((ruleSet) => ruleSet.channel === channel);
+    channels[channel] = {
+      rules: set ? set.rules.map(toLimiterRule) : [],
+      dailyLimit: quotas[channel] ?? null,
+      fallback: toFallback(set?.fallback ?? null),
+    };
+  }
+  return { tenant: { id: tenant.id, name: tenant.name, status: tenant.status, qpsLimit: tenant.qpsLimit }, channels };
+}
+
+/** API key hash → tenant id, from SQL (revoked keys are unknown). */
+export async function loadTenantIdByKeyHash(database: Database, keyHash: string): Promise<string | undefined> {
+  const row = await database.db
+    .selectFrom('api_keys')
+    .select('tenant_id')
+    .where('key_hash', '=', keyHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row?.tenant_id;
+}
+
+const NO_RULES: ChannelPolicy = { rules: [], dailyLimit: null };
+
+export class CachedTenantDirectory implements TenantDirectory {
+  constructor(
+    private readonly apiKeys: LiveCache<string>,
+    private readonly tenants: LiveCache<TenantConfig>,
+  ) {}
+
+  async tenantByApiKey(apiKey: string): Promise<TenantView | undefined> {
+    if (apiKey.length > 200) return undefined;
+    const tenantId = await this.apiKeys.get(hashApiKey(apiKey));
+    return tenantId ? (await this.tenants.get(tenantId))?.tenant : undefined;
+  }
+
+  async channelPolicy(tenantId: string, channel: Channel): Promise<ChannelPolicy> {
+    return (await this.tenants.get(tenantId))?.channels[channel] ?? NO_RULES;
+  }
+
+  /** After keys are revoked: every instance forgets them at once, not when their cache entry expires. */
+  async invalidateApiKeys(keyHashes: string[]): Promise<void> {
+    await Promise.all(keyHashes.map((hash) => this.apiKeys.invalidate(hash)));
+  }
+
+  /** After an admin change to a tenant: every instance drops its copy. */
+  invalidateTenant(tenantId: string): Promise<void> {
+    return this.tenants.invalidate(tenantId);
+  }
+}

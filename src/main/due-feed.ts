@@ -1,0 +1,102 @@
+/**
+ * How an accepted message reaches the dispatcher that will send it, whichever instance accepted it
+ * and whichever instance holds its partition's lock.
+ *
+ * - Redis mode: the message's entry goes into the due index, and the worker instances are told on
+ *   a Redis channel (`<prefix>due`) when the earliest message of the partition is due, if that is
+ *   before their next poll: the lock holder, wherever it runs, claims an immediate message at
+ *   once. Without the entry, a message accepted by an instance that runs no dispatcher
+ *   (`SLUICE_ROLES=api`) would wait for the minute's rebuild from SQL.
+ * - Embedded: the dispatchers claim with a SQL query, so there is nothing to index; the wake is
+ *   in process.
+ *
+ * Messages accepted in one event-loop turn are indexed together: one script call and at most one
+ * wake per partition, not one per message (at thousands of accepts a second, per-message calls
+ * cost more than the sends).
+ */
+import type { Redis } from 'ioredis';
+import { partitionName } from '../delivery/dispatcher.js';
+import { type DueEntry, RedisDueIndex } from '../delivery/due-index/index.js';
+import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../infra/live-cache.js';
+import { ThrottledLog } from '../infra/throttled-log.js';
+import { shardOf } from '../storage/ids.js';
+import type { Runtime } from './runtime.js';
+
+/** Told that `partition` has a message due by `dueAt` (epoch ms); `partition` undefined: look at every partition now. */
+export type WakeListener = (partition: string | undefined, dueAt: number) => void;
+
+export interface DueFeed {
+  /** Listens for wakes from every instance (this one included); returns the unsubscribe. */
+  onWake(listener: WakeListener): () => void;
+  /** Stops feeding; waits for the indexing in progress. */
+  close(): Promise<void>;
+}
+
+/** Starts feeding the runtime's accepted messages to the due index and the wake channel. */
+export function startDueFeed(runtime: Runtime): DueFeed {
+  const { settings, redis, clock, logger } = runtime;
+  const dueIndex = redis ? new RedisDueIndex({ client: redis as Redis, keyPrefix: settings.redisKeyPrefix }) : undefined;
+  // A reconnected subscriber may have missed wakes; the bus then says '*', a wake for everything.
+  const wakes: ChangeBus = redis ? new RedisChangeBus(redis as Redis, `${settings.redisKeyPrefix}due`) : new InProcessChangeBus();
+  let closed = false;
+  let accepted = new Map<string, { entries: DueEntry[]; earliest: number }>();
+  const indexing = new Set<Promise<void>>();
+  // Every batch fails alike while Redis is away: one line per 10 s.
+  const addErrors = new ThrottledLog<{ err: unknown; partition: string }>(
+    (fields) => logger.warn(fields, 'due index add failed; the next rebuild from SQL restores it'),
+    clock,
+  );
+
+  const indexAccepted = async () => {
+    const batch = accepted;
+    accepted = new Map();
+    // Due after the next poll: the lock holder's own look at what is due next finds it in time.
+    const wakeBefore = clock.now() + settings.pollMs;
+    await Promise.all(
+      [...batch].map(async ([partition, { entries, earliest }]) => {
+        try {
+          await dueIndex?.addMany(partition, entries);
+          if (earliest < wakeBefore) await wakes.publish(`${partition}@${earliest}`);
+        } catch (error) {
+          addErrors.record({ err: error, partition });
+        }
+      }),
+    );
+  };
+
+  runtime.onAccepted((message) => {
+    if (closed) return;
+    const partition = partitionName(message.channel, shardOf(message.id) % settings.partitions);
+    if (accepted.size === 0) {
+      setImmediate(() => {
+        const run = indexAccepted();
+        indexing.add(run);
+        void run.finally(() => indexing.delete(run));
+      });
+    }
+    let pending = accepted.get(partition);
+    if (!pending) {
+      pending = { entries: [], earliest: Number.POSITIVE_INFINITY };
+      accepted.set(partition, pending);
+    }
+    pending.entries.push({ id: message.id, dueAt: message.dueAt });
+    pending.earliest = Math.min(pending.earliest, message.dueAt);
+  });
+
+  return {
+    onWake(listener) {
+      return wakes.subscribe((key) => {
+        const at = key.lastIndexOf('@');
+        if (at < 0) listener(undefined, clock.now());
+        else listener(key.slice(0, at), Number(key.slice(at + 1)));
+      });
+    },
+    async close() {
+      closed = true;
+      // Let a batch queued by this turn's accepts run first.
+      await new Promise((resolve) => setImmediate(resolve));
+      await Promise.all(indexing);
+      await wakes.close();
+    },
+  };
+}

@@ -1,0 +1,413 @@
+/**
+ * Builds a running sluice from settings: database (migrated), Redis if configured, limiter stores,
+ * live config, the admission chain and the services the HTTP API and the CLI use. One function, so
+ * `serve`, the CLI and the tests wire sluice the same way.
+ */
+import { createHmac } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import { BlacklistCache } from '../admission/adapters/blacklist-cache.js';
+import { DegradingFrequencyGate, LocalFrequencyGate } from '../admission/adapters/frequency-gate.js';
+import { LockingIdempotencyGuard } from '../admission/adapters/idempotency-guard.js';
+import {
+  CachedTenantDirectory,
+  loadTenantConfig,
+  loadTenantIdByKeyHash,
+  type TenantConfig,
+} from '../admission/adapters/tenant-directory.js';
+import type { AdmissionOutcome } from '../admission/context.js';
+import { defaultChain } from '../admission/default-chain.js';
+import { releaseFrequencySlot } from '../admission/interceptors/frequency.js';
+import { quotaExceeded, tenantQpsRules } from '../admission/interceptors/quota.js';
+import type { FrequencyGate, NewMessage } from '../admission/ports.js';
+import { isQuotaSubject, riskSubject, subjectTenant, tenantQpsSubject } from '../admission/subjects.js';
+import { withDeadline } from '../core/deadline.js';
+import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
+import { type ChangeBus, InProcessChangeBus, LiveCache, RedisChangeBus } from '../infra/live-cache.js';
+import { createRedisLockFactory } from '../infra/lock/index.js';
+import { loggerOptions } from '../infra/logging.js';
+import { createRedisClient, redisEvictionWarning, redisReadiness } from '../infra/redis-client.js';
+import { resolveSecretKey } from '../infra/secret-key.js';
+import { SlowCallLog } from '../infra/slow-call-log.js';
+import { ThrottledLog } from '../infra/throttled-log.js';
+import { type DegradedDecision, DegradingLimiter } from '../limiter/degrade/index.js';
+import { type Clock, Limiter, MemoryStore, RedisStore, systemClock } from '../limiter/index.js';
+import { Metrics, recordDegradationEvent } from '../metrics/index.js';
+import { SqlAdminService } from '../services/admin-service.js';
+import type { HealthService, HttpDeps, RiskService } from '../services/contracts.js';
+import { SqlMessageService, SqlMessageWriter } from '../services/message-service.js';
+import type { Settings } from '../settings/settings.js';
+import { type Database, openDatabase } from '../storage/database.js';
+import { migrateToLatest, pendingMigrations } from '../storage/migrations/index.js';
+import { BlacklistRepository } from '../storage/repositories/blacklist.js';
+import { MessagesRepository } from '../storage/repositories/messages.js';
+import { ProvidersRepository } from '../storage/repositories/providers.js';
+import { RulesRepository } from '../storage/repositories/rules.js';
+import { TenantsRepository } from '../storage/repositories/tenants.js';
+import { SecretBox } from '../storage/secret-box.js';
+
+/** How long `/readyz` waits for Redis's PONG before it reports Redis unreachable. */
+const READY_PING_MS = 250;
+/** The database check of /readyz (a ping and the migrations table): within a probe's usual 1 s. */
+const READY_DATABASE_MS = 800;
+
+export interface RuntimeOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Default true: apply pending migrations on start. */
+  migrate?: boolean;
+  metrics?: Metrics;
+}
+
+export interface Runtime {
+  readonly settings: Settings;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly database: Database;
+  readonly redis: Redis | Cluster | undefined;
+  readonly repositories: {
+    tenants: TenantsRepository;
+    rules: RulesRepository;
+    blacklist: BlacklistRepository;
+    providers: ProvidersRepository;
+    messages: MessagesRepository;
+  };
+  readonly directory: CachedTenantDirectory;
+  /** The limiter holding recipients' logs and bans (Redis, or in process). */
+  readonly limiter: Limiter;
+  readonly frequency: FrequencyGate;
+  readonly degrading: DegradingLimiter | undefined;
+  readonly http: HttpDeps;
+  /** Called for every accepted message, after commit (the dispatchers subscribe). */
+  onAccepted(listener: (message: NewMessage, outcome: AdmissionOutcome) => void): void;
+  /**
+   * Called for every config change announced by any instance, after its commit: `tenant:<id>`,
+   * `apikey:<hash>`, ...; `'*'` when announcements may have been missed. Returns the unsubscribe.
+   */
+  onConfigChange(listener: (key: string) => void): () => void;
+  close(): Promise<void>;
+}
+
+export async function createRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? pino(loggerOptions(settings.logLevel));
+  const metrics = options.metrics ?? new Metrics();
+  // Said aloud: a CLI run from another directory silently made its own key, and sealed a
+  // provider's credentials with it that the server could not open.
+  const secretKey = resolveSecretKey(settings, (path) =>
+    logger.warn(
+      { path },
+      'created a new secret key, which seals provider credentials: keep it, and give every sluice process of this deployment the same key (this file or SLUICE_SECRET_KEY)',
+    ),
+  );
+
+  const database = await openDatabase(settings.dbUrl, { sqliteSynchronous: settings.sqliteSynchronous as 'full' | 'normal' });
+  const closers: (() => Promise<unknown> | unknown)[] = [() => database.close()];
+  try {
+    if (options.migrate ?? true) {
+      const applied = await migrateToLatest(database, { defaultRegion: settings.defaultRegion });
+      if (applied.length) logger.info({ applied, db: database.displayUrl }, 'migrations applied');
+    }
+
+    // One line per 10 s of outage and one when it ends, not ioredis's line per reconnect attempt.
+    const redisErrors = new ThrottledLog<{ err: Error }>((fields) => logger.warn(fields, 'Redis connection error'), clock);
+    let redisDown = false;
+    const redis = createRedisClient(settings, {
+      onError: (error) => {
+        redisDown = true;
+        redisErrors.record({ err: error });
+      },
+      onReady: () => {
+        if (redisDown) logger.info('Redis connection restored');
+        redisDown = false;
+      },
+    });
+    if (redis) closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
+    const bus: ChangeBus = redis ? new RedisChangeBus(redis as Redis, `${settings.redisKeyPrefix}config`) : new InProcessChangeBus();
+    closers.unshift(() => bus.close());
+
+    const repositories = {
+      tenants: new TenantsRepository(database, { clock }),
+      rules: new RulesRepository(database, { clock }),
+      blacklist: new BlacklistRepository(database, { clock }),
+      providers: new ProvidersRepository(database, { clock, secretBox: new SecretBox(secretKey) }),
+      messages: new MessagesRepository(database),
+    };
+    closers.unshift(() => repositories.messages.drain());
+
+    const stats = {
+      lookup: (level: 'local' | 'redis' | 'sql', result: 'hit' | 'miss') => metrics.configCacheLookups.inc({ level, result }),
+    };
+    const invalidationErrors = new ThrottledLog<{ err: unknown; key: string }>(
+      (fields) => logger.warn(fields, 'a config change is saved but could not be announced through Redis; retried every second'),
+      clock,
+    );
+    const cacheOptions = {
+      localTtlMs: settings.configCacheMs,
+      clock,
+      bus,
+      stats,
+      keyPrefix: settings.redisKeyPrefix,
+      onInvalidateError: (error: unknown, key: string) => invalidationErrors.record({ err: error, key }),
+      // A CLI command ends right after its change: "retried every second" is then not so.
+      onUnannounced: (keys: string[]) =>
+        logger.warn(
+          { keys: keys.length },
+          'a config change is saved but this process ends before Redis could announce it: running instances apply it when their cached copies expire, within about a minute',
+        ),
+      maxEntries: 100_000,
+      ...(redis ? { redis: redis as Redis } : {}),
+    };
+    const apiKeys = new LiveCache<string>({ ...cacheOptions, name: 'apikey', load: (hash) => loadTenantIdByKeyHash(database, hash) });
+    const tenantConfigs = new LiveCache<TenantConfig>({
+      ...cacheOptions,
+      name: 'tenant',
+      load: (id) => loadTenantConfig(repositories.tenants, repositories.rules, id),
+    });
+    closers.unshift(
+      () => apiKeys.close(),
+      () => tenantConfigs.close(),
+    );
+    const directory = new CachedTenantDirectory(apiKeys, tenantConfigs);
+    const blacklist = new BlacklistCache(repositories.blacklist, bus, {
+      // SLUICE_CONFIG_CACHE_MS=0 turns off every in-process copy of configuration.
+      maxEntries: settings.configCacheMs === 0 ? 0 : settings.blacklistMemoryMax,
+      refreshMs: settings.configCacheMs,
+      onError: (error) =>
+        logger.warn(
+          { err: error },
+          'blacklist reload or change notice failed; the previous copy keeps answering and the periodic check against SQL catches up',
+        ),
+    });
+    closers.unshift(() => blacklist.close());
+    await blacklist.reload();
+
+    // Recipient hashes in Redis keys are keyed by a secret derived from (not equal to) the master key.
+    const keySecret = createHmac('sha256', secretKey).update('sluice redis key hashing').digest();
+    const memory = new MemoryStore({ clock, maxSubjects: settings.limiterMemoryMax, ownerOf: subjectTenant, pinned: isQuotaSubject });
+    metrics.setLimiterMemory(() => ({ subjects: memory.size, evictedLive: memory.evictedLive }));
+    const local = new Limiter({ store: memory });
+    let limiter = local;
+    let degrading: DegradingLimiter | undefined;
+    let frequency: FrequencyGate = new LocalFrequencyGate(local, (ms, outcome) =>
+      Metrics.observeMs(metrics.decisionDuration, { store: 'memory', outcome }, ms),
+    );
+    if (redis) {
+      const slowCalls = new SlowCallLog((summary) => logger.warn(summary, 'slow Redis limiter calls'), clock);
+      limiter = new Limiter({ store: new RedisStore({ client: redis, keySecret, prefix: `${settings.redisKeyPrefix}limiter` }) });
+      degrading = new DegradingLimiter({
+        primary: limiter,
+        local,
+        policy: { mode: settings.fallbackMode as 'local', divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate },
+        breaker: { degradeMs: settings.degradeMs, alertMs: settings.degradeAlertMs, openMs: settings.breakerOpenMs },
+        timeoutMs: settings.redisTimeoutMs,
+        listener: (event) => {
+          recordDegradationEvent(metrics, event);
+          if (event.type === 'state') logger.warn({ from: event.from, to: event.to }, 'limiter breaker changed state');
+          if (event.type === 'alert') slowCalls.record(event.ms);
+        },
+      });
+      frequency = new DegradingFrequencyGate(degrading, { divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate });
+      const breaker = degrading;
+      metrics.setBreakerState(() => breaker.state());
+    }
+
+    const acceptedListeners: ((message: NewMessage, outcome: AdmissionOutcome) => void)[] = [];
+    const writer = new SqlMessageWriter(repositories.messages, settings.maxAttempts, (message, outcome) => {
+      for (const listener of acceptedListeners) listener(message, outcome);
+    });
+    const idempotencyLockErrors = new ThrottledLog<{ err: unknown }>(
+      (fields) =>
+        logger.warn(
+          fields,
+          'Idempotency-Key hold could not be asked of Redis: twins sent to other instances are settled by the unique key alone',
+        ),
+      clock,
+    );
+    const chain = defaultChain({
+      directory,
+      blacklist,
+      messages: writer,
+      idempotency: new LockingIdempotencyGuard({
+        ...(redis
+          ? { locks: createRedisLockFactory({ client: redis as Redis, leaseMs: settings.leaseMs, keyPrefix: settings.redisKeyPrefix }) }
+          : {}),
+        keySecret,
+        redisTimeoutMs: settings.redisTimeoutMs,
+        onLockError: (error) => idempotencyLockErrors.record({ err: error }),
+      }),
+      quotaLimiter: degrading ?? limiter,
+      frequency,
+      validation: { defaultRegion: settings.defaultRegion, scheduleHorizonMs: settings.scheduleHorizonDays * 86_400_000 },
+      onDecision: (channel, decision) =>
+        metrics.decisions.inc({ outcome: decision.code, channel, rule: decision.rule === undefined ? 'none' : String(decision.rule) }),
+      observer: {
+        rejected: (interceptor, code) => metrics.admissionRejections.inc({ interceptor, code }),
+        undoFailed: (interceptor, error) =>
+          logger.error({ err: error, interceptor }, 'undo failed: a rejected request kept what it consumed'),
+      },
+    });
+
+    const risk: RiskService = {
+      async check(tenantId, input) {
+        const config = await tenantConfigs.get(tenantId).catch(unavailableUnlessSluiceError);
+        if (config?.tenant.status !== 'active') throw new SluiceError('TENANT_SUSPENDED', 'this tenant is suspended');
+        // A risk check is a request like a send: it draws on the tenant's requests per second, or
+        // one tenant could flood the limiter (and Redis) with checks its sends would never pass.
+        const { qpsLimit } = config.tenant;
+        if (qpsLimit) {
+          const taken = await (degrading ?? limiter).check({ subject: tenantQpsSubject(tenantId), rules: tenantQpsRules(qpsLimit) });
+          if (!taken.allowed) throw quotaExceeded('requests per second', taken.retryAfterMs);
+        }
+        const subject = riskSubject(tenantId, input.action, input.subject);
+        // A look records nothing and has no fallback worth giving: without Redis it is a 503.
+        const decision = !input.record
+          ? await limiter.peek({ subject, rules: input.rules }).catch(unavailableUnlessSluiceError)
+          : degrading
+            ? await degrading.check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) })
+            : await limiter
+                .check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) })
+                .catch(unavailableUnlessSluiceError);
+        if (input.record) {
+          metrics.decisions.inc({
+            outcome: decision.code,
+            channel: 'none',
+            rule: decision.rule === undefined ? 'none' : String(decision.rule),
+          });
+        }
+        const { allowed, code, rule, retryAfterMs, counts } = decision;
+        const { degraded } = decision as DegradedDecision;
+        return {
+          allowed,
+          code,
+          ...(rule === undefined ? {} : { rule }),
+          retryAfterMs,
+          counts,
+          at: decision.at,
+          ...(degraded ? { degraded } : {}),
+        };
+      },
+    };
+
+    // /readyz answers anyone who can reach the port: it says what is wrong in fixed words, and the
+    // driver's own text (host names, addresses) goes to the log, once per 10 s of trouble.
+    const readinessErrors = new ThrottledLog<{ err: unknown; check: string }>(
+      (fields) => logger.warn(fields, 'readiness check failed'),
+      clock,
+    );
+    const health: HealthService = {
+      async ready() {
+        const checks: Record<string, { ok: boolean; detail?: string; warning?: string }> = {};
+        // Side by side, each bounded: a frozen database and a frozen Redis together must still
+        // answer within a probe's usual 1 s.
+        const databaseCheck = withDeadline(
+          (async () => {
+            await database.ping();
+            return pendingMigrations(database);
+          })(),
+          READY_DATABASE_MS,
+          'database check timed out',
+        ).then(
+          (pending) => {
+            checks.database = { ok: true };
+            checks.migrations = pending.length ? { ok: false, detail: `pending: ${pending.join(', ')}` } : { ok: true };
+          },
+          (error: unknown) => {
+            checks.database = { ok: false, detail: 'unreachable (see the log)' };
+            readinessErrors.record({ err: error, check: 'database' });
+          },
+        );
+        // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
+        // taking every instance out of the load balancer would turn a degraded service into none.
+        // An evicting policy is a warning, not a failure: the instance serves correctly until
+        // Redis is full, and every instance would fail alike (docs/operations.md).
+        const redisCheck = redis
+          ? Promise.all([redisReadiness(redis, READY_PING_MS), redisEvictionWarning(redis, READY_PING_MS)]).then(
+              ([detail, warning]) => {
+                checks.redis = { ok: true, detail, ...(warning ? { warning } : {}) };
+              },
+              (error: unknown) => {
+                checks.redis = { ok: true, detail: 'unreachable (see the log): decisions use the fallback' };
+                readinessErrors.record({ err: error, check: 'redis' });
+              },
+            )
+          : undefined;
+        await Promise.all([databaseCheck, redisCheck]);
+        checks.limiter = redis
+          ? { ok: true, detail: `breaker ${degrading?.state() ?? 'closed'}` }
+          : { ok: true, detail: 'in process (embedded)' };
+        return { ready: Object.values(checks).every((check) => check.ok), checks };
+      },
+    };
+
+    // A canceled message gives its frequency slot back (a scheduled one holds it at its due time).
+    const messageService = new SqlMessageService(chain, repositories.messages, clock, async (tenantId, id) => {
+      try {
+        const message = await repositories.messages.findById(tenantId, id);
+        if (message) await releaseFrequencySlot(directory, frequency, message, settings.defaultRegion);
+      } catch (error) {
+        logger.error({ err: error, messageId: id }, 'cancel: giving the frequency slot back failed');
+      }
+    });
+    const http: HttpDeps = {
+      messages: messageService,
+      risk,
+      admin: new SqlAdminService({
+        ...repositories,
+        directory,
+        // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
+        limiter: {
+          unban: (subject) => limiter.unban(subject).catch(unavailableUnlessSluiceError),
+          reset: (subject) => limiter.reset(subject).catch(unavailableUnlessSluiceError),
+        },
+        defaultRegion: settings.defaultRegion,
+        blacklistChanged: () => blacklist.changed(),
+      }),
+      health,
+      authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey).catch(unavailableUnlessSluiceError) : undefined),
+      metrics: {
+        contentType: metrics.registry.contentType,
+        render: () => metrics.registry.metrics(),
+        observeHttp: (route, method, status, seconds) =>
+          metrics.httpRequestDuration.observe({ route, method, status_code: String(status) }, seconds),
+        observeAdmissionRejection: (interceptor, code) => metrics.admissionRejections.inc({ interceptor, code }),
+      },
+      adminToken: settings.adminToken,
+      bodyLimitBytes: settings.bodyLimitBytes,
+      requestTimeoutMs: settings.httpRequestTimeoutMs,
+      maxConnections: settings.httpMaxConnections,
+      maxConnectionsPerIp: settings.httpMaxConnectionsPerIp,
+      logLevel: settings.logLevel,
+    };
+
+    return {
+      settings,
+      clock,
+      logger,
+      metrics,
+      database,
+      redis,
+      repositories,
+      directory,
+      limiter,
+      frequency,
+      degrading,
+      http,
+      onAccepted: (listener) => acceptedListeners.push(listener),
+      onConfigChange: (listener) => bus.subscribe(listener),
+      async close() {
+        for (const close of closers) {
+          try {
+            await close();
+          } catch (error) {
+            logger.warn({ err: error }, 'error while closing');
+          }
+        }
+      },
+    };
+  } catch (error) {
+    for (const close of closers) await Promise.resolve(close()).catch(() => undefined);
+    throw error;
+  }
+}

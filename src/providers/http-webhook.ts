@@ -1,0 +1,71 @@
+/**
+ * Generic HTTP webhook (kind `http`): POST the message as JSON to a configured URL, signed so the
+ * receiver can check it came from this sluice and is fresh:
+ *
+ *   X-Sluice-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + body)>
+ *   X-Sluice-Message-Id: <id>       Idempotency-Key: <id>
+ *
+ * The body is `{id, tenantId, channel, to, subject, body, params}`. A receiver verifies by
+ * recomputing v1 over the raw body bytes and rejecting stale `t`; it drops a retried delivery by the
+ * Idempotency-Key. Any 2xx is success; the provider message id is the answer's JSON `id` when there
+ * is one, else the sluice id. 408/425/429/5xx are retryable (honouring `Retry-After`), other 4xx
+ * permanent.
+ */
+import { createHmac } from 'node:crypto';
+import type { Channel } from '../core/channels.js';
+import type { Clock } from '../limiter/clock.js';
+import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
+import type { OutboundMessage, Provider, SendResult } from './provider.js';
+
+export interface HttpWebhookProviderOptions {
+  id: string;
+  channel: Channel;
+  url: string;
+  signingSecret: string;
+  timeoutMs: number;
+  clock: Clock;
+}
+
+export function sluiceSignature(secret: string, timestampSeconds: number, body: string): string {
+  const v1 = createHmac('sha256', secret).update(`${timestampSeconds}.${body}`, 'utf8').digest('hex');
+  return `t=${timestampSeconds},v1=${v1}`;
+}
+
+export function createHttpWebhookProvider(options: HttpWebhookProviderOptions): Provider {
+  return {
+    id: options.id,
+    kind: 'http',
+    channel: options.channel,
+    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+      const body = JSON.stringify({
+        id: message.id,
+        tenantId: message.tenantId,
+        channel: message.channel,
+        to: message.to,
+        subject: message.subject ?? null,
+        body: message.body ?? null,
+        params: message.params ?? {},
+      });
+      const timestamp = Math.floor(options.clock.now() / 1000);
+      const answer = await postOnce({
+        providerId: options.id,
+        url: options.url,
+        headers: {
+          'Content-Type': 'application/json; charset=utf-8',
+          'X-Sluice-Signature': sluiceSignature(options.signingSecret, timestamp, body),
+          'X-Sluice-Message-Id': message.id,
+          'Idempotency-Key': message.id,
+        },
+        body,
+        timeoutMs: options.timeoutMs,
+        signal,
+      });
+      if (answer.status < 200 || answer.status >= 300) {
+        throw answerStatusError(options.id, answer, message.to);
+      }
+      const json = parseJson(answer.text);
+      const id = isRecord(json) && (typeof json.id === 'string' || typeof json.id === 'number') ? String(json.id) : undefined;
+      return { providerMessageId: id || message.id };
+    },
+  };
+}

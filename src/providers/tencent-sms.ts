@@ -1,0 +1,138 @@
+/**
+ * Tencent Cloud SMS `SendSms`, API version 2021-01-11, signed with TC3-HMAC-SHA256
+ * (tencent-signature.ts). The signing clock is injected (`clock`), so a request is reproducible.
+ *
+ * The sluice message id goes in `SessionContext`, which Tencent echoes in the answer and in
+ * delivery receipts.
+ *
+ * Answers (always HTTP 200 from Tencent): `Response.SendStatusSet[0].Code == "Ok"` → its
+ * `SerialNo`. Retryable: `LimitExceeded.*` (per-number and per-app frequency limits),
+ * `RequestLimitExceeded*` (API QPS), `InternalError*` and HTTP 429/5xx. Everything else
+ * (`InvalidParameter*`, `FailedOperation.*`, `AuthFailure.*`, `UnauthorizedOperation.*`) is permanent.
+ */
+import type { Channel } from '../core/channels.js';
+import type { Clock } from '../limiter/clock.js';
+import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
+import { maskRecipient, scrubRecipient } from './mask.js';
+import {
+  httpStatusError,
+  isRetryableHttpStatus,
+  type OutboundMessage,
+  type Provider,
+  ProviderError,
+  type SendResult,
+  truncate,
+} from './provider.js';
+import { tc3Sign } from './tencent-signature.js';
+
+export const TENCENT_SMS_DEFAULT_ENDPOINT = 'https://sms.tencentcloudapi.com';
+const CONTENT_TYPE = 'application/json; charset=utf-8';
+
+export interface TencentSmsProviderOptions {
+  id: string;
+  channel: Channel;
+  secretId: string;
+  secretKey: string;
+  /** The SMS application (SmsSdkAppId). */
+  sdkAppId: string;
+  /** The approved signature (签名); required by Tencent for mainland numbers. */
+  signName?: string;
+  /** Used when a message names no template. */
+  defaultTemplateId?: string;
+  region?: string;
+  endpoint?: string;
+  timeoutMs: number;
+  /** The source of X-TC-Timestamp (and so of the signature's date). */
+  clock: Clock;
+}
+
+/** Tencent's error code → is it this account that is refused (another provider may succeed)? */
+export function isTencentProviderFault(code: string): boolean {
+  return (
+    code.startsWith('AuthFailure') ||
+    code.startsWith('UnauthorizedOperation') ||
+    code === 'FailedOperation.InsufficientBalanceInSmsPackage' ||
+    code === 'FailedOperation.SignatureIncorrectOrUnapproved'
+  );
+}
+
+/** Tencent's error code → may a later attempt succeed? */
+export function isRetryableTencentCode(code: string): boolean {
+  return code.startsWith('LimitExceeded') || code.startsWith('RequestLimitExceeded') || code.startsWith('InternalError');
+}
+
+export function createTencentSmsProvider(options: TencentSmsProviderOptions): Provider {
+  const endpoint = options.endpoint ?? TENCENT_SMS_DEFAULT_ENDPOINT;
+  const host = new URL(endpoint).host;
+  return {
+    id: options.id,
+    kind: 'tencent-sms',
+    channel: options.channel,
+    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+      const templateId = message.template ?? options.defaultTemplateId;
+      if (!templateId) {
+        throw new ProviderError(`provider ${options.id}: message ${message.id} names no template and no default templateId is configured`, {
+          retryable: false,
+          code: 'NO_TEMPLATE',
+        });
+      }
+      const payload = JSON.stringify({
+        PhoneNumberSet: [message.to],
+        SmsSdkAppId: options.sdkAppId,
+        ...(options.signName ? { SignName: options.signName } : {}),
+        TemplateId: templateId,
+        // Tencent templates take positional parameters ({1}, {2}...): the params' insertion order.
+        ...(message.params && Object.keys(message.params).length > 0 ? { TemplateParamSet: Object.values(message.params) } : {}),
+        SessionContext: message.id,
+      });
+      const timestamp = Math.floor(options.clock.now() / 1000);
+      const signed = tc3Sign({
+        secretId: options.secretId,
+        secretKey: options.secretKey,
+        service: 'sms',
+        host,
+        contentType: CONTENT_TYPE,
+        action: 'SendSms',
+        timestamp,
+        payload,
+      });
+      const answer = await postOnce({
+        providerId: options.id,
+        url: endpoint,
+        headers: {
+          Authorization: signed.authorization,
+          'Content-Type': CONTENT_TYPE,
+          'X-TC-Action': 'SendSms',
+          'X-TC-Version': '2021-01-11',
+          'X-TC-Timestamp': String(timestamp),
+          'X-TC-Region': options.region ?? 'ap-guangzhou',
+        },
+        body: payload,
+        timeoutMs: options.timeoutMs,
+        signal,
+      });
+      const json = parseJson(answer.text);
+      const response = isRecord(json) && isRecord(json.Response) ? json.Response : undefined;
+      if (!response) throw answerStatusError(options.id, answer, message.to);
+
+      const failure = (code: string, vendorMessage: unknown): ProviderError =>
+        new ProviderError(
+          `provider ${options.id}: Tencent SendSms ${code} for ${maskRecipient(message.to)}: ${truncate(scrubRecipient(String(vendorMessage ?? ''), message.to))}`,
+          {
+            retryable: isRetryableTencentCode(code) || isRetryableHttpStatus(answer.status),
+            providerFault: isTencentProviderFault(code),
+            code,
+            status: answer.status,
+          },
+        );
+      if (isRecord(response.Error)) throw failure(String(response.Error.Code ?? 'UnknownError'), response.Error.Message);
+      const status = Array.isArray(response.SendStatusSet) && isRecord(response.SendStatusSet[0]) ? response.SendStatusSet[0] : undefined;
+      if (!status)
+        throw httpStatusError(options.id, answer.status >= 300 ? answer.status : 502, { detail: 'answer without SendStatusSet' });
+      if (status.Code !== 'Ok') throw failure(String(status.Code ?? 'UnknownError'), status.Message);
+      const serialNo = typeof status.SerialNo === 'string' && status.SerialNo ? status.SerialNo : undefined;
+      const requestId = typeof response.RequestId === 'string' ? response.RequestId : undefined;
+      return { providerMessageId: serialNo ?? requestId ?? `tencent-${message.id}` };
+    },
+  };
+}

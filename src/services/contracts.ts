@@ -1,0 +1,224 @@
+/**
+ * What the entry points (HTTP, CLI) use of a running sluice. The HTTP layer depends on these
+ * shapes only; src/main/runtime.ts builds them from storage, Redis and the limiter.
+ */
+import type { AdmissionChain } from '../admission/chain.js';
+import type { SendRequest, TenantView } from '../admission/context.js';
+import type { Channel } from '../core/channels.js';
+import type { Decision, Rule } from '../limiter/index.js';
+import type { Provider } from '../storage/repositories/providers.js';
+
+export interface MessageView {
+  id: string;
+  channel: Channel;
+  to: string;
+  status: string;
+  dueAt: string;
+  attempts: number;
+  lastError: string | null;
+  providerMessageId: string | null;
+  createdAt: string;
+  sentAt: string | null;
+  deliveryAttempts: {
+    attempt: number;
+    provider: string | null;
+    startedAt: string;
+    finishedAt: string;
+    outcome: string;
+    error: string | null;
+  }[];
+}
+
+export interface TenantDetails extends TenantView {
+  dailyQuotas: Partial<Record<Channel, number | null>>;
+  createdAt: string;
+}
+
+/** A frequency rule as the admin API and the CLI write and read it (seconds). */
+export interface RuleView {
+  windowSeconds: number;
+  limit: number;
+  banSeconds: number;
+  algorithm?: string;
+}
+
+/** A tenant channel's fallback while Redis is slow or down; only `static` has rules of its own. */
+export interface FallbackView {
+  mode: 'local' | 'static' | 'allow' | 'deny';
+  rules?: RuleView[];
+}
+
+/**
+ * A tenant channel's rule set, in the shape `PUT .../rules/:channel` takes (plus `channel` and
+ * `version`): what GET answers can be PUT back as it is.
+ */
+export interface RuleSetView {
+  channel: Channel;
+  rules: RuleView[];
+  fallback: FallbackView | null;
+  version: number;
+}
+
+/** Sending, reading and cancelling messages: what a tenant may do. */
+export interface MessageService {
+  readonly chain: AdmissionChain;
+  /** Runs the chain; resolves `{id, status, replayed}` or rejects with a SluiceError. */
+  send(
+    apiKey: string | undefined,
+    request: SendRequest,
+    idempotencyKey?: string,
+  ): Promise<{ id: string; status: string; replayed: boolean }>;
+  get(tenantId: string, id: string): Promise<MessageView | undefined>;
+  /** 'too-late' when already sending or done. */
+  cancel(tenantId: string, id: string): Promise<'canceled' | 'not-found' | 'too-late'>;
+}
+
+/** The risk-control frequency API: decisions on any tenant-scoped subject and action. */
+export interface RiskService {
+  check(
+    tenantId: string,
+    input: { subject: string; action: string; rules: Rule[]; requestId?: string; record: boolean },
+  ): Promise<Decision>;
+}
+
+/** A provider as the admin API shows it: no secret (only `hasSecret`), times as ISO 8601 like every other view. */
+export type ProviderView = Omit<Provider, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
+
+export interface NewProviderInput {
+  /** A tenant id, or `*` for every tenant. */
+  scope: string;
+  channel: Channel;
+  kind: string;
+  name: string;
+  priority?: number;
+  qps: number;
+  config?: Record<string, unknown>;
+  /** Credentials (password, access key secret, signing secret...): sealed at rest, never shown again. */
+  secret?: Record<string, string>;
+  enabled?: boolean;
+}
+
+export type ProviderPatch = Partial<Omit<NewProviderInput, 'scope' | 'channel' | 'kind' | 'secret'>> & {
+  secret?: Record<string, string> | null;
+};
+
+/** Whose blacklist: one tenant's, or the global one that applies to every tenant. */
+export type BlacklistScope = { tenant: string } | 'global';
+
+/** A blacklist entry as the admin API and the CLI show it. */
+export interface BlacklistEntryView {
+  /** A channel, or `*`: every channel. */
+  channel: Channel | '*';
+  /** The recipient's canonical key (E.164 phone, case-folded email without `+tag`...), as sends are compared with it. */
+  recipient: string;
+  reason: string | null;
+  createdAt: string;
+}
+
+/** One page of a blacklist, ordered by (channel, recipient); `next` is the cursor of the next page, null at the end. */
+export interface BlacklistPage {
+  entries: BlacklistEntryView[];
+  next: string | null;
+}
+
+/** One page of tenants, ordered by id; `next` is the cursor of the next page, null at the end. */
+export interface TenantPage {
+  tenants: TenantDetails[];
+  next: string | null;
+}
+
+/** An API key as the admin API lists it: never the key itself. */
+export interface ApiKeyView {
+  id: string;
+  /** The key's first characters (`sk_3fZ0aQ1b`), to tell keys apart. */
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** Operator actions, shared by the admin HTTP API and the CLI. Every change is live at once on every instance. */
+export interface AdminService {
+  createTenant(name: string, qpsLimit?: number | null): Promise<{ id: string; name: string; apiKey: string }>;
+  /** The tenant's API keys, active and revoked, without secrets (the first characters only); undefined: no such tenant. */
+  listApiKeys(tenantId: string): Promise<ApiKeyView[] | undefined>;
+  /**
+   * Issues a new API key, shown once. By default every other key of the tenant is revoked in the
+   * same transaction (a leaked key); `keepOthers` keeps them for a rollover, to be revoked one by
+   * one once clients have moved. Revoked keys stop working on every instance at once.
+   * Undefined: no such tenant.
+   */
+  issueApiKey(tenantId: string, options?: { keepOthers?: boolean }): Promise<{ keyId: string; apiKey: string } | undefined>;
+  /** Revokes one active key of the tenant, everywhere at once; false when it has no such active key. */
+  revokeApiKey(tenantId: string, keyId: string): Promise<boolean>;
+  /** A page of tenants by id (creation order): at most `limit` (1 to 1000, default 100) after the id `after`, a previous page's `next`. */
+  listTenants(options?: { limit?: number; after?: string }): Promise<TenantPage>;
+  getTenant(id: string): Promise<TenantDetails | undefined>;
+  updateTenant(
+    id: string,
+    patch: { status?: 'active' | 'suspended'; qpsLimit?: number | null; dailyQuotas?: Partial<Record<Channel, number | null>> },
+  ): Promise<TenantDetails | undefined>;
+  /** INVALID_REQUEST for a rule the limiter refuses, a static fallback without rules or rules on another mode. */
+  setRules(tenantId: string, channel: Channel, rules: RuleView[], fallback?: FallbackView | null): Promise<RuleSetView>;
+  getRules(tenantId: string, channel: Channel): Promise<RuleSetView>;
+  /**
+   * Adds recipients under their canonical keys, as sends are matched: for `channel`, or on `*` for
+   * each channel that reads the text; `added` lists the keys, `invalid` the texts that are no recipient.
+   */
+  addToBlacklist(
+    scope: BlacklistScope,
+    channel: Channel | '*',
+    recipients: string[],
+    reason?: string,
+  ): Promise<{ added: string[]; invalid: string[] }>;
+  /** Removes the entries the texts' keys name (as `addToBlacklist` stores them); `removed` counts entries. */
+  removeFromBlacklist(scope: BlacklistScope, channel: Channel | '*', recipients: string[]): Promise<{ removed: number; invalid: string[] }>;
+  /**
+   * A page of entries (at most `limit`, default 100), of one channel value if given; `after` is a
+   * previous page's `next`. NOT_FOUND for an unknown tenant, INVALID_REQUEST for a bad cursor.
+   */
+  listBlacklist(scope: BlacklistScope, options?: { channel?: Channel | '*'; limit?: number; after?: string }): Promise<BlacklistPage>;
+  /**
+   * Lifts a recipient's ban on a channel; resolves whether a ban record was still stored (a ban in
+   * force, or on Redis one that ended moments ago: `Limiter.unban`). With `resetCounts`
+   * also forgets what its rules have counted, so the next send is not refused (and banned again)
+   * by the sends that led to the ban.
+   */
+  liftBan(tenantId: string, channel: Channel, to: string, options?: { resetCounts?: boolean }): Promise<boolean>;
+  /** Registers a provider after checking its config and secret build a working client (INVALID_REQUEST otherwise). */
+  createProvider(input: NewProviderInput): Promise<ProviderView>;
+  listProviders(filter: { scope?: string; channel?: Channel }): Promise<ProviderView[]>;
+  updateProvider(id: string, patch: ProviderPatch): Promise<ProviderView | undefined>;
+  deleteProvider(id: string): Promise<boolean>;
+}
+
+export interface HealthService {
+  /** Readiness: database, Redis, migrations, breaker. A `warning` is shown and does not make the check fail. */
+  ready(): Promise<{ ready: boolean; checks: Record<string, { ok: boolean; detail?: string; warning?: string }> }>;
+}
+
+export interface MetricsEndpoint {
+  readonly contentType: string;
+  render(): Promise<string>;
+  observeHttp?(route: string, method: string, status: number, seconds: number): void;
+  /** A send refused before the chain ran (the key is checked before the body is read), counted as the chain counts its own. */
+  observeAdmissionRejection?(interceptor: string, code: string): void;
+}
+
+export interface HttpDeps {
+  messages: MessageService;
+  risk: RiskService;
+  admin: AdminService;
+  health: HealthService;
+  /** Authenticates a tenant API key (shared with the chain's auth step). */
+  authenticate(apiKey: string | undefined): Promise<TenantView | undefined>;
+  metrics?: MetricsEndpoint;
+  /** Empty: admin API off. */
+  adminToken: string;
+  bodyLimitBytes: number;
+  /** The bound on receiving one request, headers and body (`SLUICE_HTTP_REQUEST_TIMEOUT_MS`). */
+  requestTimeoutMs: number;
+  /** Most connections open at once (`SLUICE_HTTP_MAX_CONNECTIONS`), and from one address (`…_PER_IP`, 0: no cap). */
+  maxConnections: number;
+  maxConnectionsPerIp: number;
+  logLevel?: string;
+}

@@ -1,0 +1,131 @@
+/** Sending (through the admission chain), reading and cancelling messages for a tenant. */
+import { createHash } from 'node:crypto';
+import type { AdmissionChain } from '../admission/chain.js';
+import type { AdmissionContext, AdmissionOutcome, SendRequest } from '../admission/context.js';
+import { DuplicateIdempotencyKey, type MessageWriter, type NewMessage } from '../admission/ports.js';
+import { unavailableUnlessSluiceError } from '../core/errors.js';
+import type { Clock } from '../limiter/index.js';
+import { DuplicateIdempotencyKeyError } from '../storage/errors.js';
+import { newMessageId } from '../storage/ids.js';
+import type { Message, MessagesRepository } from '../storage/repositories/messages.js';
+import type { MessageService, MessageView } from './contracts.js';
+
+/** Stable over key order, so `{a, b}` and `{b, a}` are the same request. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export const requestHashOf = (request: SendRequest): string => createHash('sha256').update(canonicalJson(request)).digest('base64url');
+
+/** The chain's persist port over the messages repository (group-committed inserts). */
+export class SqlMessageWriter implements MessageWriter {
+  constructor(
+    private readonly messages: MessagesRepository,
+    private readonly maxAttempts: number,
+    private readonly onAccepted?: (message: NewMessage, outcome: AdmissionOutcome) => void,
+  ) {}
+
+  async findByIdempotencyKey(tenantId: string, key: string) {
+    const found = await this.messages.findByIdempotencyKey(tenantId, key);
+    return found ? { id: found.id, status: found.status, requestHash: found.requestHash } : undefined;
+  }
+
+  async insert(message: NewMessage): Promise<void> {
+    try {
+      await this.messages.insert({
+        id: message.id,
+        tenantId: message.tenantId,
+        channel: message.channel,
+        recipient: message.recipient,
+        payload: message.payload,
+        now: message.createdAt,
+        dueAt: message.dueAt,
+        maxAttempts: this.maxAttempts,
+        idempotencyKey: message.idempotencyKey ?? null,
+        requestHash: message.requestHash ?? null,
+      });
+    } catch (error) {
+      if (error instanceof DuplicateIdempotencyKeyError) throw new DuplicateIdempotencyKey(error.message);
+      throw error;
+    }
+  }
+
+  accepted(message: NewMessage, outcome: AdmissionOutcome): void {
+    this.onAccepted?.(message, outcome);
+  }
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export class SqlMessageService implements MessageService {
+  constructor(
+    readonly chain: AdmissionChain,
+    private readonly messages: MessagesRepository,
+    private readonly clock: Clock,
+    /**
+     * Told each canceled message after the cancel committed (gives its frequency slot back). It
+     * must not reject: its failure is its own to log, never the cancel's.
+     */
+    private readonly canceled?: (tenantId: string, id: string) => Promise<void>,
+  ) {}
+
+  async send(apiKey: string | undefined, request: SendRequest, idempotencyKey?: string) {
+    const now = this.clock.now();
+    const context: AdmissionContext = {
+      id: newMessageId(now),
+      now,
+      apiKey,
+      idempotencyKey,
+      // Only an Idempotency-Key needs the hash: no canonicalising and hashing on the common path.
+      requestHash: idempotencyKey === undefined ? undefined : requestHashOf(request),
+      request,
+    };
+    await this.chain.admit(context).catch(unavailableUnlessSluiceError);
+    if (!context.outcome) throw new Error('admission chain ended without an outcome: the persist step is missing');
+    return context.outcome;
+  }
+
+  async get(tenantId: string, id: string): Promise<MessageView | undefined> {
+    const message = await this.messages.findById(tenantId, id).catch(unavailableUnlessSluiceError);
+    if (!message) return undefined;
+    const attempts = await this.messages.listAttempts(id).catch(unavailableUnlessSluiceError);
+    return toView(message, attempts);
+  }
+
+  async cancel(tenantId: string, id: string) {
+    const result = await this.messages.cancel(tenantId, id, this.clock.now()).catch(unavailableUnlessSluiceError);
+    // Also for a repeated cancel: the slot's undo is by message id, a no-op the second time.
+    if (result === 'canceled') await this.canceled?.(tenantId, id);
+    return result;
+  }
+}
+
+function toView(message: Message, attempts: Awaited<ReturnType<MessagesRepository['listAttempts']>>): MessageView {
+  return {
+    id: message.id,
+    channel: message.channel,
+    to: message.recipient,
+    status: message.status,
+    dueAt: iso(message.dueAt)!,
+    attempts: message.attempts,
+    lastError: message.lastError,
+    providerMessageId: message.providerMessageId,
+    createdAt: iso(message.createdAt)!,
+    sentAt: iso(message.sentAt),
+    deliveryAttempts: attempts.map((attempt) => ({
+      attempt: attempt.attemptNo,
+      provider: attempt.providerId,
+      startedAt: iso(attempt.startedAt)!,
+      finishedAt: iso(attempt.finishedAt)!,
+      outcome: attempt.outcome,
+      error: attempt.error,
+    })),
+  };
+}

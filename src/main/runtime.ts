@@ -23,6 +23,7 @@ import type { FrequencyGate, NewMessage } from '../admission/ports.js';
 import { isQuotaSubject, riskSubject, subjectTenant, tenantQpsSubject } from '../admission/subjects.js';
 import { withDeadline } from '../core/deadline.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
+import { type DueIndex, RedisDueIndex } from '../delivery/due-index/index.js';
 import { type ChangeBus, InProcessChangeBus, LiveCache, RedisChangeBus } from '../infra/live-cache.js';
 import { createRedisLockFactory } from '../infra/lock/index.js';
 import { loggerOptions } from '../infra/logging.js';
@@ -78,6 +79,8 @@ export interface Runtime {
   readonly limiter: Limiter;
   readonly frequency: FrequencyGate;
   readonly degrading: DegradingLimiter | undefined;
+  /** The one due index of the process (Redis mode): the API's feed adds to it, the dispatchers claim from it. */
+  readonly dueIndex: DueIndex | undefined;
   readonly http: HttpDeps;
   /** Called for every accepted message, after commit (the dispatchers subscribe). */
   onAccepted(listener: (message: NewMessage, outcome: AdmissionOutcome) => void): void;
@@ -393,6 +396,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       limiter,
       frequency,
       degrading,
+      dueIndex: redis ? new RedisDueIndex({ client: redis as Redis, keyPrefix: settings.redisKeyPrefix }) : undefined,
       http,
       onAccepted: (listener) => acceptedListeners.push(listener),
       onConfigChange: (listener) => bus.subscribe(listener),

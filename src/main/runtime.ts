@@ -18,39 +18,34 @@ import {
 import type { AdmissionOutcome } from '../admission/context.js';
 import { defaultChain } from '../admission/default-chain.js';
 import { releaseFrequencySlot } from '../admission/interceptors/frequency.js';
-import { quotaExceeded, tenantQpsRules } from '../admission/interceptors/quota.js';
 import type { FrequencyGate, NewMessage } from '../admission/ports.js';
-import { isQuotaSubject, riskSubject, subjectTenant, tenantQpsSubject } from '../admission/subjects.js';
-import { withDeadline } from '../core/deadline.js';
-import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
+import { isQuotaSubject, subjectTenant } from '../admission/subjects.js';
+import { unavailableUnlessSluiceError } from '../core/errors.js';
 import { type DueIndex, RedisDueIndex } from '../delivery/due-index/index.js';
 import { type ChangeBus, InProcessChangeBus, LiveCache, RedisChangeBus } from '../infra/live-cache.js';
 import { createRedisLockFactory } from '../infra/lock/index.js';
 import { loggerOptions } from '../infra/logging.js';
-import { createRedisClient, redisEvictionWarning, redisReadiness } from '../infra/redis-client.js';
+import { createRedisClient } from '../infra/redis-client.js';
 import { resolveSecretKey } from '../infra/secret-key.js';
 import { SlowCallLog } from '../infra/slow-call-log.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
-import { type DegradedDecision, DegradingLimiter } from '../limiter/degrade/index.js';
+import { DegradingLimiter } from '../limiter/degrade/index.js';
 import { type Clock, Limiter, MemoryStore, RedisStore, systemClock } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
 import { SqlAdminService } from '../services/admin-service.js';
-import type { HealthService, HttpDeps, RiskService } from '../services/contracts.js';
+import type { HttpDeps } from '../services/contracts.js';
+import { ReadinessService } from '../services/health-service.js';
 import { SqlMessageService, SqlMessageWriter } from '../services/message-service.js';
+import { LimiterRiskService } from '../services/risk-service.js';
 import type { Settings } from '../settings/settings.js';
 import { type Database, openDatabase } from '../storage/database.js';
-import { migrateToLatest, pendingMigrations } from '../storage/migrations/index.js';
+import { migrateToLatest } from '../storage/migrations/index.js';
 import { BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { MessagesRepository } from '../storage/repositories/messages.js';
 import { ProvidersRepository } from '../storage/repositories/providers.js';
 import { RulesRepository } from '../storage/repositories/rules.js';
 import { TenantsRepository } from '../storage/repositories/tenants.js';
 import { SecretBox } from '../storage/secret-box.js';
-
-/** How long `/readyz` waits for Redis's PONG before it reports Redis unreachable. */
-const READY_PING_MS = 250;
-/** The database check of /readyz (a ping and the migrations table): within a probe's usual 1 s. */
-const READY_DATABASE_MS = 800;
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -252,97 +247,23 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       },
     });
 
-    const risk: RiskService = {
-      async check(tenantId, input) {
-        const config = await tenantConfigs.get(tenantId).catch(unavailableUnlessSluiceError);
-        if (config?.tenant.status !== 'active') throw new SluiceError('TENANT_SUSPENDED', 'this tenant is suspended');
-        // A risk check is a request like a send: it draws on the tenant's requests per second, or
-        // one tenant could flood the limiter (and Redis) with checks its sends would never pass.
-        const { qpsLimit } = config.tenant;
-        if (qpsLimit) {
-          const taken = await (degrading ?? limiter).check({ subject: tenantQpsSubject(tenantId), rules: tenantQpsRules(qpsLimit) });
-          if (!taken.allowed) throw quotaExceeded('requests per second', taken.retryAfterMs);
-        }
-        const subject = riskSubject(tenantId, input.action, input.subject);
-        // A look records nothing and has no fallback worth giving: without Redis it is a 503.
-        const decision = !input.record
-          ? await limiter.peek({ subject, rules: input.rules }).catch(unavailableUnlessSluiceError)
-          : degrading
-            ? await degrading.check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) })
-            : await limiter
-                .check({ subject, rules: input.rules, ...(input.requestId ? { requestId: input.requestId } : {}) })
-                .catch(unavailableUnlessSluiceError);
-        if (input.record) {
-          metrics.decisions.inc({
-            outcome: decision.code,
-            channel: 'none',
-            rule: decision.rule === undefined ? 'none' : String(decision.rule),
-          });
-        }
-        const { allowed, code, rule, retryAfterMs, counts } = decision;
-        const { degraded } = decision as DegradedDecision;
-        return {
-          allowed,
-          code,
-          ...(rule === undefined ? {} : { rule }),
-          retryAfterMs,
-          counts,
-          at: decision.at,
-          ...(degraded ? { degraded } : {}),
-        };
-      },
-    };
-
-    // /readyz answers anyone who can reach the port: it says what is wrong in fixed words, and the
-    // driver's own text (host names, addresses) goes to the log, once per 10 s of trouble.
-    const readinessErrors = new ThrottledLog<{ err: unknown; check: string }>(
-      (fields) => logger.warn(fields, 'readiness check failed'),
-      clock,
-    );
-    const health: HealthService = {
-      async ready() {
-        const checks: Record<string, { ok: boolean; detail?: string; warning?: string }> = {};
-        // Side by side, each bounded: a frozen database and a frozen Redis together must still
-        // answer within a probe's usual 1 s.
-        const databaseCheck = withDeadline(
-          (async () => {
-            await database.ping();
-            return pendingMigrations(database);
-          })(),
-          READY_DATABASE_MS,
-          'database check timed out',
-        ).then(
-          (pending) => {
-            checks.database = { ok: true };
-            checks.migrations = pending.length ? { ok: false, detail: `pending: ${pending.join(', ')}` } : { ok: true };
-          },
-          (error: unknown) => {
-            checks.database = { ok: false, detail: 'unreachable (see the log)' };
-            readinessErrors.record({ err: error, check: 'database' });
-          },
-        );
-        // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
-        // taking every instance out of the load balancer would turn a degraded service into none.
-        // An evicting policy is a warning, not a failure: the instance serves correctly until
-        // Redis is full, and every instance would fail alike (docs/operations.md).
-        const redisCheck = redis
-          ? Promise.all([redisReadiness(redis, READY_PING_MS), redisEvictionWarning(redis, READY_PING_MS)]).then(
-              ([detail, warning]) => {
-                checks.redis = { ok: true, detail, ...(warning ? { warning } : {}) };
-              },
-              (error: unknown) => {
-                checks.redis = { ok: true, detail: 'unreachable (see the log): decisions use the fallback' };
-                readinessErrors.record({ err: error, check: 'redis' });
-              },
-            )
-          : undefined;
-        await Promise.all([databaseCheck, redisCheck]);
-        checks.limiter = redis
-          ? { ok: true, detail: `breaker ${degrading?.state() ?? 'closed'}` }
-          : { ok: true, detail: 'in process (embedded)' };
-        return { ready: Object.values(checks).every((check) => check.ok), checks };
-      },
-    };
+    const risk = new LimiterRiskService({
+      tenant: async (tenantId) => (await tenantConfigs.get(tenantId))?.tenant,
+      limiter,
+      degrading,
+      onDecision: (decision) =>
+        metrics.decisions.inc({
+          outcome: decision.code,
+          channel: 'none',
+          rule: decision.rule === undefined ? 'none' : String(decision.rule),
+        }),
+    });
+    const health = new ReadinessService({
+      database,
+      redis,
+      ...(degrading ? { breakerState: () => degrading.state() } : {}),
+      errors: new ThrottledLog<{ err: unknown; check: string }>((fields) => logger.warn(fields, 'readiness check failed'), clock),
+    });
 
     // A canceled message gives its frequency slot back (a scheduled one holds it at its due time).
     const messageService = new SqlMessageService(chain, repositories.messages, clock, async (tenantId, id) => {

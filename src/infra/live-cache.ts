@@ -3,104 +3,10 @@
  * is published on a bus and every instance drops its copy, so an admin change is enforced
  * everywhere within a second without a restart. Without Redis the bus is in process.
  */
-import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import { withDeadline } from '../core/deadline.js';
 import type { Clock } from '../limiter/index.js';
-
-/** Tells every instance that a cached key changed. */
-export interface ChangeBus {
-  publish(key: string): Promise<void>;
-  subscribe(listener: (key: string) => void): () => void;
-  close(): Promise<void>;
-}
-
-/** The embedded default: one process, so an EventEmitter is the whole bus. */
-export class InProcessChangeBus implements ChangeBus {
-  private readonly emitter = new EventEmitter().setMaxListeners(0);
-  async publish(key: string): Promise<void> {
-    this.emitter.emit('change', key);
-  }
-  subscribe(listener: (key: string) => void): () => void {
-    this.emitter.on('change', listener);
-    return () => this.emitter.off('change', listener);
-  }
-  async close(): Promise<void> {
-    this.emitter.removeAllListeners();
-  }
-}
-
-/**
- * Redis pub/sub. Subscribing needs a connection of its own (a subscribed connection can run
- * nothing else), made with `duplicate()`. A reconnect may have missed messages, so listeners are
- * told `'*'` (drop everything) whenever the subscriber has (re)subscribed.
- */
-export class RedisChangeBus implements ChangeBus {
-  private readonly listeners = new Set<(key: string) => void>();
-  private readonly subscriber: Redis;
-  private readonly ready: Promise<unknown>;
-  private closed = false;
-
-  constructor(
-    private readonly publisher: Pick<Redis, 'publish' | 'duplicate'>,
-    private readonly channel = 'sluice:config',
-  ) {
-    this.subscriber = publisher.duplicate();
-    // Its connection errors are the main client's outage, reported there; without a listener
-    // ioredis prints each one to stderr.
-    this.subscriber.on('error', () => undefined);
-    this.subscriber.on('message', (_channel: string, key: string) => this.emit(key));
-    let firstSubscription: () => void = () => {};
-    this.ready = new Promise<void>((resolve) => {
-      firstSubscription = resolve;
-    });
-    // Subscribed on every (re)connection, not once: a SUBSCRIBE sent while Redis is down is
-    // rejected, and ioredis re-subscribes only what a reply confirmed, so a process started
-    // before Redis would never hear anything. Subscribing again to the same channel is harmless.
-    // Then '*': whatever was published meanwhile was missed.
-    const subscribe = () => {
-      this.subscriber.subscribe(channel).then(
-        () => {
-          firstSubscription();
-          this.emit('*');
-        },
-        () => {
-          // Refused on a live connection (a timeout while Redis is busy): again in a second, as
-          // long as the connection lasts; a new connection subscribes on its own 'ready'.
-          if (this.closed) return;
-          setTimeout(() => {
-            if (!this.closed && this.subscriber.status === 'ready') subscribe();
-          }, 1000).unref();
-        },
-      );
-    };
-    this.subscriber.on('ready', subscribe);
-  }
-
-  private emit(key: string): void {
-    for (const listener of this.listeners) listener(key);
-  }
-
-  async publish(key: string): Promise<void> {
-    await this.publisher.publish(this.channel, key);
-  }
-
-  subscribe(listener: (key: string) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  /** Resolves once the subscription is active (tests wait for it before publishing). */
-  whenReady(): Promise<unknown> {
-    return this.ready;
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    this.listeners.clear();
-    this.subscriber.disconnect();
-  }
-}
+import type { ChangeBus } from './change-bus.js';
 
 export interface CacheStats {
   /** One look at a level: `local` and `redis` hit or miss; `sql` (the source) always answers, a `hit`. */

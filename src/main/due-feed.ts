@@ -17,7 +17,7 @@
 import type { Redis } from 'ioredis';
 import { partitionName } from '../delivery/dispatcher.js';
 import { type DueEntry, RedisDueIndex } from '../delivery/due-index/index.js';
-import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../infra/live-cache.js';
+import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../infra/change-bus.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
 import { shardOf } from '../storage/ids.js';
 import type { Runtime } from './runtime.js';

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InProcessChangeBus, LiveCache, RedisChangeBus } from '../../src/infra/live-cache.js';
+import { InProcessChangeBus, RedisChangeBus } from '../../src/infra/change-bus.js';
+import { LiveCache } from '../../src/infra/live-cache.js';
 import { ManualClock } from '../../src/limiter/index.js';
 import { sleep, waitFor } from '../delivery/delivery-support.js';
 import { describeWith, servers } from '../support/servers.js';

@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Channel } from '../../core/channels.js';
-import type { ChangeBus } from '../../infra/live-cache.js';
+import type { ChangeBus } from '../../infra/change-bus.js';
 import type { BlacklistFingerprint, BlacklistRepository } from '../../storage/repositories/blacklist.js';
 import { ANY } from '../../storage/schema.js';
 import type { BlacklistLookup } from '../ports.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BlacklistCache } from '../../../src/admission/adapters/blacklist-cache.js';
-import { InProcessChangeBus } from '../../../src/infra/live-cache.js';
+import { InProcessChangeBus } from '../../../src/infra/change-bus.js';
 import { type Database, openDatabase } from '../../../src/storage/database.js';
 import { migrateToLatest } from '../../../src/storage/migrations/index.js';
 import { BlacklistRepository } from '../../../src/storage/repositories/blacklist.js';

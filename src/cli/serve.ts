@@ -119,7 +119,7 @@ export async function warmUp(runtime: Awaited<ReturnType<typeof createRuntime>>)
 
 /** On a database without tenants: a demo tenant with the seed rules, its key and a curl line. */
 async function printDemo(runtime: Awaited<ReturnType<typeof createRuntime>>, address: string): Promise<void> {
-  const admin = runtime.http.admin;
+  const admin = runtime.services.admin;
   if ((await admin.listTenants({ limit: 1 })).tenants.length > 0) {
     console.log(
       `\n--demo: ${runtime.database.displayUrl} already has tenants; nothing created. For a new key: sluice tenant create NAME, ` +

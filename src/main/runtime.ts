@@ -34,7 +34,7 @@ import { DegradingLimiter } from '../limiter/degrade/index.js';
 import { type Clock, Limiter, MemoryStore, RedisStore, systemClock } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
 import { SqlAdminService } from '../services/admin-service.js';
-import type { HttpDeps } from '../services/contracts.js';
+import type { HttpDeps, Services } from '../services/contracts.js';
 import { ReadinessService } from '../services/health-service.js';
 import { SqlMessageService, SqlMessageWriter } from '../services/message-service.js';
 import { LimiterRiskService } from '../services/risk-service.js';
@@ -77,6 +77,8 @@ export interface Runtime {
   readonly degrading: DegradingLimiter | undefined;
   /** The one due index of the process (Redis mode): the API's feed adds to it, the dispatchers claim from it. */
   readonly dueIndex: DueIndex | undefined;
+  /** What the entry points call: the HTTP routes (through `http`) and the CLI. */
+  readonly services: Services;
   readonly http: HttpDeps;
   /** Called for every accepted message, after commit (the dispatchers subscribe). */
   onAccepted(listener: (message: NewMessage, outcome: AdmissionOutcome) => void): void;
@@ -275,21 +277,20 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         logger.error({ err: error, messageId: id }, 'cancel: giving the frequency slot back failed');
       }
     });
+    const admin = new SqlAdminService({
+      ...repositories,
+      directory,
+      // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
+      limiter: {
+        unban: (subject) => limiter.unban(subject).catch(unavailableUnlessSluiceError),
+        reset: (subject) => limiter.reset(subject).catch(unavailableUnlessSluiceError),
+      },
+      defaultRegion: settings.defaultRegion,
+      blacklistChanged: () => blacklist.changed(),
+    });
+    const services: Services = { messages: messageService, risk, admin, health };
     const http: HttpDeps = {
-      messages: messageService,
-      risk,
-      admin: new SqlAdminService({
-        ...repositories,
-        directory,
-        // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
-        limiter: {
-          unban: (subject) => limiter.unban(subject).catch(unavailableUnlessSluiceError),
-          reset: (subject) => limiter.reset(subject).catch(unavailableUnlessSluiceError),
-        },
-        defaultRegion: settings.defaultRegion,
-        blacklistChanged: () => blacklist.changed(),
-      }),
-      health,
+      ...services,
       authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey).catch(unavailableUnlessSluiceError) : undefined),
       metrics: {
         contentType: metrics.registry.contentType,
@@ -319,6 +320,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       frequency,
       degrading,
       dueIndex: redis ? new RedisDueIndex({ client: redis as Redis, keyPrefix: settings.redisKeyPrefix }) : undefined,
+      services,
       http,
       onAccepted: (listener) => acceptedListeners.push(listener),
       onConfigChange: (listener) => bus.subscribe(listener),

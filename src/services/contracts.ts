@@ -196,6 +196,14 @@ export interface HealthService {
   ready(): Promise<{ ready: boolean; checks: Record<string, { ok: boolean; detail?: string; warning?: string }> }>;
 }
 
+/** The services of a running sluice, each behind its contract. */
+export interface Services {
+  messages: MessageService;
+  risk: RiskService;
+  admin: AdminService;
+  health: HealthService;
+}
+
 export interface MetricsEndpoint {
   readonly contentType: string;
   render(): Promise<string>;
@@ -204,11 +212,7 @@ export interface MetricsEndpoint {
   observeAdmissionRejection?(interceptor: string, code: string): void;
 }
 
-export interface HttpDeps {
-  messages: MessageService;
-  risk: RiskService;
-  admin: AdminService;
-  health: HealthService;
+export interface HttpDeps extends Services {
   /** Authenticates a tenant API key (shared with the chain's auth step). */
   authenticate(apiKey: string | undefined): Promise<TenantView | undefined>;
   metrics?: MetricsEndpoint;

@@ -57,14 +57,14 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
   });
 
   it('sends every scheduled message exactly once, near its due time, after Redis lost the whole index', async () => {
-    const tenant = await runtime.http.admin.createTenant('flush');
+    const tenant = await runtime.services.admin.createTenant('flush');
     await addWebhookProvider(runtime, tenant.id, `${stub.url}/flush`);
     const base = Date.now() + 5000; // accepting 1,000 takes a few seconds on a shared machine
     const ids: string[] = [];
     for (let start = 0; start < COUNT; start += 100) {
       const batch = await Promise.all(
         Array.from({ length: 100 }, (_, k) =>
-          runtime.http.messages.send(tenant.apiKey, {
+          runtime.services.messages.send(tenant.apiKey, {
             channel: 'webhook',
             to: `ops-${start + k}`,
             body: `scheduled ${start + k}`,

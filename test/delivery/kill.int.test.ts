@@ -103,12 +103,12 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
   });
 
   it('loses nothing and duplicates only what was in flight at a kill', { timeout: 90_000 }, async () => {
-    const tenant = await runtime.http.admin.createTenant(`kill-${Date.now()}`);
+    const tenant = await runtime.services.admin.createTenant(`kill-${Date.now()}`);
     await addWebhookProvider(runtime, tenant.id, `${stub.url}/kill`, { qps: PROVIDER_QPS });
     const ids: string[] = [];
     for (let start = 0; start < COUNT; start += 250) {
       const batch = Array.from({ length: Math.min(250, COUNT - start) }, (_, k) =>
-        runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: `kill-${start + k}`, body: `hello ${start + k}` }),
+        runtime.services.messages.send(tenant.apiKey, { channel: 'webhook', to: `kill-${start + k}`, body: `hello ${start + k}` }),
       );
       for (const result of await Promise.all(batch)) ids.push(result.id);
     }

@@ -1,9 +1,8 @@
 /** `sluice serve`: the HTTP API and/or the dispatchers, with a clean shutdown on SIGINT/SIGTERM. */
 
 import { type Delivery, startDelivery } from '../delivery/delivery.js';
-import { buildHttpApp } from '../http/app.js';
 import { redisEvictionWarning } from '../infra/redis-client.js';
-import { type DueFeed, startDueFeed } from '../main/due-feed.js';
+import { type HttpRole, startHttp } from '../main/api.js';
 import { createRuntime } from '../main/runtime.js';
 import { createProvider } from '../providers/registry.js';
 import { type Settings, unknownVariables } from '../settings/settings.js';
@@ -49,22 +48,14 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   // worker running behind a server that never came up. A worker-only instance serves its probes
   // and metrics (the delivery metrics exist only on workers).
   const servesApi = settings.roles.includes('api');
-  const app = await buildHttpApp(runtime.http, { routes: servesApi ? 'all' : 'operations' });
-  // What the API accepts must reach the dispatchers, in this process or (Redis) any other.
-  const feed: DueFeed | undefined = servesApi ? startDueFeed(runtime) : undefined;
-  let address: string;
+  let http: HttpRole;
   try {
-    address = await app.listen({ host: settings.host, port: settings.port });
+    http = await startHttp(runtime, { servesApi });
   } catch (error) {
-    await app.close();
-    await feed?.close();
     await runtime.close();
-    const reason =
-      (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
-        ? 'the address is in use (another sluice? set SLUICE_PORT)'
-        : (error as Error).message;
-    throw new Error(`cannot listen on ${settings.host}:${settings.port}: ${reason}`, { cause: error });
+    throw error;
   }
+  const { address, feed } = http;
   let delivery: Delivery | undefined;
   if (settings.roles.includes('worker')) {
     const consoleProvider = createProvider({ id: 'console', kind: 'console', channel: 'sms', config: {}, secret: {} });
@@ -76,9 +67,9 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    await app.close();
+    await http.close();
     await delivery?.stop();
-    await feed?.close();
+    await http.closeFeed();
     await runtime.close();
   };
   process.once('SIGINT', () => void stop('SIGINT'));

@@ -1,16 +1,15 @@
 /** Operator actions for the admin API and the CLI; every change invalidates the live config everywhere. */
 
-import { type CachedTenantDirectory, toLimiterRule } from '../admission/adapters/tenant-directory.js';
 import { frequencySubject } from '../admission/interceptors/frequency.js';
-import { normalizeRecipient, readOnEveryChannel } from '../admission/recipients.js';
 import { CHANNELS, type Channel } from '../core/channels.js';
 import { SluiceError } from '../core/errors.js';
+import { normalizeRecipient, readOnEveryChannel } from '../core/recipients.js';
 import { hasControlCharacter } from '../core/text.js';
 import { FALLBACK_MODES, type Limiter, normalizeRule } from '../limiter/index.js';
 import { checkProviderSpec } from '../providers/registry.js';
 import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { type ProvidersRepository, type Provider as StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
-import type { RuleSet, RulesRepository } from '../storage/repositories/rules.js';
+import { type RuleSet, type RulesRepository, toLimiterRule } from '../storage/repositories/rules.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
 import { ANY, type ProviderKind, type StoredRule } from '../storage/schema.js';
 import type {
@@ -28,12 +27,21 @@ import type {
   TenantPage,
 } from './contracts.js';
 
+/** What an admin change tells the tenant config cache (the tenant directory). */
+export interface ConfigInvalidation {
+  /** After a key is issued or revoked: every instance drops these keys' cached tenants. */
+  invalidateApiKeys(keyHashes: string[]): Promise<void>;
+  /** After a change to a tenant's status, quotas or rules. */
+  invalidateTenant(tenantId: string): Promise<void>;
+}
+
 export interface AdminServiceDeps {
   tenants: TenantsRepository;
   rules: RulesRepository;
   blacklist: BlacklistRepository;
   providers: ProvidersRepository;
-  directory: CachedTenantDirectory;
+  /** The tenant config cache: an admin change drops every instance's copy. */
+  directory: ConfigInvalidation;
   /** The limiter holding recipients' bans. */
   limiter: Pick<Limiter, 'unban' | 'reset'>;
   defaultRegion: string;

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { isSupportedCountry } from 'libphonenumber-js/max';
 import { jsonSyntaxProblem } from '../core/errors.js';
-import { dialectOfUrl, maskUrl, sqlitePathOfUrl } from '../storage/urls.js';
+import { dialectOfUrl, maskUrl, sqlitePathOfUrl } from '../core/urls.js';
 
 type Kind = 'string' | 'int' | 'number' | 'bool' | 'list';
 

@@ -24,11 +24,11 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, MysqlDialect, PostgresDialect, type SqliteDatabase, SqliteDialect, sql, type Transaction } from 'kysely';
 import { createPool } from 'mysql2';
 import pg from 'pg';
+import { type Dialect, dialectOfUrl, maskUrl, sqlitePathOfUrl, UnsupportedDatabaseUrlError } from '../core/urls.js';
 import type { Tables } from './schema.js';
 import { DurableSqliteDialect, type SyncFile, walSync } from './sqlite-durable.js';
-import { type Dialect, dialectOfUrl, maskUrl, sqlitePathOfUrl, UnsupportedDatabaseUrlError } from './urls.js';
 
-export { type Dialect, dialectOfUrl, maskUrl, sqlitePathOfUrl, UnsupportedDatabaseUrlError } from './urls.js';
+export { type Dialect, dialectOfUrl, maskUrl, sqlitePathOfUrl, UnsupportedDatabaseUrlError } from '../core/urls.js';
 
 /**
  * Kysely asks better-sqlite3 to prepare every query it runs, and preparing costs about as much as

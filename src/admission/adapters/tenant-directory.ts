@@ -3,13 +3,12 @@
  * rules and fallback per channel, through the live cache (local → Redis → SQL).
  */
 
-import type { Channel } from '../../core/channels.js';
+import { CHANNELS, type Channel } from '../../core/channels.js';
 import type { LiveCache } from '../../infra/live-cache.js';
-import type { Algorithm, Rule } from '../../limiter/index.js';
 import type { Database } from '../../storage/database.js';
-import type { RulesRepository } from '../../storage/repositories/rules.js';
+import { type RulesRepository, toLimiterRule } from '../../storage/repositories/rules.js';
 import { hashApiKey, type TenantsRepository } from '../../storage/repositories/tenants.js';
-import type { FallbackPolicy as StoredFallback, StoredRule } from '../../storage/schema.js';
+import type { FallbackPolicy as StoredFallback } from '../../storage/schema.js';
 import type { TenantView } from '../context.js';
 import type { ChannelPolicy, FallbackPolicy, TenantDirectory } from '../ports.js';
 
@@ -18,13 +17,6 @@ export interface TenantConfig {
   tenant: TenantView;
   channels: Partial<Record<Channel, ChannelPolicy>>;
 }
-
-export const toLimiterRule = (rule: StoredRule): Rule => ({
-  windowMs: rule.windowSeconds * 1000,
-  limit: rule.limit,
-  banMs: (rule.banSeconds ?? 0) * 1000,
-  algorithm: (rule.algorithm ?? 'sliding-log') as Algorithm,
-});
 
 const toFallback = (stored: StoredFallback | null): FallbackPolicy | undefined =>
   stored ? { mode: stored.mode, ...(stored.rules ? { staticRules: stored.rules.map(toLimiterRule) } : {}) } : undefined;
@@ -39,7 +31,7 @@ export async function loadTenantConfig(
   if (!tenant) return undefined;
   const [quotas, ruleSets] = await Promise.all([tenants.getDailyQuotas(tenantId), rules.listForTenant(tenantId)]);
   const channels: TenantConfig['channels'] = {};
-  for (const channel of ['sms', 'email', 'webhook'] as const) {
+  for (const channel of CHANNELS) {
     const set = ruleSets.find((ruleSet) => ruleSet.channel === channel);
     channels[channel] = {
       rules: set ? set.rules.map(toLimiterRule) : [],

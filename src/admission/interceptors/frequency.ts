@@ -1,9 +1,9 @@
 import type { Channel } from '../../core/channels.js';
 import { SluiceError } from '../../core/errors.js';
+import { normalizeRecipient } from '../../core/recipients.js';
 import type { Decision } from '../../limiter/index.js';
 import type { Interceptor } from '../chain.js';
 import type { FrequencyGate, TenantDirectory } from '../ports.js';
-import { normalizeRecipient } from '../recipients.js';
 
 /**
  * The subject one rule set counts: (tenant, channel, recipient key), the key being the canonical

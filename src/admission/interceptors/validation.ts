@@ -1,7 +1,7 @@
 import { isChannel } from '../../core/channels.js';
 import { SluiceError } from '../../core/errors.js';
+import { normalizeRecipient } from '../../core/recipients.js';
 import type { Interceptor } from '../chain.js';
-import { normalizeRecipient } from '../recipients.js';
 
 export interface ValidationOptions {
   defaultRegion: string;

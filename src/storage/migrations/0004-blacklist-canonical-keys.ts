@@ -9,8 +9,8 @@
  * it is. Irreversible: a key does not say which spelling it came from, so `down` changes nothing.
  */
 import type { Kysely, Migration } from 'kysely';
-import { normalizeRecipient, readOnEveryChannel } from '../../admission/recipients.js';
 import { type Channel, isChannel } from '../../core/channels.js';
+import { normalizeRecipient, readOnEveryChannel } from '../../core/recipients.js';
 
 interface Row {
   scope: string;

@@ -6,9 +6,18 @@
  */
 import type { Channel } from '../../core/channels.js';
 import { type Clock, systemClock } from '../../limiter/clock.js';
+import type { Algorithm, Rule } from '../../limiter/index.js';
 import type { Database } from '../database.js';
 import { isTransientConflict, isUniqueViolation } from '../errors.js';
 import type { FallbackPolicy, RuleSetsTable, StoredRule } from '../schema.js';
+
+/** The limiter's rule of a stored one (seconds to milliseconds, defaults filled in). */
+export const toLimiterRule = (rule: StoredRule): Rule => ({
+  windowMs: rule.windowSeconds * 1000,
+  limit: rule.limit,
+  banMs: (rule.banSeconds ?? 0) * 1000,
+  algorithm: (rule.algorithm ?? 'sliding-log') as Algorithm,
+});
 
 export interface RuleSet {
   tenantId: string;

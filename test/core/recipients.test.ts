@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { CHANNELS, type Channel } from '../../src/core/channels.js';
 import {
   EMAIL_PROVIDER_FORMS,
   normalizeEmail,
@@ -7,8 +8,7 @@ import {
   normalizeRecipient,
   normalizeWebhookTarget,
   readOnEveryChannel,
-} from '../../src/admission/recipients.js';
-import { CHANNELS, type Channel } from '../../src/core/channels.js';
+} from '../../src/core/recipients.js';
 
 describe('recipient normalisation', () => {
   it('phones become E.164, read in the default region when they have no +country', () => {

@@ -11,7 +11,7 @@
  * blacklist entry for every channel (`*`) can hold each channel's key side by side.
  */
 import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { CHANNELS, type Channel } from '../core/channels.js';
+import { CHANNELS, type Channel } from './channels.js';
 
 export type NormalizeResult = { ok: true; recipient: string; key: string } | { ok: false; reason: string };
 

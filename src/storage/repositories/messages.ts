@@ -35,7 +35,7 @@
 import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
 import type { Channel } from '../../core/channels.js';
-import type { Database, Dialect } from '../database.js';
+import type { Database, DialectCapabilities } from '../database.js';
 import { DuplicateIdempotencyKeyError, isUniqueViolation, retryTransient } from '../errors.js';
 import { type GroupCommitOptions, type GroupCommitStats, GroupCommitWriter } from '../group-commit.js';
 import { newId, newMessageId, shardOf } from '../ids.js';
@@ -332,7 +332,7 @@ class MessageInserts {
  */
 async function writeBatch(
   trx: Database['db'],
-  dialect: Dialect,
+  capabilities: DialectCapabilities,
   inserts: MessageInserts,
   items: readonly WriteItem[],
 ): Promise<WriteResult[]> {
@@ -349,7 +349,7 @@ async function writeBatch(
   settles.sort((a, b) => (a.item.id < b.item.id ? -1 : a.item.id > b.item.id ? 1 : a.index - b.index));
   const distinct = new Set(settles.map(({ item }) => item.id)).size === settles.length;
   const moved =
-    distinct && settles.length > 1 && dialect !== 'mysql'
+    distinct && settles.length > 1 && capabilities.returning
       ? await moveManyFromSending(
           trx,
           settles.map(({ item }) => item),
@@ -393,7 +393,7 @@ export class MessagesRepository {
     const inserts = new MessageInserts();
     this.writer = new GroupCommitWriter<WriteItem, WriteResult>(
       database,
-      (trx, items) => writeBatch(trx, database.dialect, inserts, items),
+      (trx, items) => writeBatch(trx, database.capabilities, inserts, items),
       options.groupCommit,
       // Only an accepted message must be on disk before its caller hears (the 202). A claim or an
       // outcome lost in an OS crash makes the message be sent again, as at-least-once allows; not
@@ -793,12 +793,11 @@ export class MessagesRepository {
       )
       .where(notSuspended);
     let rows: MessageRow[];
-    if (this.database.dialect === 'mysql') {
+    if (!this.database.capabilities.returning) {
       const moved = await update.executeTakeFirst();
       if (moved.numUpdatedRows === 0n) return [];
       rows = await trx.selectFrom('messages').selectAll().where('id', 'in', ids).where('claim_token', '=', token).execute();
     } else {
-      // SQLite ≥ 3.35 and PostgreSQL: the moved rows come back with the UPDATE, one statement not two.
       rows = await update.returningAll().execute();
     }
     rows.sort(byDueThenId);

@@ -52,11 +52,43 @@ function withStatementCache(file: BetterSqlite3.Database, max = 1000): SqliteDat
   };
 }
 
+/**
+ * What a dialect can do, for the queries that differ by it (Kysely's
+ * `DialectAdapter.supportsReturning` style): repositories and migrations read these flags, never
+ * the dialect's name.
+ */
+export interface DialectCapabilities {
+  /**
+   * `UPDATE … RETURNING` hands back the rows it moved (SQLite ≥ 3.35, PostgreSQL). Without it
+   * (MySQL; MariaDB before 11) the moved rows are read back by a token the UPDATE stamped.
+   */
+  readonly returning: boolean;
+  /**
+   * Write transactions run side by side (PostgreSQL, MySQL). SQLite has one writer at a time, so
+   * more batches in flight only queue behind it.
+   */
+  readonly concurrentWriters: boolean;
+  /**
+   * An index is named within its table, so `DROP INDEX name ON table` (MySQL); SQLite and
+   * PostgreSQL name indexes per schema and refuse the `ON` clause.
+   */
+  readonly indexNamedByTable: boolean;
+}
+
+/** Every dialect's {@link DialectCapabilities}: the one place a dialect's abilities are stated. */
+export const DIALECT_CAPABILITIES: Readonly<Record<Dialect, DialectCapabilities>> = {
+  sqlite: { returning: true, concurrentWriters: false, indexNamedByTable: false },
+  postgres: { returning: true, concurrentWriters: true, indexNamedByTable: false },
+  mysql: { returning: false, concurrentWriters: true, indexNamedByTable: true },
+};
+
 /** An open database: the Kysely instance, which dialect it speaks, and how to close it. */
 export interface Database {
   /** Typed query builder over {@link Tables}. Repositories use it; so may migrations and tests. */
   readonly db: Kysely<Tables>;
   readonly dialect: Dialect;
+  /** What this dialect can do ({@link DIALECT_CAPABILITIES}); queries that differ by dialect read it. */
+  readonly capabilities: DialectCapabilities;
   /** The URL with its password masked: safe to log. */
   readonly displayUrl: string;
   /**
@@ -174,6 +206,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   return {
     db,
     dialect,
+    capabilities: DIALECT_CAPABILITIES[dialect],
     displayUrl: maskUrl(url),
     relaxedTransaction: (work) =>
       db.transaction().execute((trx) => {

@@ -31,8 +31,8 @@ export interface GroupCommitOptions {
   /** Most items in one transaction. Default 256. */
   maxBatch?: number;
   /**
-   * Batches committing at once. Default 2 for SQLite: one writer anyway, but the next batch is
-   * written while the previous one's fsync runs (`sqlite-durable.ts`); 4 otherwise.
+   * Batches committing at once. Default 4; 2 where the database has one writer at a time
+   * (SQLite): the next batch is written while the previous one's fsync runs (`sqlite-durable.ts`).
    */
   maxInFlight?: number;
 }
@@ -86,7 +86,7 @@ export class GroupCommitWriter<T, R = void> {
     private readonly mayPrecedeSync: MayPrecedeSync<T> = () => false,
   ) {
     this.maxBatch = Math.max(1, options.maxBatch ?? 256);
-    this.maxInFlight = Math.max(1, options.maxInFlight ?? (database.dialect === 'sqlite' ? 2 : 4));
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? (database.capabilities.concurrentWriters ? 4 : 2));
   }
 
   /**

@@ -8,7 +8,7 @@
  * stays, told apart. The migration logs nothing: `sluice provider list` shows the new names.
  */
 import type { Kysely, Migration } from 'kysely';
-import type { Dialect } from '../database.js';
+import { DIALECT_CAPABILITIES, type Dialect } from '../database.js';
 
 export const providerNameUniqueMigration = (dialect: Dialect): Migration => ({
   // biome-ignore lint/suspicious/noExplicitAny: migrations run against the schema as it was, not as typed today.
@@ -44,7 +44,6 @@ export const providerNameUniqueMigration = (dialect: Dialect): Migration => ({
   // biome-ignore lint/suspicious/noExplicitAny: see up().
   async down(db: Kysely<any>) {
     const drop = db.schema.dropIndex('providers_scope_channel_name_unique');
-    // MySQL names the table of an index; SQLite and PostgreSQL refuse the clause.
-    await (dialect === 'mysql' ? drop.on('providers') : drop).execute();
+    await (DIALECT_CAPABILITIES[dialect].indexNamedByTable ? drop.on('providers') : drop).execute();
   },
 });

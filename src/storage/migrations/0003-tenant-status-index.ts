@@ -4,7 +4,7 @@
  * scan of every tenant per statement (750 µs at 10,000 tenants in SQLite, 10 µs with it).
  */
 import type { Kysely, Migration } from 'kysely';
-import type { Dialect } from '../database.js';
+import { DIALECT_CAPABILITIES, type Dialect } from '../database.js';
 
 export const tenantStatusIndexMigration = (dialect: Dialect): Migration => ({
   // biome-ignore lint/suspicious/noExplicitAny: migrations run against the schema as it was, not as typed today.
@@ -15,7 +15,6 @@ export const tenantStatusIndexMigration = (dialect: Dialect): Migration => ({
   // biome-ignore lint/suspicious/noExplicitAny: see up().
   async down(db: Kysely<any>) {
     const drop = db.schema.dropIndex('tenants_status');
-    // MySQL names the table of an index; SQLite and PostgreSQL refuse the clause.
-    await (dialect === 'mysql' ? drop.on('tenants') : drop).execute();
+    await (DIALECT_CAPABILITIES[dialect].indexNamedByTable ? drop.on('tenants') : drop).execute();
   },
 });

@@ -19,12 +19,18 @@ export interface ColumnTypes {
   table<T extends string, C extends string>(builder: CreateTableBuilder<T, C>): CreateTableBuilder<T, C>;
 }
 
+const PORTABLE: ColumnTypes = { id: 'varchar(64)', shortText: 'varchar(512)', longText: 'text', table: (builder) => builder };
+
+const COLUMN_TYPES: Readonly<Record<Dialect, ColumnTypes>> = {
+  sqlite: PORTABLE,
+  postgres: PORTABLE,
+  mysql: {
+    ...PORTABLE,
+    longText: sql`mediumtext`,
+    table: (builder) => builder.modifyEnd(sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`),
+  },
+};
+
 export function columnTypes(dialect: Dialect): ColumnTypes {
-  return {
-    id: 'varchar(64)',
-    shortText: 'varchar(512)',
-    longText: dialect === 'mysql' ? sql`mediumtext` : 'text',
-    table: (builder) =>
-      dialect === 'mysql' ? builder.modifyEnd(sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`) : builder,
-  };
+  return COLUMN_TYPES[dialect];
 }

@@ -1,0 +1,90 @@
+/**
+ * Reads of what is due in one partition: the candidates of an embedded-mode claim, the next due
+ * time, and the listing a Redis due index is rebuilt from. Every one skips suspended tenants
+ * ({@link notSuspended}). Pending messages are read one status at a time, each a range scan of
+ * the `(channel, status, due_at)` index merged here: a single `status IN (...) ORDER BY due_at`
+ * sorts every due row of the backlog.
+ */
+import type { Kysely } from 'kysely';
+import type { Tables } from '../../schema.js';
+import { byDueThenId, notSuspended, partitionQuery } from './conditions.js';
+import { type PartitionSelector, PENDING_STATUSES } from './types.js';
+
+/**
+ * Up to `limit` ids a claim at `now` may take, `sending` rows whose lease expired first (unless
+ * `expiredLeases` is false), then pending ones by due time and id. Suspended tenants are left out
+ * here as well as in the claim, or their backlog would fill every batch of candidates and starve
+ * the other tenants.
+ */
+export async function dueCandidates(
+  db: Kysely<Tables>,
+  selector: PartitionSelector & { now: number; limit: number; expiredLeases?: boolean },
+): Promise<string[]> {
+  const { now, limit } = selector;
+  const expired =
+    selector.expiredLeases === false
+      ? []
+      : await partitionQuery(db, selector)
+          .select('id')
+          .where('status', '=', 'sending')
+          .where('lease_until', '<', now)
+          .where(notSuspended)
+          .orderBy('lease_until')
+          .limit(limit)
+          .execute();
+  const due: { id: string; due_at: number }[] = [];
+  for (const status of PENDING_STATUSES) {
+    const rows = await partitionQuery(db, selector)
+      .select(['id', 'due_at'])
+      .where('status', '=', status)
+      .where('due_at', '<=', now)
+      .where(notSuspended)
+      .orderBy('due_at')
+      .limit(limit)
+      .execute();
+    due.push(...rows.map((row) => ({ id: row.id, due_at: Number(row.due_at) })));
+  }
+  due.sort(byDueThenId);
+  return [...new Set([...expired, ...due].map((r) => r.id))].slice(0, limit);
+}
+
+/** The earliest due time of a pending message of the partition at or before `until`: one index probe per status. */
+export async function nextDueAt(db: Kysely<Tables>, selector: PartitionSelector & { until: number }): Promise<number | undefined> {
+  let earliest: number | undefined;
+  for (const status of PENDING_STATUSES) {
+    const row = await partitionQuery(db, selector)
+      .select('due_at')
+      .where('status', '=', status)
+      .where('due_at', '<=', selector.until)
+      .where(notSuspended)
+      .orderBy('due_at')
+      .limit(1)
+      .executeTakeFirst();
+    if (row && (earliest === undefined || Number(row.due_at) < earliest)) earliest = Number(row.due_at);
+  }
+  return earliest;
+}
+
+/**
+ * One keyset page (by id, after `afterId`) of the partition's claimable-by-`untilMs` ids: pending
+ * ones scored by `dueAt`, `sending` ones by `leaseUntil` (claimable again when it passes).
+ */
+export async function listDueIds(
+  db: Kysely<Tables>,
+  selector: PartitionSelector & { untilMs: number; afterId?: string; limit: number },
+): Promise<{ id: string; dueAt: number }[]> {
+  let query = partitionQuery(db, selector)
+    .select(['id', 'status', 'due_at', 'lease_until'])
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', 'in', PENDING_STATUSES), eb('due_at', '<=', selector.untilMs)]),
+        eb.and([eb('status', '=', 'sending'), eb('lease_until', '<=', selector.untilMs)]),
+      ]),
+    )
+    .where(notSuspended)
+    .orderBy('id')
+    .limit(selector.limit);
+  if (selector.afterId !== undefined) query = query.where('id', '>', selector.afterId);
+  const rows = await query.execute();
+  return rows.map((row) => ({ id: row.id, dueAt: Number(row.status === 'sending' ? row.lease_until : row.due_at) }));
+}

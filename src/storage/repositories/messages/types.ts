@@ -1,0 +1,175 @@
+/**
+ * The messages repository's public types and its row mappers (snake_case rows ⇄ camelCase
+ * values). Timestamps are epoch ms; BIGINT columns arrive as numbers on every dialect.
+ */
+import type { Channel } from '../../../core/channels.js';
+import { newId } from '../../ids.js';
+import type { AttemptOutcome, DeliveryAttemptsTable, MessagePayload, MessageRow, MessageStatus } from '../../schema.js';
+
+export interface Message {
+  id: string;
+  tenantId: string;
+  channel: Channel;
+  recipient: string;
+  payload: MessagePayload;
+  status: MessageStatus;
+  /** When it may be sent (epoch ms); after a retry, when the next attempt is due. */
+  dueAt: number;
+  /** Claims so far; while `sending`, the fencing token of the current claim. */
+  attempts: number;
+  maxAttempts: number;
+  /** 0..1023; partition p of P owns `shard % P == p`. */
+  shard: number;
+  providerId: string | null;
+  providerMessageId: string | null;
+  lastError: string | null;
+  /** While `sending`: when the claim expires. */
+  leaseUntil: number | null;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  createdAt: number;
+  updatedAt: number;
+  sentAt: number | null;
+}
+
+export interface NewMessage {
+  /** Default: a new `newMessageId(now)`. */
+  id?: string;
+  tenantId: string;
+  channel: Channel;
+  /** Normalised recipient. */
+  recipient: string;
+  payload: MessagePayload;
+  /** Acceptance time (epoch ms). */
+  now: number;
+  /** When to send; default `now`. Later than `now` → status `scheduled`, else `queued`. */
+  dueAt?: number;
+  /** Claims allowed before the message fails; default 5. */
+  maxAttempts?: number;
+  idempotencyKey?: string | null;
+  /** Hash of the request body, compared when the idempotency key is replayed. */
+  requestHash?: string | null;
+}
+
+export interface DeliveryAttempt {
+  id: string;
+  messageId: string;
+  attemptNo: number;
+  providerId: string | null;
+  startedAt: number;
+  finishedAt: number;
+  outcome: AttemptOutcome;
+  error: string | null;
+  providerMessageId: string | null;
+}
+
+export type NewDeliveryAttempt = Omit<DeliveryAttempt, 'id' | 'error' | 'providerMessageId' | 'providerId'> & {
+  providerId?: string | null;
+  error?: string | null;
+  providerMessageId?: string | null;
+};
+
+/** A claim's parameters. */
+export interface ClaimOptions {
+  now: number;
+  /** How long the claim holds before another worker may take the message. */
+  leaseMs: number;
+  /** Provider chosen already, if any (also settable by `markSent`). */
+  providerId?: string | null;
+}
+
+/** Which slice of the queue a dispatcher serves: `channel`, and shards with `shard % partitions == partition`. */
+export interface PartitionSelector {
+  channel: Channel;
+  /** 0 ≤ partition < partitions. */
+  partition: number;
+  /** 1..1024; 1 = the whole channel. */
+  partitions: number;
+}
+
+/** Common fields of the guarded moves out of `sending`. */
+export interface SettleOptions {
+  /** The `attempts` value returned by the claim (fencing token). */
+  attempt: number;
+  now: number;
+  /** Also insert this attempt row, in the same transaction, if (and only if) the move happens. */
+  record?: Omit<NewDeliveryAttempt, 'messageId'>;
+}
+
+/** A claim still held: its message and the fencing token the claim returned. */
+export interface HeldClaim {
+  id: string;
+  attempt: number;
+}
+
+export type CancelResult = 'canceled' | 'not-found' | 'too-late';
+
+/** One row of `MessagesRepository.countOpen`. */
+export interface StatusCount {
+  channel: Channel;
+  status: MessageStatus;
+  count: number;
+}
+
+/** Waiting to be claimed: due now or at a later time. */
+export const PENDING_STATUSES: readonly MessageStatus[] = ['queued', 'scheduled'];
+/** Not finished: pending or being sent. */
+export const OPEN_STATUSES: readonly MessageStatus[] = ['queued', 'scheduled', 'sending'];
+/** Final: no move leaves these. */
+export const FINISHED_STATUSES: readonly MessageStatus[] = ['sent', 'failed', 'canceled'];
+
+const nullableNumber = (value: number | null) => (value === null ? null : Number(value));
+
+/** `payload`: when the caller has it already (a row just inserted), so it is not parsed back. */
+export function toMessage(row: MessageRow, payload?: MessagePayload): Message {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    channel: row.channel,
+    recipient: row.recipient,
+    payload: payload ?? (JSON.parse(row.payload) as MessagePayload),
+    status: row.status,
+    dueAt: Number(row.due_at),
+    attempts: Number(row.attempts),
+    maxAttempts: Number(row.max_attempts),
+    shard: Number(row.shard),
+    providerId: row.provider_id,
+    providerMessageId: row.provider_message_id,
+    lastError: row.last_error,
+    leaseUntil: nullableNumber(row.lease_until),
+    idempotencyKey: row.idempotency_key,
+    requestHash: row.request_hash,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    sentAt: nullableNumber(row.sent_at),
+  };
+}
+
+export function toAttempt(row: DeliveryAttemptsTable): DeliveryAttempt {
+  return {
+    id: row.id,
+    messageId: row.message_id,
+    attemptNo: Number(row.attempt_no),
+    providerId: row.provider_id,
+    startedAt: Number(row.started_at),
+    finishedAt: Number(row.finished_at),
+    outcome: row.outcome,
+    error: row.error,
+    providerMessageId: row.provider_message_id,
+  };
+}
+
+/** `messageId` apart from `input`, so a settle's record needs no `{ ...record, messageId }` copy per row. */
+export function attemptRow(input: Omit<NewDeliveryAttempt, 'messageId'>, messageId: string): DeliveryAttemptsTable {
+  return {
+    id: newId(input.startedAt),
+    message_id: messageId,
+    attempt_no: input.attemptNo,
+    provider_id: input.providerId ?? null,
+    started_at: input.startedAt,
+    finished_at: input.finishedAt,
+    outcome: input.outcome,
+    error: input.error ?? null,
+    provider_message_id: input.providerMessageId ?? null,
+  };
+}

@@ -1,10 +1,58 @@
+/**
+ * The layers of src/ and what each may import, declared once (docs/architecture.md explains
+ * them), checked on every relative import, type-only ones included.
+ */
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
+
+/**
+ * Every unit (a top-level folder of src/, or a sub-folder named here) and the units it may import.
+ * Lower layers first; a unit imports only units above it in this list, so no cycle can form.
+ */
+export const LAYERS: Record<string, readonly string[]> = {
+  limiter: [],
+  core: [],
+  settings: ['core'],
+  metrics: ['core', 'limiter'],
+  infra: ['core', 'settings', 'limiter'],
+  storage: ['core', 'limiter'],
+  providers: ['core', 'infra', 'limiter'],
+  admission: ['core', 'limiter'],
+  'admission/adapters': ['admission', 'core', 'infra', 'limiter', 'settings', 'storage'],
+  delivery: ['core', 'infra', 'limiter', 'metrics', 'providers', 'settings', 'storage'],
+  services: ['admission', 'core', 'infra', 'limiter', 'providers', 'storage'],
+  http: ['admission', 'core', 'infra', 'limiter', 'services', 'settings'],
+  main: [
+    'admission',
+    'admission/adapters',
+    'core',
+    'delivery',
+    'http',
+    'infra',
+    'limiter',
+    'metrics',
+    'providers',
+    'services',
+    'settings',
+    'storage',
+  ],
+  cli: ['admission', 'core', 'http', 'infra', 'limiter', 'main', 'providers', 'services', 'settings', 'storage'],
+};
+
+const SUB_UNITS = Object.keys(LAYERS).filter((name) => name.includes('/'));
+
+/** The unit a file under src/ belongs to: its deepest declared folder; undefined for a file outside every unit. */
+export function unitOf(file: string): string | undefined {
+  const parts = relative(src, file).split(sep);
+  if (parts.length < 2) return undefined;
+  const sub = SUB_UNITS.find((name) => parts.slice(0, name.split('/').length).join('/') === name);
+  return sub ?? (parts[0] && parts[0] in LAYERS ? parts[0] : undefined);
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -22,20 +70,66 @@ function importsOf(file: string): string[] {
   );
 }
 
+/** The imports between units that `layers` does not allow, as `from-unit: file → file`. */
+export function forbiddenImports(graph: ReadonlyMap<string, readonly string[]>, layers: Record<string, readonly string[]>): string[] {
+  const found: string[] = [];
+  for (const [file, targets] of graph) {
+    const from = unitOf(file);
+    for (const target of targets) {
+      const to = unitOf(target);
+      if (from === to) continue;
+      if (from === undefined || to === undefined || !layers[from]?.includes(to)) {
+        found.push(`${from ?? '(no unit)'} → ${to ?? '(no unit)'}: ${relative(src, file)} → ${relative(src, target)}`);
+      }
+    }
+  }
+  return found;
+}
+
+/** Units whose declared imports form a cycle (a unit that, following the table, reaches itself). */
+export function layerCycles(layers: Record<string, readonly string[]>): string[] {
+  return Object.keys(layers).filter((unit) => {
+    const seen = new Set<string>();
+    const reaches = (at: string): boolean =>
+      (layers[at] ?? []).some((next) => next === unit || (!seen.has(next) && (seen.add(next), reaches(next))));
+    return reaches(unit);
+  });
+}
+
 const files = sourceFiles(src);
 const graph = new Map(files.map((file) => [file, importsOf(file)]));
 
 describe('architecture', () => {
+  it('every file of src/ is in a declared unit (no grab-bag at the root)', () => {
+    expect(files.filter((file) => unitOf(file) === undefined).map((file) => relative(src, file))).toEqual([]);
+  });
+
+  it('each unit imports only the units the table allows', () => {
+    expect(forbiddenImports(graph, LAYERS)).toEqual([]);
+  });
+
+  it('the table has no cycle between units', () => {
+    expect(layerCycles(LAYERS)).toEqual([]);
+  });
+
   it('src/limiter/ imports nothing from the rest of src/ (it is the standalone library)', () => {
+    expect(LAYERS.limiter).toEqual([]);
     const limiter = join(src, 'limiter');
     const leaks = files
       .filter((file) => file.startsWith(limiter))
-      .flatMap((file) =>
-        (graph.get(file) ?? [])
-          .filter((target) => !target.startsWith(limiter))
-          .map((target) => `${relative(src, file)} → ${relative(src, target)}`),
-      );
+      .flatMap((file) => (graph.get(file) ?? []).filter((target) => !target.startsWith(limiter)));
     expect(leaks).toEqual([]);
+  });
+
+  it('the checks catch what they are for: a forbidden import and a cycle in the table', () => {
+    const limiterFile = join(src, 'limiter', 'limiter.ts');
+    const leak = new Map([[limiterFile, [join(src, 'limiter', 'types.ts'), join(src, 'storage', 'database.ts')]]]);
+    expect(forbiddenImports(leak, LAYERS)).toEqual(['limiter → storage: limiter/limiter.ts → storage/database.ts']);
+    const adapter = join(src, 'admission', 'adapters', 'blacklist-cache.ts');
+    const core = join(src, 'admission', 'chain.ts');
+    const backwards = new Map([[core, [adapter]]]);
+    expect(forbiddenImports(backwards, LAYERS)).toHaveLength(1);
+    expect(layerCycles({ ...LAYERS, core: ['services'] })).toContain('core');
   });
 
   it('every relative import resolves to a file', () => {
@@ -47,7 +141,7 @@ describe('architecture', () => {
     expect(missing).toEqual([]);
   });
 
-  it('has no import cycles', () => {
+  it('has no import cycles between files', () => {
     const cycles: string[] = [];
     const state = new Map<string, 'visiting' | 'done'>();
     const stack: string[] = [];
@@ -64,5 +158,12 @@ describe('architecture', () => {
     };
     for (const file of files) if (!state.has(file)) visit(file);
     expect(cycles).toEqual([]);
+  });
+
+  it('no source file is over 500 lines', () => {
+    const long = files
+      .map((file) => ({ file: relative(src, file), lines: readFileSync(file, 'utf8').split('\n').length }))
+      .filter(({ lines }) => lines > 500);
+    expect(long).toEqual([]);
   });
 });

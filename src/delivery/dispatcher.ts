@@ -14,34 +14,25 @@ import type { Channel } from '../core/channels.js';
 import type { LeaseLock } from '../infra/lock/index.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
 import type { Clock } from '../limiter/index.js';
-import type { Metrics } from '../metrics/index.js';
 import { isProviderError, type OutboundMessage, type Provider } from '../providers/provider.js';
-import type { Message, MessagesRepository, NewDeliveryAttempt } from '../storage/repositories/messages.js';
+import type { Message, NewDeliveryAttempt } from '../storage/repositories/messages.js';
 import type { DueIndex } from './due-index/index.js';
+import type { DeliveryMessages, DeliveryMetrics } from './ports.js';
+import type { ProviderDirectory } from './provider-directory.js';
 import type { PartitionShare } from './roster.js';
-
-/** The providers of a tenant channel, in failover order, and the pace of each. */
-export interface ProviderDirectory {
-  providersFor(tenantId: string, channel: Channel): Promise<Provider[]>;
-  /**
-   * Resolves when `provider` may send one more message (waits, never fails, when over its QPS).
-   * Rejects only when `signal` aborts the wait.
-   */
-  pace(provider: Provider, signal?: AbortSignal): Promise<void>;
-}
 
 export interface DispatcherOptions {
   channel: Channel;
   partition: number;
   partitions: number;
   lock: LeaseLock;
-  messages: MessagesRepository;
+  messages: DeliveryMessages;
   providers: ProviderDirectory;
   /** Redis due index; absent in the embedded default (SQL claim). */
   dueIndex?: DueIndex;
   clock: Clock;
   logger: Logger;
-  metrics?: Metrics;
+  metrics?: DeliveryMetrics;
   pollMs: number;
   leaseMs: number;
   concurrency: number;

@@ -14,8 +14,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
-import { startDelivery } from '../src/delivery/delivery.js';
 import { createRuntime, type Runtime } from '../src/main/runtime.js';
+import { startWorker } from '../src/main/worker.js';
 import { createConsoleProvider } from '../src/providers/console.js';
 import { postOnce } from '../src/providers/http-request.js';
 import { loadSettings } from '../src/settings/settings.js';
@@ -146,7 +146,7 @@ async function runSluice(
     ...(redisUrl ? { SLUICE_REDIS_URL: redisUrl, SLUICE_REDIS_KEY_PREFIX: `bench-delivery-${process.pid}:` } : {}),
   };
   const runtime = await createRuntime(loadSettings(env, undefined));
-  const delivery = startDelivery(runtime, createConsoleProvider({ id: 'console', channel: 'webhook', out: { write: () => true } }));
+  const delivery = startWorker(runtime, createConsoleProvider({ id: 'console', channel: 'webhook', out: { write: () => true } }));
   try {
     const tenant = await tenantWithStub(runtime, `bench-${name}`, stub.url);
     const loadBefore = load();

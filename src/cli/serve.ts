@@ -1,9 +1,10 @@
 /** `sluice serve`: the HTTP API and/or the dispatchers, with a clean shutdown on SIGINT/SIGTERM. */
 
-import { type Delivery, startDelivery } from '../delivery/delivery.js';
+import type { Delivery } from '../delivery/delivery.js';
 import { redisEvictionWarning } from '../infra/redis-client.js';
 import { type HttpRole, startHttp } from '../main/api.js';
 import { createRuntime } from '../main/runtime.js';
+import { startWorker } from '../main/worker.js';
 import { createProvider } from '../providers/registry.js';
 import { type Settings, unknownVariables } from '../settings/settings.js';
 
@@ -59,7 +60,7 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   let delivery: Delivery | undefined;
   if (settings.roles.includes('worker')) {
     const consoleProvider = createProvider({ id: 'console', kind: 'console', channel: 'sms', config: {}, secret: {} });
-    delivery = startDelivery(runtime, consoleProvider, feed ? { feed } : {});
+    delivery = startWorker(runtime, consoleProvider, feed ? { feed } : {});
   }
 
   let stopping = false;

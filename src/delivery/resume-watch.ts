@@ -8,19 +8,21 @@
  * change (`tenant:<id>` from any instance, `'*'` after a missed announcement); a tenant that left
  * the set was resumed. A resume missed altogether still reaches the index at its periodic rebuild.
  */
-
 import { ThrottledLog } from '../infra/throttled-log.js';
-import type { Runtime } from '../main/runtime.js';
+import type { DeliveryDeps } from './ports.js';
 
 export interface ResumeWatch {
   /** Stops listening; waits for a read in progress. */
   stop(): Promise<void>;
 }
 
-export function watchResumes(runtime: Runtime, onResume: (tenantIds: string[]) => void): ResumeWatch {
+export function watchResumes(
+  deps: Pick<DeliveryDeps, 'tenants' | 'clock' | 'logger' | 'onConfigChange'>,
+  onResume: (tenantIds: string[]) => void,
+): ResumeWatch {
   const errors = new ThrottledLog<{ err: unknown }>(
-    (fields) => runtime.logger.warn(fields, 'reading the suspended tenants failed; a resume reaches the due index at its next rebuild'),
-    runtime.clock,
+    (fields) => deps.logger.warn(fields, 'reading the suspended tenants failed; a resume reaches the due index at its next rebuild'),
+    deps.clock,
   );
   let suspended: Set<string> | undefined;
   let reading: Promise<void> | undefined;
@@ -31,7 +33,7 @@ export function watchResumes(runtime: Runtime, onResume: (tenantIds: string[]) =
     do {
       again = false;
       try {
-        const now = new Set(await runtime.repositories.tenants.suspendedIds());
+        const now = new Set(await deps.tenants.suspendedIds());
         const resumed = suspended ? [...suspended].filter((id) => !now.has(id)) : [];
         suspended = now;
         if (resumed.length > 0 && !stopped) onResume(resumed);
@@ -52,7 +54,7 @@ export function watchResumes(runtime: Runtime, onResume: (tenantIds: string[]) =
     });
   };
 
-  const unsubscribe = runtime.onConfigChange((key) => {
+  const unsubscribe = deps.onConfigChange((key) => {
     if (key === '*' || key.startsWith('tenant:')) reread();
   });
   reread();

@@ -16,26 +16,23 @@
  */
 import type { Redis } from 'ioredis';
 import { partitionName } from '../delivery/dispatcher.js';
-import { type DueEntry, RedisDueIndex } from '../delivery/due-index/index.js';
+import type { DueEntry } from '../delivery/due-index/index.js';
+import type { WakeListener, WakeSource } from '../delivery/ports.js';
 import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../infra/change-bus.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
 import { shardOf } from '../storage/ids.js';
 import type { Runtime } from './runtime.js';
 
-/** Told that `partition` has a message due by `dueAt` (epoch ms); `partition` undefined: look at every partition now. */
-export type WakeListener = (partition: string | undefined, dueAt: number) => void;
-
-export interface DueFeed {
+export interface DueFeed extends WakeSource {
   /** Listens for wakes from every instance (this one included); returns the unsubscribe. */
   onWake(listener: WakeListener): () => void;
   /** Stops feeding; waits for the indexing in progress. */
   close(): Promise<void>;
 }
 
-/** Starts feeding the runtime's accepted messages to the due index and the wake channel. */
+/** Starts feeding the runtime's accepted messages to its due index and the wake channel. */
 export function startDueFeed(runtime: Runtime): DueFeed {
-  const { settings, redis, clock, logger } = runtime;
-  const dueIndex = redis ? new RedisDueIndex({ client: redis as Redis, keyPrefix: settings.redisKeyPrefix }) : undefined;
+  const { settings, redis, clock, logger, dueIndex } = runtime;
   // A reconnected subscriber may have missed wakes; the bus then says '*', a wake for everything.
   const wakes: ChangeBus = redis ? new RedisChangeBus(redis as Redis, `${settings.redisKeyPrefix}due`) : new InProcessChangeBus();
   let closed = false;

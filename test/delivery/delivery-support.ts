@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import type { ProviderDirectoryDeps } from '../../src/delivery/provider-directory.js';
 import { createRuntime, type Runtime } from '../../src/main/runtime.js';
 import { createConsoleProvider } from '../../src/providers/console.js';
 import { loadSettings } from '../../src/settings/settings.js';
@@ -87,6 +88,11 @@ export function testEnv(dir: string, redisUrl?: string, extra: Record<string, st
 
 export async function testRuntime(env: Record<string, string>): Promise<Runtime> {
   return createRuntime(loadSettings(env, undefined));
+}
+
+/** What a provider directory needs, taken from a runtime as the worker role takes it. */
+export function directoryDeps(runtime: Runtime): ProviderDirectoryDeps {
+  return { providers: runtime.repositories.providers, limiter: runtime.limiter, clock: runtime.clock, logger: runtime.logger };
 }
 
 /** A console provider that prints nothing: any message reaching it is a test failure we can see. */

@@ -1,6 +1,6 @@
 /**
  * Delivery end to end through real pieces: a runtime on a SQLite file, the dispatchers of
- * `startDelivery`, the `http` webhook provider, and a node:http stub on 127.0.0.1 that records
+ * `startWorker`, the `http` webhook provider, and a node:http stub on 127.0.0.1 that records
  * what arrives. Run twice: embedded (in-process locks, SQL due query) and with Redis (lease lock
  * and due index). Redis mode uses a private redis-server, so no other suite's dispatchers (on the
  * default `SLUICE_REDIS_KEY_PREFIX`) compete for this suite's partition locks and due entries.
@@ -8,17 +8,20 @@
 
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Delivery, SqlProviderDirectory, startDelivery } from '../../src/delivery/delivery.js';
+import type { Delivery } from '../../src/delivery/delivery.js';
 import { Dispatcher, partitionName } from '../../src/delivery/dispatcher.js';
 import { type DueIndex, RedisDueIndex } from '../../src/delivery/due-index/index.js';
+import { SqlProviderDirectory } from '../../src/delivery/provider-directory.js';
 import { createInProcessLockFactory, InProcessLockRegistry } from '../../src/infra/lock/index.js';
 import { type DueFeed, startDueFeed } from '../../src/main/due-feed.js';
 import type { Runtime } from '../../src/main/runtime.js';
+import { startWorker } from '../../src/main/worker.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith } from '../support/servers.js';
 import {
   addWebhookProvider,
   countFinal,
+  directoryDeps,
   loadMessages,
   percentile,
   silentConsole,
@@ -77,7 +80,7 @@ function useFixture(redisUrl: () => string | undefined, env: Record<string, stri
     fixture.stub = await startWebhookStub();
     fixture.runtime = await testRuntime(testEnv(temp.dir, redisUrl(), env));
     fixture.consoleLines = [];
-    fixture.delivery = startDelivery(fixture.runtime, silentConsole(fixture.consoleLines));
+    fixture.delivery = startWorker(fixture.runtime, silentConsole(fixture.consoleLines));
   });
 
   afterAll(async () => {
@@ -448,7 +451,7 @@ function splitRolesSuite(redisUrl: () => string | undefined) {
     api = await testRuntime(testEnv(temp.dir, redisUrl(), env));
     feed = startDueFeed(api);
     const runtime = await testRuntime(testEnv(temp.dir, redisUrl(), env));
-    worker = { runtime, stub, consoleLines: [], delivery: startDelivery(runtime, silentConsole()) };
+    worker = { runtime, stub, consoleLines: [], delivery: startWorker(runtime, silentConsole()) };
     // The worker's first tick (lock, rebuild) is over: its next poll is a minute away.
     await sleep(500);
   });
@@ -516,7 +519,7 @@ describe('delivery, embedded: stopping while sends wait for their pace', () => {
     try {
       const tenant = await runtime.http.admin.createTenant(`stop-${Date.now()}`);
       await addWebhookProvider(runtime, tenant.id, `${stub.url}/stop`, { name: 'slow-pace', qps: 1 });
-      let delivery = startDelivery(runtime, silentConsole());
+      let delivery = startWorker(runtime, silentConsole());
       const ids: string[] = [];
       for (let i = 0; i < 6; i++)
         ids.push((await runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: `stop-${i}`, body: 'paced' })).id);
@@ -532,7 +535,7 @@ describe('delivery, embedded: stopping while sends wait for their pace', () => {
         expect(message.attempts).toBe(0);
         expect(await runtime.repositories.messages.listAttempts(message.id)).toEqual([]);
       }
-      delivery = startDelivery(runtime, silentConsole());
+      delivery = startWorker(runtime, silentConsole());
       expect(await waitFor(async () => (await countFinal(runtime, ids)) === ids.length, 15_000)).toBe(true);
       await delivery.stop();
       for (const id of ids) expect(stub.arrivals.get(id)?.length, id).toBe(1);
@@ -569,7 +572,7 @@ function lostClaimSuite(redisUrl: () => string | undefined) {
       partitions: 1,
       lock: createInProcessLockFactory(new InProcessLockRegistry()).createLock('dispatch:webhook:0'),
       messages: runtime.repositories.messages,
-      providers: new SqlProviderDirectory(runtime, silentConsole()),
+      providers: new SqlProviderDirectory(directoryDeps(runtime), silentConsole()),
       dueIndex: index,
       clock: runtime.clock,
       logger: runtime.logger,

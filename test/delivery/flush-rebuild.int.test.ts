@@ -8,8 +8,9 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
+import type { Delivery } from '../../src/delivery/delivery.js';
 import type { Runtime } from '../../src/main/runtime.js';
+import { startWorker } from '../../src/main/worker.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith, servers } from '../support/servers.js';
 import {
@@ -44,7 +45,7 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
     database = await createPgDatabase(servers.pgUrl as string);
     stub = await startWebhookStub();
     runtime = await testRuntime(withDatabaseUrl(testEnv(temp.dir, redis.url), database.url));
-    delivery = startDelivery(runtime, silentConsole());
+    delivery = startWorker(runtime, silentConsole());
   });
 
   afterAll(async () => {

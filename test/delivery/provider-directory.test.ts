@@ -4,11 +4,11 @@
  */
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqlProviderDirectory } from '../../src/delivery/delivery.js';
+import { SqlProviderDirectory } from '../../src/delivery/provider-directory.js';
 import { ManualClock } from '../../src/limiter/clock.js';
 import { createRuntime, type Runtime } from '../../src/main/runtime.js';
 import { loadSettings } from '../../src/settings/settings.js';
-import { addWebhookProvider, silentConsole, tempDir, testEnv } from './delivery-support.js';
+import { addWebhookProvider, directoryDeps, silentConsole, tempDir, testEnv } from './delivery-support.js';
 
 let cleanup = () => {};
 let runtime: Runtime | undefined;
@@ -35,7 +35,7 @@ describe('SqlProviderDirectory', () => {
   it('the console fallback of the embedded default is silent', async () => {
     const { runtime, warnings } = await loggedRuntime();
     const tenant = await runtime.http.admin.createTenant('plain');
-    const directory = new SqlProviderDirectory(runtime, silentConsole());
+    const directory = new SqlProviderDirectory(directoryDeps(runtime), silentConsole());
     expect((await directory.providersFor(tenant.id, 'webhook')).map((p) => p.id)).toEqual(['console-fallback']);
     expect(warnings()).toEqual([]);
   });
@@ -45,7 +45,7 @@ describe('SqlProviderDirectory', () => {
     const served = await runtime.http.admin.createTenant('served');
     const forgotten = await runtime.http.admin.createTenant('forgotten');
     await addWebhookProvider(runtime, served.id, 'http://127.0.0.1:9/hook', { name: 'hook' });
-    const directory = new SqlProviderDirectory(runtime, silentConsole());
+    const directory = new SqlProviderDirectory(directoryDeps(runtime), silentConsole());
     expect((await directory.providersFor(served.id, 'webhook')).map((p) => p.name)).toEqual(['hook']);
     expect(warnings()).toEqual([]);
     // Not the console: it would print the recipient and the body, and count the message as sent.
@@ -60,7 +60,7 @@ describe('SqlProviderDirectory', () => {
     const tenant = await runtime.http.admin.createTenant('disabled-only');
     const id = await addWebhookProvider(runtime, tenant.id, 'http://127.0.0.1:9/hook', { name: 'hook' });
     await runtime.http.admin.updateProvider(id, { enabled: false });
-    const directory = new SqlProviderDirectory(runtime, silentConsole());
+    const directory = new SqlProviderDirectory(directoryDeps(runtime), silentConsole());
     expect(await directory.providersFor(tenant.id, 'webhook')).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retryDelayMs } from '../../src/delivery/dispatcher.js';
+import { retryDelayMs } from '../../src/delivery/attempt.js';
 
 describe('retry backoff (full jitter)', () => {
   it('is uniform in [1, min(max, base·2^(attempt−1))]', () => {

@@ -3,8 +3,9 @@
  * the one that held them all, and one that leaves gives its share back, on a real Redis.
  */
 import { afterEach, expect, it } from 'vitest';
-import { type Delivery, startDelivery } from '../../src/delivery/delivery.js';
+import type { Delivery } from '../../src/delivery/delivery.js';
 import { createRuntime, type Runtime } from '../../src/main/runtime.js';
+import { startWorker } from '../../src/main/worker.js';
 import { loadSettings } from '../../src/settings/settings.js';
 import { describeWith, servers } from '../support/servers.js';
 import { silentConsole, tempDir, testEnv, waitFor } from './delivery-support.js';
@@ -21,7 +22,7 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'partitions shared among
     const temp = tempDir();
     const env = testEnv(temp.dir, servers.redisUrl, { SLUICE_REDIS_KEY_PREFIX: prefix, SLUICE_PARTITIONS: '2', SLUICE_LEASE_MS: '900' });
     const runtime = await createRuntime(loadSettings(env, undefined));
-    const delivery = startDelivery(runtime, silentConsole());
+    const delivery = startWorker(runtime, silentConsole());
     let stopped = false;
     const stop = async () => {
       if (stopped) return;

@@ -14,7 +14,7 @@ const src = join(root, 'src');
  * Every unit (a top-level folder of src/, or a sub-folder named here) and the units it may import.
  * Lower layers first; a unit imports only units above it in this list, so no cycle can form.
  */
-export const LAYERS: Record<string, readonly string[]> = {
+const LAYERS: Record<string, readonly string[]> = {
   limiter: [],
   core: [],
   settings: ['core'],
@@ -47,7 +47,7 @@ export const LAYERS: Record<string, readonly string[]> = {
 const SUB_UNITS = Object.keys(LAYERS).filter((name) => name.includes('/'));
 
 /** The unit a file under src/ belongs to: its deepest declared folder; undefined for a file outside every unit. */
-export function unitOf(file: string): string | undefined {
+function unitOf(file: string): string | undefined {
   const parts = relative(src, file).split(sep);
   if (parts.length < 2) return undefined;
   const sub = SUB_UNITS.find((name) => parts.slice(0, name.split('/').length).join('/') === name);
@@ -71,7 +71,7 @@ function importsOf(file: string): string[] {
 }
 
 /** The imports between units that `layers` does not allow, as `from-unit: file → file`. */
-export function forbiddenImports(graph: ReadonlyMap<string, readonly string[]>, layers: Record<string, readonly string[]>): string[] {
+function forbiddenImports(graph: ReadonlyMap<string, readonly string[]>, layers: Record<string, readonly string[]>): string[] {
   const found: string[] = [];
   for (const [file, targets] of graph) {
     const from = unitOf(file);
@@ -87,7 +87,7 @@ export function forbiddenImports(graph: ReadonlyMap<string, readonly string[]>, 
 }
 
 /** Units whose declared imports form a cycle (a unit that, following the table, reaches itself). */
-export function layerCycles(layers: Record<string, readonly string[]>): string[] {
+function layerCycles(layers: Record<string, readonly string[]>): string[] {
   return Object.keys(layers).filter((unit) => {
     const seen = new Set<string>();
     const reaches = (at: string): boolean =>

@@ -91,7 +91,12 @@ function layerCycles(layers: Record<string, readonly string[]>): string[] {
   return Object.keys(layers).filter((unit) => {
     const seen = new Set<string>();
     const reaches = (at: string): boolean =>
-      (layers[at] ?? []).some((next) => next === unit || (!seen.has(next) && (seen.add(next), reaches(next))));
+      (layers[at] ?? []).some((next) => {
+        if (next === unit) return true;
+        if (seen.has(next)) return false;
+        seen.add(next);
+        return reaches(next);
+      });
     return reaches(unit);
   });
 }

@@ -1,6 +1,5 @@
 /** `sluice serve`: the HTTP API and/or the dispatchers, with a clean shutdown on SIGINT/SIGTERM. */
 
-import type { Delivery } from '../delivery/delivery.js';
 import { redisEvictionWarning } from '../infra/redis-client.js';
 import { type HttpRole, startHttp } from '../main/api.js';
 import { createRuntime } from '../main/runtime.js';
@@ -57,7 +56,7 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
     throw error;
   }
   const { address, feed } = http;
-  let delivery: Delivery | undefined;
+  let delivery: ReturnType<typeof startWorker> | undefined;
   if (settings.roles.includes('worker')) {
     const consoleProvider = createProvider({ id: 'console', kind: 'console', channel: 'sms', config: {}, secret: {} });
     delivery = startWorker(runtime, consoleProvider, feed ? { feed } : {});

@@ -1,6 +1,7 @@
 /** Request and response schemas (TypeBox): they validate bodies and make the OpenAPI at /docs. */
 import { type TSchema, Type } from '@sinclair/typebox';
 import { FALLBACK_MODES } from '../limiter/index.js';
+import { PROVIDER_KINDS } from '../providers/kinds.js';
 
 /** TypeBox turns a record's key schema into a pattern and drops its length: `propertyNames` keeps it. */
 const KEY = { propertyNames: { maxLength: 64 } };
@@ -196,7 +197,7 @@ export const NewProviderBody = Type.Object(
   {
     scope: Type.String({ minLength: 1, maxLength: 64, description: 'A tenant id, or * for every tenant' }),
     channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
-    kind: Type.String({ enum: ['console', 'smtp', 'aliyun-sms', 'tencent-sms', 'feishu', 'slack', 'http'] }),
+    kind: Type.String({ enum: [...PROVIDER_KINDS] }),
     name: Type.String({ minLength: 1, maxLength: 100, pattern: PLAIN_TEXT }),
     priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Lower is tried first' })),
     qps: Type.Integer({ minimum: 1, maximum: 100_000, description: "The vendor's QPS contract; sends are paced to it" }),

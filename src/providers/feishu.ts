@@ -24,6 +24,7 @@ import {
   type SendResult,
   truncate,
 } from './provider.js';
+import { defineProviderKind } from './provider-kind.js';
 
 export interface FeishuProviderOptions {
   id: string;
@@ -92,3 +93,33 @@ export function createFeishuProvider(options: FeishuProviderOptions): Provider {
     },
   };
 }
+
+/**
+ * `feishu`: a Feishu (Lark) custom bot. Its hook URL carries the bot's token, so it is a secret;
+ * rows stored when it was config still load, and show it masked, saying where it belongs.
+ */
+export const feishuKind = defineProviderKind({
+  kind: 'feishu',
+  channel: 'webhook',
+  config: { required: [], optional: [] },
+  secret: { required: ['webhookUrl'], optional: ['signingSecret'] },
+  credentialRoute: ['webhookUrl'],
+  listedConfig: (config) =>
+    config.webhookUrl === undefined ? config : { ...config, webhookUrl: '*** (the bot token: move it to secret.webhookUrl)' },
+  checkNew(read, id) {
+    if (read.hasConfig('webhookUrl'))
+      throw new Error(`provider "${id}" (feishu): the webhook URL carries the bot's token: give it as secret.webhookUrl, not config`);
+  },
+  build(read, { id, channel, clock }) {
+    const signingSecret = read.optionalSecretString('signingSecret');
+    const webhookUrl = read.hasConfig('webhookUrl') ? read.url('webhookUrl') : read.secretUrl('webhookUrl');
+    return createFeishuProvider({
+      id,
+      channel,
+      webhookUrl,
+      timeoutMs: read.timeoutMs(),
+      clock,
+      ...(signingSecret === undefined ? {} : { signingSecret }),
+    });
+  },
+});

@@ -23,6 +23,7 @@ import {
   type SendResult,
   truncate,
 } from './provider.js';
+import { defineProviderKind } from './provider-kind.js';
 import { tc3Sign } from './tencent-signature.js';
 
 export const TENCENT_SMS_DEFAULT_ENDPOINT = 'https://sms.tencentcloudapi.com';
@@ -136,3 +137,31 @@ export function createTencentSmsProvider(options: TencentSmsProviderOptions): Pr
     },
   };
 }
+
+/** `tencent-sms`: SMS through Tencent Cloud's SendSms API (v3 signing). */
+export const tencentSmsKind = defineProviderKind({
+  kind: 'tencent-sms',
+  channel: 'sms',
+  config: { required: ['sdkAppId'], optional: ['signName', 'templateId', 'region', 'endpoint'] },
+  secret: { required: ['secretId', 'secretKey'], optional: [] },
+  credentialRoute: ['endpoint'],
+  build(read, { id, channel, clock }) {
+    const signName = read.optionalString('signName');
+    const templateId = read.optionalString('templateId');
+    const region = read.optionalString('region');
+    const endpoint = read.optionalUrl('endpoint');
+    return createTencentSmsProvider({
+      id,
+      channel,
+      secretId: read.secretString('secretId'),
+      secretKey: read.secretString('secretKey'),
+      sdkAppId: read.string('sdkAppId'),
+      timeoutMs: read.timeoutMs(),
+      clock,
+      ...(signName === undefined ? {} : { signName }),
+      ...(templateId === undefined ? {} : { defaultTemplateId: templateId }),
+      ...(region === undefined ? {} : { region }),
+      ...(endpoint === undefined ? {} : { endpoint }),
+    });
+  },
+});

@@ -14,6 +14,7 @@
  */
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Channel } from '../core/channels.js';
+import type { ProviderKind } from '../providers/kinds.js';
 
 export type { Channel } from '../core/channels.js';
 
@@ -32,10 +33,8 @@ export const MESSAGE_STATUSES: readonly MessageStatus[] = ['queued', 'scheduled'
 /** How one delivery attempt ended: `retryable` failures are retried with backoff, `permanent` ones fail the message. */
 export type AttemptOutcome = 'sent' | 'retryable' | 'permanent';
 
-/** The vendor integrations a provider row can name. */
-export type ProviderKind = 'console' | 'smtp' | 'aliyun-sms' | 'tencent-sms' | 'feishu' | 'slack' | 'http';
-
-export const PROVIDER_KINDS: readonly ProviderKind[] = ['console', 'smtp', 'aliyun-sms', 'tencent-sms', 'feishu', 'slack', 'http'];
+/** The vendor integrations a provider row can name: the providers' kind table. */
+export type { ProviderKind } from '../providers/kinds.js';
 
 /** `scope`/`channel` value meaning "every tenant" / "every channel" (blacklist, providers). */
 export const ANY = '*';

@@ -1,6 +1,7 @@
 /** Request and response schemas (TypeBox): they validate bodies and make the OpenAPI at /docs. */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { FALLBACK_MODES } from '../limiter/index.js';
+import { CHANNELS } from '../core/channels.js';
+import { ALGORITHMS, FALLBACK_MODES } from '../limiter/index.js';
 import { PROVIDER_KINDS } from '../providers/kinds.js';
 
 /** TypeBox turns a record's key schema into a pattern and drops its length: `propertyNames` keeps it. */
@@ -9,7 +10,7 @@ const Params = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLeng
 
 export const SendBody = Type.Object(
   {
-    channel: Type.String({ enum: ['sms', 'email', 'webhook'], description: 'sms, email or webhook' }),
+    channel: Type.String({ enum: [...CHANNELS], description: 'sms, email or webhook' }),
     to: Type.String({ minLength: 1, maxLength: 320, description: 'Phone (E.164 or national), email address, or webhook target' }),
     template: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     params: Type.Optional(Params),
@@ -46,7 +47,7 @@ export const RuleBody = Type.Object(
     windowSeconds: Type.Integer({ minimum: 1, maximum: 400 * 86_400 }),
     limit: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),
     banSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 400 * 86_400 })),
-    algorithm: Type.Optional(Type.String({ enum: ['sliding-log', 'sliding-counter', 'fixed-window', 'token-bucket'] })),
+    algorithm: Type.Optional(Type.String({ enum: [...ALGORITHMS] })),
   },
   { additionalProperties: false },
 );
@@ -62,9 +63,7 @@ export const FallbackBody = Type.Object(
 /** What PUT .../rules/:channel takes and GET answers, so a GET's answer can be PUT back as it is. */
 export const RuleSetBody = Type.Object(
   {
-    channel: Type.Optional(
-      Type.String({ enum: ['sms', 'email', 'webhook'], description: "Read-only (GET's); if sent, the path's channel" }),
-    ),
+    channel: Type.Optional(Type.String({ enum: [...CHANNELS], description: "Read-only (GET's); if sent, the path's channel" })),
     version: Type.Optional(Type.Integer({ minimum: 0, description: "Read-only (GET's: bumped by every PUT); ignored" })),
     rules: Type.Array(RuleBody, { maxItems: 16 }),
     fallback: Type.Optional(
@@ -119,7 +118,7 @@ export const Decision = Type.Object({
 
 export const ChannelParam = Type.Object({
   id: Type.String({ maxLength: 64 }),
-  channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
+  channel: Type.String({ enum: [...CHANNELS] }),
 });
 
 /**
@@ -161,7 +160,7 @@ const PLAIN_TEXT = '^[^\\u0000-\\u001f\\u007f]*$';
 
 export const BlacklistBody = Type.Object(
   {
-    channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook', '*'] })),
+    channel: Type.Optional(Type.String({ enum: [...CHANNELS, '*'] })),
     recipients: Type.Array(Type.String({ minLength: 1, maxLength: 320 }), { minItems: 1, maxItems: 1000 }),
     reason: Type.Optional(Type.String({ maxLength: 200, pattern: PLAIN_TEXT })),
   },
@@ -173,7 +172,7 @@ export const BlacklistRemoveBody = Type.Omit(BlacklistBody, ['reason']);
 /** Query strings are not coerced: `limit` is digits here, its range the service's. */
 export const BlacklistQuery = Type.Object(
   {
-    channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook', '*'], description: 'Only entries of this channel value' })),
+    channel: Type.Optional(Type.String({ enum: [...CHANNELS, '*'], description: 'Only entries of this channel value' })),
     limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$', description: 'Entries per page, 1 to 1000; default 100' })),
     after: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: "A previous page's `next`" })),
   },
@@ -182,7 +181,7 @@ export const BlacklistQuery = Type.Object(
 
 export const BanParams = Type.Object({
   id: Type.String({ maxLength: 64 }),
-  channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
+  channel: Type.String({ enum: [...CHANNELS] }),
   to: Type.String({ minLength: 1, maxLength: 320 }),
 });
 
@@ -196,7 +195,7 @@ const ProviderConfig = Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(
 export const NewProviderBody = Type.Object(
   {
     scope: Type.String({ minLength: 1, maxLength: 64, description: 'A tenant id, or * for every tenant' }),
-    channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
+    channel: Type.String({ enum: [...CHANNELS] }),
     kind: Type.String({ enum: [...PROVIDER_KINDS] }),
     name: Type.String({ minLength: 1, maxLength: 100, pattern: PLAIN_TEXT }),
     priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Lower is tried first' })),
@@ -233,7 +232,7 @@ export const TenantQuery = Type.Object(
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 
 export const ProviderQuery = Type.Object(
-  { scope: Type.Optional(Type.String({ maxLength: 64 })), channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook'] })) },
+  { scope: Type.Optional(Type.String({ maxLength: 64 })), channel: Type.Optional(Type.String({ enum: [...CHANNELS] })) },
   { additionalProperties: false },
 );
 
@@ -274,7 +273,7 @@ export function errorResponses(...statuses: ErrorStatus[]): Record<number, TSche
 }
 
 const Iso = Type.String({ format: 'date-time' });
-const ChannelName = Type.String({ enum: ['sms', 'email', 'webhook'] });
+const ChannelName = Type.String({ enum: [...CHANNELS] });
 
 export const MessageView = Type.Object({
   id: Type.String(),
@@ -380,7 +379,7 @@ export const BlacklistRemoved = Type.Object({ removed: Type.Integer(), invalid: 
 export const BlacklistPage = Type.Object({
   entries: Type.Array(
     Type.Object({
-      channel: Type.String({ enum: ['sms', 'email', 'webhook', '*'] }),
+      channel: Type.String({ enum: [...CHANNELS, '*'] }),
       recipient: Type.String(),
       reason: Nullable(Type.String()),
       createdAt: Iso,

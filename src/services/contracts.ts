@@ -5,7 +5,7 @@
 import type { AdmissionChain } from '../admission/chain.js';
 import type { SendRequest, TenantView } from '../admission/context.js';
 import type { Channel } from '../core/channels.js';
-import type { Decision, Rule } from '../limiter/index.js';
+import type { Decision, FallbackMode, Rule } from '../limiter/index.js';
 import type { Provider } from '../storage/repositories/providers.js';
 
 export interface MessageView {
@@ -44,7 +44,7 @@ export interface RuleView {
 
 /** A tenant channel's fallback while Redis is slow or down; only `static` has rules of its own. */
 export interface FallbackView {
-  mode: 'local' | 'static' | 'allow' | 'deny';
+  mode: FallbackMode;
   rules?: RuleView[];
 }
 

@@ -14,6 +14,7 @@
  */
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Channel } from '../core/channels.js';
+import type { FallbackMode } from '../limiter/index.js';
 import type { ProviderKind } from '../providers/kinds.js';
 
 export type { Channel } from '../core/channels.js';
@@ -180,7 +181,7 @@ export interface StoredRule {
  * the degradation module owns the meaning of each field.
  */
 export interface FallbackPolicy {
-  mode: 'local' | 'static' | 'allow' | 'deny';
+  mode: FallbackMode;
   /** For `static`: the looser rules to apply. */
   rules?: StoredRule[];
   /** Fraction 0..1 of decisions to sample in `allow`/`deny` modes. */

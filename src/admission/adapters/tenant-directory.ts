@@ -3,7 +3,7 @@
  * rules and fallback per channel, through the live cache (local → Redis → SQL).
  */
 
-import type { Channel } from '../../core/channels.js';
+import { CHANNELS, type Channel } from '../../core/channels.js';
 import type { LiveCache } from '../../infra/live-cache.js';
 import type { Algorithm, Rule } from '../../limiter/index.js';
 import type { Database } from '../../storage/database.js';
@@ -39,7 +39,7 @@ export async function loadTenantConfig(
   if (!tenant) return undefined;
   const [quotas, ruleSets] = await Promise.all([tenants.getDailyQuotas(tenantId), rules.listForTenant(tenantId)]);
   const channels: TenantConfig['channels'] = {};
-  for (const channel of ['sms', 'email', 'webhook'] as const) {
+  for (const channel of CHANNELS) {
     const set = ruleSets.find((ruleSet) => ruleSet.channel === channel);
     channels[channel] = {
       rules: set ? set.rules.map(toLimiterRule) : [],

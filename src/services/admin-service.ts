@@ -3,7 +3,7 @@
 import { type CachedTenantDirectory, toLimiterRule } from '../admission/adapters/tenant-directory.js';
 import { frequencySubject } from '../admission/interceptors/frequency.js';
 import { normalizeRecipient, readOnEveryChannel } from '../admission/recipients.js';
-import { CHANNELS, type Channel } from '../core/channels.js';
+import { type Channel, perChannel } from '../core/channels.js';
 import { SluiceError } from '../core/errors.js';
 import { hasControlCharacter } from '../core/text.js';
 import { FALLBACK_MODES, type Limiter, normalizeRule } from '../limiter/index.js';
@@ -60,7 +60,7 @@ export class SqlAdminService implements AdminService {
       name: tenant.name,
       status: tenant.status,
       qpsLimit: tenant.qpsLimit,
-      dailyQuotas: Object.fromEntries(CHANNELS.map((channel) => [channel, quotas[channel] ?? null])),
+      dailyQuotas: perChannel((channel) => quotas[channel] ?? null),
       createdAt: new Date(tenant.createdAt).toISOString(),
     };
   }

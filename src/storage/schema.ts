@@ -20,16 +20,16 @@ import type { ProviderKind } from '../providers/kinds.js';
 export type { Channel } from '../core/channels.js';
 
 /** Lifecycle of a tenant: a suspended tenant's sends are rejected (`TENANT_SUSPENDED`). */
-export type TenantStatus = 'active' | 'suspended';
+export const TENANT_STATUSES = ['active', 'suspended'] as const;
+export type TenantStatus = (typeof TENANT_STATUSES)[number];
 
 /**
  * Lifecycle of a message (DESIGN.md §6):
  * `queued|scheduled → sending → sent | failed`, `sending → scheduled` (retry), `queued|scheduled → canceled`.
  * Every move is a guarded UPDATE; nothing moves backwards.
  */
-export type MessageStatus = 'queued' | 'scheduled' | 'sending' | 'sent' | 'failed' | 'canceled';
-
-export const MESSAGE_STATUSES: readonly MessageStatus[] = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled'];
+export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** How one delivery attempt ended: `retryable` failures are retried with backoff, `permanent` ones fail the message. */
 export type AttemptOutcome = 'sent' | 'retryable' | 'permanent';

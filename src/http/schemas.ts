@@ -52,7 +52,7 @@ export const ErrorBody = Type.Object({
 
 export const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export const RuleBody = Type.Object(
+const RuleBody = Type.Object(
   {
     windowSeconds: Type.Integer({ minimum: 1, maximum: 400 * 86_400 }),
     limit: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),
@@ -62,7 +62,7 @@ export const RuleBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const FallbackBody = Type.Object(
+const FallbackBody = Type.Object(
   {
     mode: stringEnum(FALLBACK_MODES),
     rules: Type.Optional(Type.Array(RuleBody, { minItems: 1, maxItems: 16, description: 'Only (and required) for mode static' })),

@@ -18,7 +18,7 @@ import { maskRecipient, scrubRecipient } from './mask.js';
 import { isRetryableHttpStatus, type OutboundMessage, type Provider, ProviderError, type SendResult, truncate } from './provider.js';
 import { defineProviderKind } from './provider-kind.js';
 
-export const ALIYUN_SMS_DEFAULT_ENDPOINT = 'https://dysmsapi.aliyuncs.com';
+const ALIYUN_SMS_DEFAULT_ENDPOINT = 'https://dysmsapi.aliyuncs.com';
 
 export interface AliyunSmsProviderOptions {
   id: string;
@@ -62,7 +62,7 @@ export function isAliyunProviderFault(code: string): boolean {
 }
 
 /** Aliyun's answer code → may a later attempt succeed? */
-export function isRetryableAliyunCode(code: string): boolean {
+function isRetryableAliyunCode(code: string): boolean {
   return RETRYABLE_CODES.has(code) || code.startsWith('Throttling');
 }
 

@@ -37,7 +37,7 @@ export interface FeishuProviderOptions {
   clock: Clock;
 }
 
-export function feishuSign(timestampSeconds: number, secret: string): string {
+function feishuSign(timestampSeconds: number, secret: string): string {
   return createHmac('sha256', `${timestampSeconds}\n${secret}`).update('').digest('base64');
 }
 
@@ -47,7 +47,7 @@ export function isFeishuProviderFault(code: number): boolean {
 }
 
 /** Feishu's answer code (and msg) → may a later attempt succeed? */
-export function isRetryableFeishuCode(code: number, msg: string): boolean {
+function isRetryableFeishuCode(code: number, msg: string): boolean {
   return code === 11232 || (code === 9499 && /too many/i.test(msg));
 }
 

@@ -27,7 +27,7 @@ export interface HttpWebhookProviderOptions {
   clock: Clock;
 }
 
-export function sluiceSignature(secret: string, timestampSeconds: number, body: string): string {
+function sluiceSignature(secret: string, timestampSeconds: number, body: string): string {
   const v1 = createHmac('sha256', secret).update(`${timestampSeconds}.${body}`, 'utf8').digest('hex');
   return `t=${timestampSeconds},v1=${v1}`;
 }

@@ -117,7 +117,7 @@ function bounded<T>(work: Promise<T>, timeoutMs: number, signal: AbortSignal | u
 }
 
 /** Maps a nodemailer failure to retryable (4yz, no answer) or permanent (5yz, refused envelope). */
-export function classifySmtpError(providerId: string, to: string, error: unknown, timeoutMs: number, signal?: AbortSignal): ProviderError {
+function classifySmtpError(providerId: string, to: string, error: unknown, timeoutMs: number, signal?: AbortSignal): ProviderError {
   const smtp = error as { responseCode?: number; code?: string; response?: string; command?: string } | null;
   const responseCode = typeof smtp?.responseCode === 'number' ? smtp.responseCode : undefined;
   const recipient = maskRecipient(to);

@@ -26,7 +26,7 @@ import {
 import { defineProviderKind } from './provider-kind.js';
 import { tc3Sign } from './tencent-signature.js';
 
-export const TENCENT_SMS_DEFAULT_ENDPOINT = 'https://sms.tencentcloudapi.com';
+const TENCENT_SMS_DEFAULT_ENDPOINT = 'https://sms.tencentcloudapi.com';
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 
 export interface TencentSmsProviderOptions {
@@ -58,7 +58,7 @@ export function isTencentProviderFault(code: string): boolean {
 }
 
 /** Tencent's error code → may a later attempt succeed? */
-export function isRetryableTencentCode(code: string): boolean {
+function isRetryableTencentCode(code: string): boolean {
   return code.startsWith('LimitExceeded') || code.startsWith('RequestLimitExceeded') || code.startsWith('InternalError');
 }
 

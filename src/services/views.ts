@@ -23,7 +23,7 @@ export const perChannelObject = <T extends TSchema>(schema: T, options: { additi
     options,
   );
 
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const Iso = Type.String({ format: 'date-time' });
 export const ChannelName = stringEnum(CHANNELS);

@@ -3,12 +3,12 @@
  * chain is tested with real stores and wired to whatever backs them (SQL + caches).
  */
 import type { Channel } from '../core/channels.js';
-import type { Decision, Rule } from '../limiter/index.js';
+import type { Decision, FallbackMode, Rule } from '../limiter/index.js';
 import type { AdmissionOutcome, TenantView, ValidatedMessage } from './context.js';
 
 /** The degradation policy of a tenant channel while Redis is slow or down (DESIGN.md §7). */
 export interface FallbackPolicy {
-  mode: 'local' | 'static' | 'allow' | 'deny';
+  mode: FallbackMode;
   staticRules?: Rule[];
 }
 

@@ -1,6 +1,18 @@
 /** Request and response schemas (TypeBox): they validate bodies and make the OpenAPI at /docs. */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { FALLBACK_MODES } from '../limiter/index.js';
+import { CHANNELS } from '../core/channels.js';
+import { ALGORITHMS, FALLBACK_MODES } from '../limiter/index.js';
+import { PROVIDER_KINDS } from '../providers/kinds.js';
+import {
+  ApiKeyView,
+  CHANNEL_OR_ANY,
+  ChannelName,
+  ChannelOrAny,
+  ProviderView,
+  perChannelObject,
+  stringEnum,
+  TenantStatusName,
+} from '../services/views.js';
 
 /** TypeBox turns a record's key schema into a pattern and drops its length: `propertyNames` keeps it. */
 const KEY = { propertyNames: { maxLength: 64 } };
@@ -8,7 +20,7 @@ const Params = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLeng
 
 export const SendBody = Type.Object(
   {
-    channel: Type.String({ enum: ['sms', 'email', 'webhook'], description: 'sms, email or webhook' }),
+    channel: stringEnum(CHANNELS, { description: 'sms, email or webhook' }),
     to: Type.String({ minLength: 1, maxLength: 320, description: 'Phone (E.164 or national), email address, or webhook target' }),
     template: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     params: Type.Optional(Params),
@@ -40,19 +52,19 @@ export const ErrorBody = Type.Object({
 
 export const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export const RuleBody = Type.Object(
+const RuleBody = Type.Object(
   {
     windowSeconds: Type.Integer({ minimum: 1, maximum: 400 * 86_400 }),
     limit: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),
     banSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 400 * 86_400 })),
-    algorithm: Type.Optional(Type.String({ enum: ['sliding-log', 'sliding-counter', 'fixed-window', 'token-bucket'] })),
+    algorithm: Type.Optional(stringEnum(ALGORITHMS)),
   },
   { additionalProperties: false },
 );
 
-export const FallbackBody = Type.Object(
+const FallbackBody = Type.Object(
   {
-    mode: Type.String({ enum: [...FALLBACK_MODES] }),
+    mode: stringEnum(FALLBACK_MODES),
     rules: Type.Optional(Type.Array(RuleBody, { minItems: 1, maxItems: 16, description: 'Only (and required) for mode static' })),
   },
   { additionalProperties: false },
@@ -61,9 +73,7 @@ export const FallbackBody = Type.Object(
 /** What PUT .../rules/:channel takes and GET answers, so a GET's answer can be PUT back as it is. */
 export const RuleSetBody = Type.Object(
   {
-    channel: Type.Optional(
-      Type.String({ enum: ['sms', 'email', 'webhook'], description: "Read-only (GET's); if sent, the path's channel" }),
-    ),
+    channel: Type.Optional(stringEnum(CHANNELS, { description: "Read-only (GET's); if sent, the path's channel" })),
     version: Type.Optional(Type.Integer({ minimum: 0, description: "Read-only (GET's: bumped by every PUT); ignored" })),
     rules: Type.Array(RuleBody, { maxItems: 16 }),
     fallback: Type.Optional(
@@ -109,16 +119,13 @@ export const Decision = Type.Object({
   retryAfterMs: Type.Integer(),
   counts: Type.Array(Type.Integer()),
   degraded: Type.Optional(
-    Type.String({
-      enum: [...FALLBACK_MODES],
-      description: 'Present when Redis could not decide and this fallback did (docs/degradation.md)',
-    }),
+    stringEnum(FALLBACK_MODES, { description: 'Present when Redis could not decide and this fallback did (docs/degradation.md)' }),
   ),
 });
 
 export const ChannelParam = Type.Object({
   id: Type.String({ maxLength: 64 }),
-  channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
+  channel: ChannelName,
 });
 
 /**
@@ -143,14 +150,9 @@ export const NewTenantBody = Type.Object(
 
 export const TenantPatchBody = Type.Object(
   {
-    status: Type.Optional(Type.String({ enum: ['active', 'suspended'] })),
+    status: Type.Optional(TenantStatusName),
     qpsLimit: Type.Optional(QpsLimit),
-    dailyQuotas: Type.Optional(
-      Type.Object(
-        { sms: Type.Optional(DailyQuota), email: Type.Optional(DailyQuota), webhook: Type.Optional(DailyQuota) },
-        { additionalProperties: false },
-      ),
-    ),
+    dailyQuotas: Type.Optional(perChannelObject(Type.Optional(DailyQuota), { additionalProperties: false })),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -160,7 +162,7 @@ const PLAIN_TEXT = '^[^\\u0000-\\u001f\\u007f]*$';
 
 export const BlacklistBody = Type.Object(
   {
-    channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook', '*'] })),
+    channel: Type.Optional(ChannelOrAny),
     recipients: Type.Array(Type.String({ minLength: 1, maxLength: 320 }), { minItems: 1, maxItems: 1000 }),
     reason: Type.Optional(Type.String({ maxLength: 200, pattern: PLAIN_TEXT })),
   },
@@ -172,7 +174,7 @@ export const BlacklistRemoveBody = Type.Omit(BlacklistBody, ['reason']);
 /** Query strings are not coerced: `limit` is digits here, its range the service's. */
 export const BlacklistQuery = Type.Object(
   {
-    channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook', '*'], description: 'Only entries of this channel value' })),
+    channel: Type.Optional(stringEnum(CHANNEL_OR_ANY, { description: 'Only entries of this channel value' })),
     limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$', description: 'Entries per page, 1 to 1000; default 100' })),
     after: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: "A previous page's `next`" })),
   },
@@ -181,7 +183,7 @@ export const BlacklistQuery = Type.Object(
 
 export const BanParams = Type.Object({
   id: Type.String({ maxLength: 64 }),
-  channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
+  channel: ChannelName,
   to: Type.String({ minLength: 1, maxLength: 320 }),
 });
 
@@ -195,8 +197,8 @@ const ProviderConfig = Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(
 export const NewProviderBody = Type.Object(
   {
     scope: Type.String({ minLength: 1, maxLength: 64, description: 'A tenant id, or * for every tenant' }),
-    channel: Type.String({ enum: ['sms', 'email', 'webhook'] }),
-    kind: Type.String({ enum: ['console', 'smtp', 'aliyun-sms', 'tencent-sms', 'feishu', 'slack', 'http'] }),
+    channel: ChannelName,
+    kind: stringEnum(PROVIDER_KINDS),
     name: Type.String({ minLength: 1, maxLength: 100, pattern: PLAIN_TEXT }),
     priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Lower is tried first' })),
     qps: Type.Integer({ minimum: 1, maximum: 100_000, description: "The vendor's QPS contract; sends are paced to it" }),
@@ -232,13 +234,11 @@ export const TenantQuery = Type.Object(
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 
 export const ProviderQuery = Type.Object(
-  { scope: Type.Optional(Type.String({ maxLength: 64 })), channel: Type.Optional(Type.String({ enum: ['sms', 'email', 'webhook'] })) },
+  { scope: Type.Optional(Type.String({ maxLength: 64 })), channel: Type.Optional(ChannelName) },
   { additionalProperties: false },
 );
 
 // ---- Responses: what each route answers, so /docs lists every status with its body. ----
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /** What each status of an error means; every error body is {@link ErrorBody}. */
 const ERROR_STATUSES = {
@@ -272,32 +272,6 @@ export function errorResponses(...statuses: ErrorStatus[]): Record<number, TSche
   return responses;
 }
 
-const Iso = Type.String({ format: 'date-time' });
-const ChannelName = Type.String({ enum: ['sms', 'email', 'webhook'] });
-
-export const MessageView = Type.Object({
-  id: Type.String(),
-  channel: ChannelName,
-  to: Type.String({ description: 'The recipient as delivered to (normalised: E.164, the email domain lower-cased…)' }),
-  status: Type.String({ enum: ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled'] }),
-  dueAt: Iso,
-  attempts: Type.Integer(),
-  lastError: Nullable(Type.String()),
-  providerMessageId: Nullable(Type.String()),
-  createdAt: Iso,
-  sentAt: Nullable(Iso),
-  deliveryAttempts: Type.Array(
-    Type.Object({
-      attempt: Type.Integer(),
-      provider: Nullable(Type.String()),
-      startedAt: Iso,
-      finishedAt: Iso,
-      outcome: Type.String(),
-      error: Nullable(Type.String()),
-    }),
-  ),
-});
-
 export const Canceled = Type.Object({ id: Type.String(), status: Type.Literal('canceled') });
 
 export const CreatedTenant = Type.Object({
@@ -327,67 +301,15 @@ export const IssuedApiKey = Type.Object({
   apiKey: Type.String({ description: 'Shown once, never again' }),
 });
 
-export const ApiKeyList = Type.Object({
-  keys: Type.Array(
-    Type.Object({
-      id: Type.String(),
-      prefix: Type.String({ description: "The key's first characters, to tell keys apart" }),
-      createdAt: Type.String({ format: 'date-time' }),
-      revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    }),
-  ),
-});
+export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeyView) });
 
 export const ApiKeyRevoked = Type.Object({ revoked: Type.Literal(true) });
-
-export const TenantView = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  status: Type.String({ enum: ['active', 'suspended'] }),
-  qpsLimit: Nullable(Type.Integer()),
-  dailyQuotas: Type.Object({ sms: Nullable(Type.Integer()), email: Nullable(Type.Integer()), webhook: Nullable(Type.Integer()) }),
-  createdAt: Iso,
-});
-
-export const TenantList = Type.Object({
-  tenants: Type.Array(TenantView),
-  next: Nullable(Type.String({ description: 'Pass as `after` for the next page; null: the last page' })),
-});
-
-const RuleOut = Type.Object({
-  windowSeconds: Type.Integer(),
-  limit: Type.Integer(),
-  banSeconds: Type.Integer(),
-  algorithm: Type.Optional(Type.String()),
-});
-
-export const RuleSetView = Type.Object(
-  {
-    channel: ChannelName,
-    rules: Type.Array(RuleOut),
-    fallback: Nullable(Type.Object({ mode: Type.String({ enum: [...FALLBACK_MODES] }), rules: Type.Optional(Type.Array(RuleOut)) })),
-    version: Type.Integer({ description: 'Bumped by every PUT; 0: never set' }),
-  },
-  { description: 'The shape PUT takes: it can be PUT back as it is' },
-);
 
 export const BlacklistAdded = Type.Object({
   added: Type.Array(Type.String(), { description: 'The canonical keys stored (docs/api.md, Recipients)' }),
   invalid: Type.Array(Type.String(), { description: 'Not a recipient of the channel: ignored' }),
 });
 export const BlacklistRemoved = Type.Object({ removed: Type.Integer(), invalid: Type.Array(Type.String()) });
-export const BlacklistPage = Type.Object({
-  entries: Type.Array(
-    Type.Object({
-      channel: Type.String({ enum: ['sms', 'email', 'webhook', '*'] }),
-      recipient: Type.String(),
-      reason: Nullable(Type.String()),
-      createdAt: Iso,
-    }),
-  ),
-  next: Nullable(Type.String({ description: 'Pass as `after` for the next page; null: the last page' })),
-});
-
 export const BanLifted = Type.Object({
   lifted: Type.Boolean({ description: 'Whether a ban record was still stored: a ban in force, or (Redis) one that ended moments ago' }),
 });
@@ -401,20 +323,6 @@ export const LiftBanQuery = Type.Object({
   ),
 });
 
-export const ProviderView = Type.Object({
-  id: Type.String(),
-  scope: Type.String(),
-  channel: ChannelName,
-  kind: Type.String(),
-  name: Type.String(),
-  priority: Type.Integer(),
-  qps: Type.Integer(),
-  config: Type.Record(Type.String(), Type.Unknown()),
-  hasSecret: Type.Boolean({ description: 'The secret itself is never shown' }),
-  enabled: Type.Boolean(),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' }),
-});
 export const ProviderList = Type.Object({ providers: Type.Array(ProviderView) });
 export const ProviderDeleted = Type.Object({ deleted: Type.Literal(true) });
 

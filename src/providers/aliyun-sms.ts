@@ -16,8 +16,9 @@ import { aliyunCanonicalQuery, aliyunPercentEncode, aliyunSignature, aliyunTimes
 import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
 import { maskRecipient, scrubRecipient } from './mask.js';
 import { isRetryableHttpStatus, type OutboundMessage, type Provider, ProviderError, type SendResult, truncate } from './provider.js';
+import { defineProviderKind } from './provider-kind.js';
 
-export const ALIYUN_SMS_DEFAULT_ENDPOINT = 'https://dysmsapi.aliyuncs.com';
+const ALIYUN_SMS_DEFAULT_ENDPOINT = 'https://dysmsapi.aliyuncs.com';
 
 export interface AliyunSmsProviderOptions {
   id: string;
@@ -61,7 +62,7 @@ export function isAliyunProviderFault(code: string): boolean {
 }
 
 /** Aliyun's answer code → may a later attempt succeed? */
-export function isRetryableAliyunCode(code: string): boolean {
+function isRetryableAliyunCode(code: string): boolean {
   return RETRYABLE_CODES.has(code) || code.startsWith('Throttling');
 }
 
@@ -130,3 +131,29 @@ export function createAliyunSmsProvider(options: AliyunSmsProviderOptions): Prov
     },
   };
 }
+
+/** `aliyun-sms`: SMS through Alibaba Cloud's SendSms API. */
+export const aliyunSmsKind = defineProviderKind({
+  kind: 'aliyun-sms',
+  channel: 'sms',
+  config: { required: ['signName'], optional: ['templateCode', 'endpoint', 'regionId'] },
+  secret: { required: ['accessKeyId', 'accessKeySecret'], optional: [] },
+  credentialRoute: ['endpoint'],
+  build(read, { id, channel, clock }) {
+    const templateCode = read.optionalString('templateCode');
+    const endpoint = read.optionalUrl('endpoint');
+    const regionId = read.optionalString('regionId');
+    return createAliyunSmsProvider({
+      id,
+      channel,
+      accessKeyId: read.secretString('accessKeyId'),
+      accessKeySecret: read.secretString('accessKeySecret'),
+      signName: read.string('signName'),
+      timeoutMs: read.timeoutMs(),
+      clock,
+      ...(templateCode === undefined ? {} : { defaultTemplateCode: templateCode }),
+      ...(endpoint === undefined ? {} : { endpoint }),
+      ...(regionId === undefined ? {} : { regionId }),
+    });
+  },
+});

@@ -5,11 +5,7 @@
  */
 import type { Channel } from '../core/channels.js';
 import type { OutboundMessage, Provider, SendResult } from './provider.js';
-
-/** Where the console provider writes: stdout by default. */
-export interface LineSink {
-  write(chunk: string): unknown;
-}
+import { defineProviderKind, type LineSink } from './provider-kind.js';
 
 export interface ConsoleProviderOptions {
   id: string;
@@ -38,3 +34,16 @@ function formatLine(message: OutboundMessage): string {
   if (message.body !== undefined) parts.push(`body=${JSON.stringify(message.body)}`);
   return parts.join(' ');
 }
+
+/** `console`: any channel, nothing to configure; `timeoutMs` is taken as by every kind (printing has nothing to wait for). */
+export const consoleKind = defineProviderKind({
+  kind: 'console',
+  channel: undefined,
+  config: { required: [], optional: [] },
+  secret: { required: [], optional: [] },
+  credentialRoute: [],
+  build(read, context) {
+    read.timeoutMs();
+    return createConsoleProvider({ id: context.id, channel: context.channel, ...(context.consoleOut ? { out: context.consoleOut } : {}) });
+  },
+});

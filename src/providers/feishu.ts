@@ -24,6 +24,7 @@ import {
   type SendResult,
   truncate,
 } from './provider.js';
+import { defineProviderKind } from './provider-kind.js';
 
 export interface FeishuProviderOptions {
   id: string;
@@ -36,7 +37,7 @@ export interface FeishuProviderOptions {
   clock: Clock;
 }
 
-export function feishuSign(timestampSeconds: number, secret: string): string {
+function feishuSign(timestampSeconds: number, secret: string): string {
   return createHmac('sha256', `${timestampSeconds}\n${secret}`).update('').digest('base64');
 }
 
@@ -46,7 +47,7 @@ export function isFeishuProviderFault(code: number): boolean {
 }
 
 /** Feishu's answer code (and msg) → may a later attempt succeed? */
-export function isRetryableFeishuCode(code: number, msg: string): boolean {
+function isRetryableFeishuCode(code: number, msg: string): boolean {
   return code === 11232 || (code === 9499 && /too many/i.test(msg));
 }
 
@@ -92,3 +93,33 @@ export function createFeishuProvider(options: FeishuProviderOptions): Provider {
     },
   };
 }
+
+/**
+ * `feishu`: a Feishu (Lark) custom bot. Its hook URL carries the bot's token, so it is a secret;
+ * rows stored when it was config still load, and show it masked, saying where it belongs.
+ */
+export const feishuKind = defineProviderKind({
+  kind: 'feishu',
+  channel: 'webhook',
+  config: { required: [], optional: [] },
+  secret: { required: ['webhookUrl'], optional: ['signingSecret'] },
+  credentialRoute: ['webhookUrl'],
+  listedConfig: (config) =>
+    config.webhookUrl === undefined ? config : { ...config, webhookUrl: '*** (the bot token: move it to secret.webhookUrl)' },
+  checkNew(read, id) {
+    if (read.hasConfig('webhookUrl'))
+      throw new Error(`provider "${id}" (feishu): the webhook URL carries the bot's token: give it as secret.webhookUrl, not config`);
+  },
+  build(read, { id, channel, clock }) {
+    const signingSecret = read.optionalSecretString('signingSecret');
+    const webhookUrl = read.hasConfig('webhookUrl') ? read.url('webhookUrl') : read.secretUrl('webhookUrl');
+    return createFeishuProvider({
+      id,
+      channel,
+      webhookUrl,
+      timeoutMs: read.timeoutMs(),
+      clock,
+      ...(signingSecret === undefined ? {} : { signingSecret }),
+    });
+  },
+});

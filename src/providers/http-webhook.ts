@@ -16,6 +16,7 @@ import type { Channel } from '../core/channels.js';
 import type { Clock } from '../limiter/clock.js';
 import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
 import type { OutboundMessage, Provider, SendResult } from './provider.js';
+import { defineProviderKind } from './provider-kind.js';
 
 export interface HttpWebhookProviderOptions {
   id: string;
@@ -26,7 +27,7 @@ export interface HttpWebhookProviderOptions {
   clock: Clock;
 }
 
-export function sluiceSignature(secret: string, timestampSeconds: number, body: string): string {
+function sluiceSignature(secret: string, timestampSeconds: number, body: string): string {
   const v1 = createHmac('sha256', secret).update(`${timestampSeconds}.${body}`, 'utf8').digest('hex');
   return `t=${timestampSeconds},v1=${v1}`;
 }
@@ -69,3 +70,21 @@ export function createHttpWebhookProvider(options: HttpWebhookProviderOptions): 
     },
   };
 }
+
+/** `http`: a signed JSON POST to the operator's own receiver. */
+export const httpWebhookKind = defineProviderKind({
+  kind: 'http',
+  channel: 'webhook',
+  config: { required: ['url'], optional: [] },
+  secret: { required: ['signingSecret'], optional: [] },
+  credentialRoute: ['url'],
+  build: (read, { id, channel, clock }) =>
+    createHttpWebhookProvider({
+      id,
+      channel,
+      url: read.url('url'),
+      signingSecret: read.secretString('signingSecret'),
+      timeoutMs: read.timeoutMs(),
+      clock,
+    }),
+});

@@ -19,13 +19,13 @@ export function maskRecipient(recipient: string): string {
   return text.length > 64 ? `${text.slice(0, 8)}…` : text;
 }
 
-export function maskEmail(email: string): string {
+function maskEmail(email: string): string {
   const at = email.lastIndexOf('@');
   if (at < 1) return '***';
   return `${email[0]}***${email.slice(at)}`;
 }
 
-export function maskPhone(phone: string): string {
+function maskPhone(phone: string): string {
   const parsed = phone.startsWith('+') ? parsePhoneNumberFromString(phone) : undefined;
   if (parsed) return `+${parsed.countryCallingCode}${maskDigits(String(parsed.nationalNumber))}`;
   const digits = phone.replace(/[^0-9]/g, '');

@@ -2,7 +2,7 @@
  * Reading a provider's `config` (plain settings, shown in the admin API) and `secret` (credentials,
  * never shown or logged) with errors that name the provider and the field, and never the value.
  */
-import { DEFAULT_TIMEOUT_MS, type ProviderKind } from './provider.js';
+import { DEFAULT_TIMEOUT_MS } from './provider.js';
 
 export class ProviderConfigReader {
   /** `config.<field>` and `secret.<field>` names asked for so far, to find the ones nobody reads. */
@@ -10,7 +10,7 @@ export class ProviderConfigReader {
 
   constructor(
     private readonly providerId: string,
-    private readonly kind: ProviderKind,
+    private readonly kind: string,
     private readonly config: Record<string, unknown>,
     private readonly secret: Record<string, string>,
   ) {}

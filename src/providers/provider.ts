@@ -21,10 +21,6 @@ import type { Channel } from '../core/channels.js';
 
 export type { Channel } from '../core/channels.js';
 
-/** The vendors sluice speaks to. `console` is the embedded demo: it prints instead of sending. */
-export const PROVIDER_KINDS = ['console', 'smtp', 'aliyun-sms', 'tencent-sms', 'feishu', 'slack', 'http'] as const;
-export type ProviderKind = (typeof PROVIDER_KINDS)[number];
-
 /** The default bound on one vendor request, connection to last byte. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -94,7 +90,8 @@ export interface Provider {
   readonly id: string;
   /** Its configured name, set by the provider directory: the `provider` label of the send metrics (else the id). */
   readonly name?: string;
-  readonly kind: ProviderKind;
+  /** Its kind's name (`ProviderKindDescriptor.kind`). */
+  readonly kind: string;
   readonly channel: Channel;
   /** Sends one message. Resolves once the vendor accepted it; rejects with a `ProviderError` only. */
   send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult>;

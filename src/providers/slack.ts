@@ -17,6 +17,7 @@ import {
   type SendResult,
   truncate,
 } from './provider.js';
+import { defineProviderKind } from './provider-kind.js';
 
 export interface SlackProviderOptions {
   id: string;
@@ -55,3 +56,14 @@ export function createSlackProvider(options: SlackProviderOptions): Provider {
     },
   };
 }
+
+/** `slack`: a Slack incoming webhook, whose URL is the credential. */
+export const slackKind = defineProviderKind({
+  kind: 'slack',
+  channel: 'webhook',
+  config: { required: [], optional: [] },
+  secret: { required: ['webhookUrl'], optional: [] },
+  credentialRoute: [],
+  build: (read, { id, channel }) =>
+    createSlackProvider({ id, channel, webhookUrl: read.secretUrl('webhookUrl'), timeoutMs: read.timeoutMs() }),
+});

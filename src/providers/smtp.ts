@@ -12,6 +12,7 @@ import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { Channel } from '../core/channels.js';
 import { maskRecipient } from './mask.js';
 import { type OutboundMessage, type Provider, ProviderError, type SendResult, toProviderError, truncate } from './provider.js';
+import { defineProviderKind } from './provider-kind.js';
 
 export interface SmtpProviderOptions {
   id: string;
@@ -116,7 +117,7 @@ function bounded<T>(work: Promise<T>, timeoutMs: number, signal: AbortSignal | u
 }
 
 /** Maps a nodemailer failure to retryable (4yz, no answer) or permanent (5yz, refused envelope). */
-export function classifySmtpError(providerId: string, to: string, error: unknown, timeoutMs: number, signal?: AbortSignal): ProviderError {
+function classifySmtpError(providerId: string, to: string, error: unknown, timeoutMs: number, signal?: AbortSignal): ProviderError {
   const smtp = error as { responseCode?: number; code?: string; response?: string; command?: string } | null;
   const responseCode = typeof smtp?.responseCode === 'number' ? smtp.responseCode : undefined;
   const recipient = maskRecipient(to);
@@ -163,3 +164,40 @@ function domainOf(from: string): string {
 function maskEmails(text: string): string {
   return text.replace(/[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+/g, (address) => maskRecipient(address));
 }
+
+/** `smtp`: email through an SMTP relay; `secret.password` only counts with `secret.user`. */
+export const smtpKind = defineProviderKind({
+  kind: 'smtp',
+  channel: 'email',
+  config: {
+    required: ['host', 'from'],
+    optional: ['port', 'secure', 'messageIdDomain', 'ignoreTLS', 'requireTLS', 'tlsRejectUnauthorized', 'maxConnections'],
+  },
+  secret: { required: [], optional: ['user', 'password'] },
+  credentialRoute: ['host', 'port', 'secure', 'requireTLS', 'ignoreTLS', 'tlsRejectUnauthorized'],
+  build(read, { id, channel }) {
+    const secure = read.optionalBoolean('secure') ?? false;
+    const user = read.optionalSecretString('user');
+    const messageIdDomain = read.optionalString('messageIdDomain');
+    const ignoreTLS = read.optionalBoolean('ignoreTLS');
+    const requireTLS = read.optionalBoolean('requireTLS');
+    const tlsRejectUnauthorized = read.optionalBoolean('tlsRejectUnauthorized');
+    const maxConnections = read.optionalInteger('maxConnections', { min: 1, max: 100 });
+    return createSmtpProvider({
+      id,
+      channel,
+      host: read.string('host'),
+      // 465 is SMTP over TLS from the first byte; 587 submission upgrades with STARTTLS.
+      port: read.optionalInteger('port', { min: 1, max: 65_535 }) ?? (secure ? 465 : 587),
+      secure,
+      from: read.string('from'),
+      timeoutMs: read.timeoutMs(),
+      ...(user === undefined ? {} : { auth: { user, pass: read.secretString('password') } }),
+      ...(messageIdDomain === undefined ? {} : { messageIdDomain }),
+      ...(ignoreTLS === undefined ? {} : { ignoreTLS }),
+      ...(requireTLS === undefined ? {} : { requireTLS }),
+      ...(tlsRejectUnauthorized === undefined ? {} : { tlsRejectUnauthorized }),
+      ...(maxConnections === undefined ? {} : { maxConnections }),
+    });
+  },
+});

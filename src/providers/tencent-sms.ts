@@ -23,9 +23,10 @@ import {
   type SendResult,
   truncate,
 } from './provider.js';
+import { defineProviderKind } from './provider-kind.js';
 import { tc3Sign } from './tencent-signature.js';
 
-export const TENCENT_SMS_DEFAULT_ENDPOINT = 'https://sms.tencentcloudapi.com';
+const TENCENT_SMS_DEFAULT_ENDPOINT = 'https://sms.tencentcloudapi.com';
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 
 export interface TencentSmsProviderOptions {
@@ -57,7 +58,7 @@ export function isTencentProviderFault(code: string): boolean {
 }
 
 /** Tencent's error code → may a later attempt succeed? */
-export function isRetryableTencentCode(code: string): boolean {
+function isRetryableTencentCode(code: string): boolean {
   return code.startsWith('LimitExceeded') || code.startsWith('RequestLimitExceeded') || code.startsWith('InternalError');
 }
 
@@ -136,3 +137,31 @@ export function createTencentSmsProvider(options: TencentSmsProviderOptions): Pr
     },
   };
 }
+
+/** `tencent-sms`: SMS through Tencent Cloud's SendSms API (v3 signing). */
+export const tencentSmsKind = defineProviderKind({
+  kind: 'tencent-sms',
+  channel: 'sms',
+  config: { required: ['sdkAppId'], optional: ['signName', 'templateId', 'region', 'endpoint'] },
+  secret: { required: ['secretId', 'secretKey'], optional: [] },
+  credentialRoute: ['endpoint'],
+  build(read, { id, channel, clock }) {
+    const signName = read.optionalString('signName');
+    const templateId = read.optionalString('templateId');
+    const region = read.optionalString('region');
+    const endpoint = read.optionalUrl('endpoint');
+    return createTencentSmsProvider({
+      id,
+      channel,
+      secretId: read.secretString('secretId'),
+      secretKey: read.secretString('secretKey'),
+      sdkAppId: read.string('sdkAppId'),
+      timeoutMs: read.timeoutMs(),
+      clock,
+      ...(signName === undefined ? {} : { signName }),
+      ...(templateId === undefined ? {} : { defaultTemplateId: templateId }),
+      ...(region === undefined ? {} : { region }),
+      ...(endpoint === undefined ? {} : { endpoint }),
+    });
+  },
+});

@@ -1,12 +1,12 @@
 /** Operator actions for the admin API and the CLI; every change invalidates the live config everywhere. */
 
 import { frequencySubject } from '../admission/interceptors/frequency.js';
-import { CHANNELS, type Channel } from '../core/channels.js';
+import { type Channel, perChannel } from '../core/channels.js';
 import { SluiceError } from '../core/errors.js';
 import { normalizeRecipient, readOnEveryChannel } from '../core/recipients.js';
 import { hasControlCharacter } from '../core/text.js';
 import { FALLBACK_MODES, type Limiter, normalizeRule } from '../limiter/index.js';
-import { checkProviderSpec } from '../providers/registry.js';
+import { checkProviderSpec, credentialRouteFields, listedProviderConfig } from '../providers/registry.js';
 import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { type ProvidersRepository, type Provider as StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
 import { type RuleSet, type RulesRepository, toLimiterRule } from '../storage/repositories/rules.js';
@@ -52,36 +52,11 @@ export interface AdminServiceDeps {
 function providerView(provider: StoredProvider): ProviderView {
   return {
     ...provider,
-    config: shownConfig(provider),
+    config: listedProviderConfig(provider.kind, provider.config),
     createdAt: new Date(provider.createdAt).toISOString(),
     updatedAt: new Date(provider.updatedAt).toISOString(),
   };
 }
-
-/**
- * A Feishu bot stored before its hook URL became a secret has the URL, and so the bot's token, in
- * `config`: it is shown masked, saying where it belongs (a change of the config must move it).
- */
-function shownConfig(provider: StoredProvider): Record<string, unknown> {
-  if (provider.kind !== 'feishu' || provider.config.webhookUrl === undefined) return provider.config;
-  return { ...provider.config, webhookUrl: '*** (the bot token: move it to secret.webhookUrl)' };
-}
-
-/**
- * Config fields that say where a provider sends, and how safely: so where its stored credentials
- * go, and whether in clear or to a server whose certificate is not checked.
- */
-const CREDENTIAL_ROUTE_FIELDS = [
-  'host',
-  'port',
-  'url',
-  'endpoint',
-  'webhookUrl',
-  'secure',
-  'requireTLS',
-  'ignoreTLS',
-  'tlsRejectUnauthorized',
-] as const;
 
 export class SqlAdminService implements AdminService {
   constructor(private readonly deps: AdminServiceDeps) {}
@@ -93,7 +68,7 @@ export class SqlAdminService implements AdminService {
       name: tenant.name,
       status: tenant.status,
       qpsLimit: tenant.qpsLimit,
-      dailyQuotas: Object.fromEntries(CHANNELS.map((channel) => [channel, quotas[channel] ?? null])),
+      dailyQuotas: perChannel((channel) => quotas[channel] ?? null),
       createdAt: new Date(tenant.createdAt).toISOString(),
     };
   }
@@ -317,7 +292,9 @@ export class SqlAdminService implements AdminService {
       const secret = patch.secret === undefined ? await this.storedSecret(id) : (patch.secret ?? {});
       // The stored credentials go wherever the config points: sending them to a new address takes
       // someone who knows them, not only the config.
-      const moved = CREDENTIAL_ROUTE_FIELDS.filter((field) => patch.config !== undefined && patch.config[field] !== current.config[field]);
+      const moved = credentialRouteFields(current.kind).filter(
+        (field) => patch.config !== undefined && patch.config[field] !== current.config[field],
+      );
       if (patch.secret === undefined && moved.length > 0 && Object.keys(secret).length > 0) {
         throw new SluiceError(
           'INVALID_REQUEST',

@@ -6,58 +6,31 @@ import type { AdmissionChain } from '../admission/chain.js';
 import type { SendRequest, TenantView } from '../admission/context.js';
 import type { Channel } from '../core/channels.js';
 import type { Decision, Rule } from '../limiter/index.js';
-import type { Provider } from '../storage/repositories/providers.js';
+import type { TenantStatus } from '../storage/schema.js';
+import type {
+  ApiKeyView,
+  BlacklistPage,
+  FallbackView,
+  MessageView,
+  ProviderView,
+  RuleSetView,
+  RuleView,
+  TenantDetails,
+  TenantPage,
+} from './views.js';
 
-export interface MessageView {
-  id: string;
-  channel: Channel;
-  to: string;
-  status: string;
-  dueAt: string;
-  attempts: number;
-  lastError: string | null;
-  providerMessageId: string | null;
-  createdAt: string;
-  sentAt: string | null;
-  deliveryAttempts: {
-    attempt: number;
-    provider: string | null;
-    startedAt: string;
-    finishedAt: string;
-    outcome: string;
-    error: string | null;
-  }[];
-}
-
-export interface TenantDetails extends TenantView {
-  dailyQuotas: Partial<Record<Channel, number | null>>;
-  createdAt: string;
-}
-
-/** A frequency rule as the admin API and the CLI write and read it (seconds). */
-export interface RuleView {
-  windowSeconds: number;
-  limit: number;
-  banSeconds: number;
-  algorithm?: string;
-}
-
-/** A tenant channel's fallback while Redis is slow or down; only `static` has rules of its own. */
-export interface FallbackView {
-  mode: 'local' | 'static' | 'allow' | 'deny';
-  rules?: RuleView[];
-}
-
-/**
- * A tenant channel's rule set, in the shape `PUT .../rules/:channel` takes (plus `channel` and
- * `version`): what GET answers can be PUT back as it is.
- */
-export interface RuleSetView {
-  channel: Channel;
-  rules: RuleView[];
-  fallback: FallbackView | null;
-  version: number;
-}
+export type {
+  ApiKeyView,
+  BlacklistEntryView,
+  BlacklistPage,
+  FallbackView,
+  MessageView,
+  ProviderView,
+  RuleSetView,
+  RuleView,
+  TenantDetails,
+  TenantPage,
+} from './views.js';
 
 /** Sending, reading and cancelling messages: what a tenant may do. */
 export interface MessageService {
@@ -81,13 +54,11 @@ export interface RiskService {
   ): Promise<Decision>;
 }
 
-/** A provider as the admin API shows it: no secret (only `hasSecret`), times as ISO 8601 like every other view. */
-export type ProviderView = Omit<Provider, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
-
 export interface NewProviderInput {
   /** A tenant id, or `*` for every tenant. */
   scope: string;
   channel: Channel;
+  /** Checked by the service against the kind table (a CLI argument is any text). */
   kind: string;
   name: string;
   priority?: number;
@@ -104,37 +75,6 @@ export type ProviderPatch = Partial<Omit<NewProviderInput, 'scope' | 'channel' |
 
 /** Whose blacklist: one tenant's, or the global one that applies to every tenant. */
 export type BlacklistScope = { tenant: string } | 'global';
-
-/** A blacklist entry as the admin API and the CLI show it. */
-export interface BlacklistEntryView {
-  /** A channel, or `*`: every channel. */
-  channel: Channel | '*';
-  /** The recipient's canonical key (E.164 phone, case-folded email without `+tag`...), as sends are compared with it. */
-  recipient: string;
-  reason: string | null;
-  createdAt: string;
-}
-
-/** One page of a blacklist, ordered by (channel, recipient); `next` is the cursor of the next page, null at the end. */
-export interface BlacklistPage {
-  entries: BlacklistEntryView[];
-  next: string | null;
-}
-
-/** One page of tenants, ordered by id; `next` is the cursor of the next page, null at the end. */
-export interface TenantPage {
-  tenants: TenantDetails[];
-  next: string | null;
-}
-
-/** An API key as the admin API lists it: never the key itself. */
-export interface ApiKeyView {
-  id: string;
-  /** The key's first characters (`sk_3fZ0aQ1b`), to tell keys apart. */
-  prefix: string;
-  createdAt: string;
-  revokedAt: string | null;
-}
 
 /** Operator actions, shared by the admin HTTP API and the CLI. Every change is live at once on every instance. */
 export interface AdminService {
@@ -155,7 +95,7 @@ export interface AdminService {
   getTenant(id: string): Promise<TenantDetails | undefined>;
   updateTenant(
     id: string,
-    patch: { status?: 'active' | 'suspended'; qpsLimit?: number | null; dailyQuotas?: Partial<Record<Channel, number | null>> },
+    patch: { status?: TenantStatus; qpsLimit?: number | null; dailyQuotas?: Partial<Record<Channel, number | null>> },
   ): Promise<TenantDetails | undefined>;
   /** INVALID_REQUEST for a rule the limiter refuses, a static fallback without rules or rules on another mode. */
   setRules(tenantId: string, channel: Channel, rules: RuleView[], fallback?: FallbackView | null): Promise<RuleSetView>;

@@ -14,28 +14,28 @@
  */
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Channel } from '../core/channels.js';
+import type { FallbackMode } from '../limiter/index.js';
+import type { ProviderKind } from '../providers/kinds.js';
 
 export type { Channel } from '../core/channels.js';
 
 /** Lifecycle of a tenant: a suspended tenant's sends are rejected (`TENANT_SUSPENDED`). */
-export type TenantStatus = 'active' | 'suspended';
+export const TENANT_STATUSES = ['active', 'suspended'] as const;
+export type TenantStatus = (typeof TENANT_STATUSES)[number];
 
 /**
  * Lifecycle of a message (DESIGN.md §6):
  * `queued|scheduled → sending → sent | failed`, `sending → scheduled` (retry), `queued|scheduled → canceled`.
  * Every move is a guarded UPDATE; nothing moves backwards.
  */
-export type MessageStatus = 'queued' | 'scheduled' | 'sending' | 'sent' | 'failed' | 'canceled';
-
-export const MESSAGE_STATUSES: readonly MessageStatus[] = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled'];
+export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** How one delivery attempt ended: `retryable` failures are retried with backoff, `permanent` ones fail the message. */
 export type AttemptOutcome = 'sent' | 'retryable' | 'permanent';
 
-/** The vendor integrations a provider row can name. */
-export type ProviderKind = 'console' | 'smtp' | 'aliyun-sms' | 'tencent-sms' | 'feishu' | 'slack' | 'http';
-
-export const PROVIDER_KINDS: readonly ProviderKind[] = ['console', 'smtp', 'aliyun-sms', 'tencent-sms', 'feishu', 'slack', 'http'];
+/** The vendor integrations a provider row can name: the providers' kind table. */
+export type { ProviderKind } from '../providers/kinds.js';
 
 /** `scope`/`channel` value meaning "every tenant" / "every channel" (blacklist, providers). */
 export const ANY = '*';
@@ -181,7 +181,7 @@ export interface StoredRule {
  * the degradation module owns the meaning of each field.
  */
 export interface FallbackPolicy {
-  mode: 'local' | 'static' | 'allow' | 'deny';
+  mode: FallbackMode;
   /** For `static`: the looser rules to apply. */
   rules?: StoredRule[];
   /** Fraction 0..1 of decisions to sample in `allow`/`deny` modes. */

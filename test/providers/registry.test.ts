@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { PROVIDER_KINDS, providerKind } from '../../src/providers/kinds.js';
 import type { Channel } from '../../src/providers/provider.js';
-import { checkProviderSpec, createProvider, type ProviderSpec } from '../../src/providers/registry.js';
+import {
+  checkProviderSpec,
+  createProvider,
+  credentialRouteFields,
+  listedProviderConfig,
+  type ProviderSpec,
+} from '../../src/providers/registry.js';
 
 const VALID: Record<string, Omit<ProviderSpec, 'id'>> = {
   console: { kind: 'console', channel: 'sms', config: {}, secret: {} },
@@ -27,7 +34,7 @@ const VALID: Record<string, Omit<ProviderSpec, 'id'>> = {
   http: { kind: 'http', channel: 'webhook', config: { url: 'https://receiver.example.com/hook' }, secret: { signingSecret: 'whsec' } },
 };
 
-/** Every field the registry's table documents, per kind: the strict check must take them all. */
+/** Every field the kinds' descriptors declare, per kind: the strict check must take them all. */
 const EVERY_FIELD: Record<string, Omit<ProviderSpec, 'id'>> = {
   console: { kind: 'console', channel: 'email', config: { timeoutMs: 100 }, secret: {} },
   smtp: {
@@ -161,5 +168,49 @@ describe('createProvider', () => {
     expect(result).toEqual({ providerMessageId: 'console-m1' });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toBe('[sluice sms] id=m1 tenant=t1 to=+8613812340000 body="Your code is 1234"\n');
+  });
+});
+
+describe('the kind table', () => {
+  it('has a valid example and a full one for each kind, and nothing else', () => {
+    expect(Object.keys(VALID).sort()).toEqual([...PROVIDER_KINDS].sort());
+    expect(Object.keys(EVERY_FIELD).sort()).toEqual([...PROVIDER_KINDS].sort());
+  });
+
+  it.each(PROVIDER_KINDS.map((kind) => [kind]))('%s declares the fields its builder reads, timeoutMs aside', (kind) => {
+    const descriptor = providerKind(kind)!;
+    const full = EVERY_FIELD[kind]!;
+    const declared = (fields: { required: readonly string[]; optional: readonly string[] }) =>
+      [...fields.required, ...fields.optional].sort();
+    expect(declared(descriptor.config)).toEqual(
+      Object.keys(full.config)
+        .filter((field) => field !== 'timeoutMs')
+        .sort(),
+    );
+    expect(declared(descriptor.secret)).toEqual(Object.keys(full.secret).sort());
+    for (const field of descriptor.config.required) {
+      const { [field]: _, ...rest } = full.config;
+      expect(() => checkProviderSpec({ id: 'p', ...full, config: rest })).toThrow(`config.${field} is required`);
+    }
+    for (const field of descriptor.secret.required) {
+      const { [field]: _, ...rest } = full.secret;
+      expect(() => checkProviderSpec({ id: 'p', ...full, secret: rest })).toThrow(`secret.${field} is required`);
+    }
+  });
+
+  it("names as credential routes only config fields of the kind (Feishu's: the hook URL older builds stored as config)", () => {
+    for (const kind of PROVIDER_KINDS) {
+      const config = [...providerKind(kind)!.config.required, ...providerKind(kind)!.config.optional];
+      const extra = credentialRouteFields(kind).filter((field) => !config.includes(field));
+      expect(extra).toEqual(kind === 'feishu' ? ['webhookUrl'] : []);
+    }
+    expect(credentialRouteFields('pigeon')).toEqual([]);
+  });
+
+  it('lists a config as stored, but a Feishu hook URL stored as config masked', () => {
+    const config = { url: 'https://r.example.com', timeoutMs: 100 };
+    expect(listedProviderConfig('http', config)).toBe(config);
+    expect(listedProviderConfig('pigeon', config)).toBe(config);
+    expect(listedProviderConfig('feishu', { webhookUrl: 'https://x.example.com/hook/t0ken' }).webhookUrl).not.toContain('t0ken');
   });
 });

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
-import type { Channel } from '../../core/channels.js';
 import { SluiceError } from '../../core/errors.js';
-import type { BlacklistScope, FallbackView, HttpDeps } from '../../services/contracts.js';
+import type { BlacklistScope, HttpDeps } from '../../services/contracts.js';
+import { BlacklistPage, ProviderView, RuleSetView, TenantDetails, TenantPage } from '../../services/views.js';
 import { requireAdmin } from '../auth.js';
 import { dependencyErrorHandler } from '../error-handler.js';
 import {
@@ -12,7 +12,6 @@ import {
   BanParams,
   BlacklistAdded,
   BlacklistBody,
-  BlacklistPage,
   BlacklistQuery,
   BlacklistRemoveBody,
   BlacklistRemoved,
@@ -32,14 +31,10 @@ import {
   ProviderList,
   ProviderPatchBody,
   ProviderQuery,
-  ProviderView,
   RuleSetBody,
-  RuleSetView,
   SECURITY,
-  TenantList,
   TenantPatchBody,
   TenantQuery,
-  TenantView,
 } from '../schemas.js';
 
 /**
@@ -99,21 +94,27 @@ export const adminRoutes =
     );
     app.get(
       '/v1/admin/tenants',
-      { schema: adminSchema('List tenants, a page at a time, by id (creation order)', { querystring: TenantQuery }, { 200: TenantList }) },
+      { schema: adminSchema('List tenants, a page at a time, by id (creation order)', { querystring: TenantQuery }, { 200: TenantPage }) },
       async (request) => {
         const { limit, after } = request.query;
         return admin.listTenants({ ...(limit === undefined ? {} : { limit: Number(limit) }), ...(after === undefined ? {} : { after }) });
       },
     );
-    app.get('/v1/admin/tenants/:id', { schema: adminSchema('Read a tenant', { params: IdParam }, { 200: TenantView }) }, async (request) =>
-      tenantOr404(admin.getTenant(request.params.id)),
+    app.get(
+      '/v1/admin/tenants/:id',
+      { schema: adminSchema('Read a tenant', { params: IdParam }, { 200: TenantDetails }) },
+      async (request) => tenantOr404(admin.getTenant(request.params.id)),
     );
     app.patch(
       '/v1/admin/tenants/:id',
       {
-        schema: adminSchema('Suspend or resume a tenant, set its quotas', { params: IdParam, body: TenantPatchBody }, { 200: TenantView }),
+        schema: adminSchema(
+          'Suspend or resume a tenant, set its quotas',
+          { params: IdParam, body: TenantPatchBody },
+          { 200: TenantDetails },
+        ),
       },
-      async (request) => tenantOr404(admin.updateTenant(request.params.id, request.body as Parameters<typeof admin.updateTenant>[1])),
+      async (request) => tenantOr404(admin.updateTenant(request.params.id, request.body)),
     );
 
     app.get(
@@ -164,18 +165,16 @@ export const adminRoutes =
         const withBan = (rule: (typeof rules)[number]) => ({ ...rule, banSeconds: rule.banSeconds ?? 0 });
         return admin.setRules(
           request.params.id,
-          request.params.channel as Channel,
+          request.params.channel,
           rules.map(withBan),
-          fallback
-            ? { mode: fallback.mode as FallbackView['mode'], ...(fallback.rules ? { rules: fallback.rules.map(withBan) } : {}) }
-            : null,
+          fallback ? { mode: fallback.mode, ...(fallback.rules ? { rules: fallback.rules.map(withBan) } : {}) } : null,
         );
       },
     );
     app.get(
       '/v1/admin/tenants/:id/rules/:channel',
       { schema: adminSchema("A tenant channel's rules, in the shape PUT takes", { params: ChannelParam }, { 200: RuleSetView }) },
-      async (request) => admin.getRules(request.params.id, request.params.channel as Channel),
+      async (request) => admin.getRules(request.params.id, request.params.channel),
     );
 
     // A tenant's blacklist and the global one (every tenant): the same bodies and answers.
@@ -191,7 +190,7 @@ export const adminRoutes =
         },
         async (request) => {
           const { channel = '*', recipients, reason } = request.body;
-          return admin.addToBlacklist(scopeOf(request.params as { id?: string }), channel as Channel | '*', recipients, reason);
+          return admin.addToBlacklist(scopeOf(request.params as { id?: string }), channel, recipients, reason);
         },
       );
       app.delete(
@@ -205,7 +204,7 @@ export const adminRoutes =
         },
         async (request) => {
           const { channel = '*', recipients } = request.body;
-          return admin.removeFromBlacklist(scopeOf(request.params as { id?: string }), channel as Channel | '*', recipients);
+          return admin.removeFromBlacklist(scopeOf(request.params as { id?: string }), channel, recipients);
         },
       );
       app.get(
@@ -220,7 +219,7 @@ export const adminRoutes =
         async (request) => {
           const { channel, limit, after } = request.query;
           return admin.listBlacklist(scopeOf(request.params as { id?: string }), {
-            ...(channel === undefined ? {} : { channel: channel as Channel | '*' }),
+            ...(channel === undefined ? {} : { channel }),
             ...(limit === undefined ? {} : { limit: Number(limit) }),
             ...(after === undefined ? {} : { after }),
           });
@@ -234,7 +233,7 @@ export const adminRoutes =
       '/v1/admin/tenants/:id/bans/:channel/:to',
       { schema: adminSchema("Lift a recipient's ban", { params: BanParams, querystring: LiftBanQuery }, { 200: BanLifted }) },
       async (request) => {
-        const lifted = await admin.liftBan(request.params.id, request.params.channel as Channel, request.params.to, {
+        const lifted = await admin.liftBan(request.params.id, request.params.channel, request.params.to, {
           resetCounts: request.query.resetCounts === 'true',
         });
         return { lifted };
@@ -253,14 +252,14 @@ export const adminRoutes =
       },
       async (request, reply) => {
         const body = request.body;
-        return reply.status(201).send(await admin.createProvider({ ...body, channel: body.channel as Channel }));
+        return reply.status(201).send(await admin.createProvider(body));
       },
     );
     app.get(
       '/v1/admin/providers',
       { schema: adminSchema('List providers', { querystring: ProviderQuery }, { 200: ProviderList }) },
       async (request) => ({
-        providers: await admin.listProviders({ ...request.query, channel: request.query.channel as Channel | undefined }),
+        providers: await admin.listProviders(request.query),
       }),
     );
     app.patch(

@@ -32,7 +32,7 @@ export const frequencyRoutes =
             windowMs: rule.windowSeconds * 1000,
             limit: rule.limit,
             banMs: (rule.banSeconds ?? 0) * 1000,
-            ...(rule.algorithm ? { algorithm: rule.algorithm as 'sliding-log' } : {}),
+            ...(rule.algorithm ? { algorithm: rule.algorithm } : {}),
           })),
           requestId: body.requestId,
           record: body.record ?? true,

@@ -3,8 +3,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifySchemaValidationError } from 'fastify';
 import { SluiceError } from '../../core/errors.js';
 import type { HttpDeps } from '../../services/contracts.js';
+import { MessageView } from '../../services/views.js';
 import { authenticateTenant, bearerToken, tenantOf } from '../auth.js';
-import { Accepted, Canceled, errorResponses, IdParam, MessageView, SECURITY, SendBody } from '../schemas.js';
+import { Accepted, Canceled, errorResponses, IdParam, SECURITY, SendBody } from '../schemas.js';
 
 /**
  * The key's rule, in the schema so /docs shows it; a header that breaks it is answered with our

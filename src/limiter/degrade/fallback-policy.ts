@@ -11,9 +11,8 @@ import type { Decision, Rule } from '../types.js';
  * - `allow`: every attempt admitted, nothing counted.
  * - `deny`: every attempt rejected `RATE_LIMITED` (no rule named).
  */
-export type FallbackMode = 'local' | 'static' | 'allow' | 'deny';
-
-export const FALLBACK_MODES: readonly FallbackMode[] = ['local', 'static', 'allow', 'deny'];
+export const FALLBACK_MODES = ['local', 'static', 'allow', 'deny'] as const;
+export type FallbackMode = (typeof FALLBACK_MODES)[number];
 
 /** How to decide while degraded. Treat a policy object as immutable once passed (it is validated once). */
 export interface FallbackPolicy {

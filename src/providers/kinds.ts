@@ -1,0 +1,28 @@
+/**
+ * The provider kinds sluice can build, one row each: `PROVIDER_KINDS`, the stored `kind` type,
+ * the admin API's enum and the registry all come from this table. Adding a vendor: its module
+ * (client and descriptor), its row here, its row in docs/operations.md's provider table.
+ */
+import { aliyunSmsKind } from './aliyun-sms.js';
+import { consoleKind } from './console.js';
+import { feishuKind } from './feishu.js';
+import { httpWebhookKind } from './http-webhook.js';
+import type { ProviderKindDescriptor } from './provider-kind.js';
+import { slackKind } from './slack.js';
+import { smtpKind } from './smtp.js';
+import { tencentSmsKind } from './tencent-sms.js';
+
+const TABLE = [consoleKind, smtpKind, aliyunSmsKind, tencentSmsKind, feishuKind, slackKind, httpWebhookKind] as const;
+
+/** The vendors sluice speaks to. `console` is the embedded demo: it prints instead of sending. */
+export type ProviderKind = (typeof TABLE)[number]['kind'];
+
+/** Every kind's name, in the table's order. */
+export const PROVIDER_KINDS: readonly ProviderKind[] = TABLE.map((descriptor) => descriptor.kind);
+
+export const isProviderKind = (kind: unknown): kind is ProviderKind => (PROVIDER_KINDS as readonly unknown[]).includes(kind);
+
+const BY_KIND = new Map<string, ProviderKindDescriptor>(TABLE.map((descriptor) => [descriptor.kind, descriptor]));
+
+/** The descriptor of a kind; undefined for a name no row has (a row stored by another build). */
+export const providerKind = (kind: string): ProviderKindDescriptor | undefined => BY_KIND.get(kind);

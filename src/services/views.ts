@@ -1,0 +1,146 @@
+/**
+ * What the services answer, as TypeBox schemas: the one definition of each view. The HTTP API
+ * serialises its answers with them (and publishes them at /docs); the services and the CLI use
+ * the types derived from them (`Static`), so the two cannot drift.
+ */
+import { type Static, type StringOptions, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
+import { CHANNELS, perChannel } from '../core/channels.js';
+import { FALLBACK_MODES } from '../limiter/index.js';
+import { PROVIDER_KINDS } from '../providers/kinds.js';
+import { MESSAGE_STATUSES, TENANT_STATUSES } from '../storage/schema.js';
+
+/**
+ * A string among `values`: JSON Schema's `{type: 'string', enum}` (as `Type.String` writes it, so
+ * TypeBox's `Value` checks it as a string and ajv checks the enum), typed as the union of `values`.
+ */
+export const stringEnum = <const T extends string>(values: readonly T[], options: StringOptions = {}): TUnsafe<T> =>
+  Type.Unsafe<T>(Type.String({ enum: [...values], ...options }));
+
+/** An object with one property per channel, each of `schema`. */
+export const perChannelObject = <T extends TSchema>(schema: T, options: { additionalProperties?: boolean } = {}) =>
+  Type.Object(
+    perChannel(() => schema),
+    options,
+  );
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const Iso = Type.String({ format: 'date-time' });
+export const ChannelName = stringEnum(CHANNELS);
+/** A channel, or `*`: every channel (blacklists). */
+export const CHANNEL_OR_ANY = [...CHANNELS, '*'] as const;
+export const ChannelOrAny = stringEnum(CHANNEL_OR_ANY);
+export const TenantStatusName = stringEnum(TENANT_STATUSES);
+
+/** A message as its tenant reads it, with its delivery attempts. */
+export const MessageView = Type.Object({
+  id: Type.String(),
+  channel: ChannelName,
+  to: Type.String({ description: 'The recipient as delivered to (normalised: E.164, the email domain lower-cased…)' }),
+  status: stringEnum(MESSAGE_STATUSES),
+  dueAt: Iso,
+  attempts: Type.Integer(),
+  lastError: Nullable(Type.String()),
+  providerMessageId: Nullable(Type.String()),
+  createdAt: Iso,
+  sentAt: Nullable(Iso),
+  deliveryAttempts: Type.Array(
+    Type.Object({
+      attempt: Type.Integer(),
+      provider: Nullable(Type.String()),
+      startedAt: Iso,
+      finishedAt: Iso,
+      outcome: Type.String(),
+      error: Nullable(Type.String()),
+    }),
+  ),
+});
+export type MessageView = Static<typeof MessageView>;
+
+/** A tenant as the admin API and the CLI show it: its daily quota on every channel (null: unlimited). */
+export const TenantDetails = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: TenantStatusName,
+  qpsLimit: Nullable(Type.Integer()),
+  dailyQuotas: perChannelObject(Nullable(Type.Integer())),
+  createdAt: Iso,
+});
+export type TenantDetails = Static<typeof TenantDetails>;
+
+/** One page of tenants, ordered by id; `next` is the cursor of the next page, null at the end. */
+export const TenantPage = Type.Object({
+  tenants: Type.Array(TenantDetails),
+  next: Nullable(Type.String({ description: 'Pass as `after` for the next page; null: the last page' })),
+});
+export type TenantPage = Static<typeof TenantPage>;
+
+/** An API key as the admin API lists it: never the key itself. */
+export const ApiKeyView = Type.Object({
+  id: Type.String(),
+  prefix: Type.String({ description: "The key's first characters, to tell keys apart" }),
+  createdAt: Type.String({ format: 'date-time' }),
+  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+export type ApiKeyView = Static<typeof ApiKeyView>;
+
+/** A frequency rule as the admin API and the CLI write and read it (seconds). */
+export const RuleView = Type.Object({
+  windowSeconds: Type.Integer(),
+  limit: Type.Integer(),
+  banSeconds: Type.Integer(),
+  algorithm: Type.Optional(Type.String()),
+});
+export type RuleView = Static<typeof RuleView>;
+
+/** A tenant channel's fallback while Redis is slow or down; only `static` has rules of its own. */
+export const FallbackView = Type.Object({ mode: stringEnum(FALLBACK_MODES), rules: Type.Optional(Type.Array(RuleView)) });
+export type FallbackView = Static<typeof FallbackView>;
+
+/**
+ * A tenant channel's rule set, in the shape `PUT .../rules/:channel` takes (plus `channel` and
+ * `version`): what GET answers can be PUT back as it is.
+ */
+export const RuleSetView = Type.Object(
+  {
+    channel: ChannelName,
+    rules: Type.Array(RuleView),
+    fallback: Nullable(FallbackView),
+    version: Type.Integer({ description: 'Bumped by every PUT; 0: never set' }),
+  },
+  { description: 'The shape PUT takes: it can be PUT back as it is' },
+);
+export type RuleSetView = Static<typeof RuleSetView>;
+
+/** A blacklist entry: `recipient` is the canonical key (E.164 phone, case-folded email without `+tag`...) sends are compared with. */
+export const BlacklistEntryView = Type.Object({
+  channel: ChannelOrAny,
+  recipient: Type.String(),
+  reason: Nullable(Type.String()),
+  createdAt: Iso,
+});
+export type BlacklistEntryView = Static<typeof BlacklistEntryView>;
+
+/** One page of a blacklist, ordered by (channel, recipient); `next` is the cursor of the next page, null at the end. */
+export const BlacklistPage = Type.Object({
+  entries: Type.Array(BlacklistEntryView),
+  next: Nullable(Type.String({ description: 'Pass as `after` for the next page; null: the last page' })),
+});
+export type BlacklistPage = Static<typeof BlacklistPage>;
+
+/** A provider as the admin API shows it: no secret (only `hasSecret`), times as ISO 8601 like every other view. */
+export const ProviderView = Type.Object({
+  id: Type.String(),
+  scope: Type.String(),
+  channel: ChannelName,
+  kind: stringEnum(PROVIDER_KINDS),
+  name: Type.String(),
+  priority: Type.Integer(),
+  qps: Type.Integer(),
+  config: Type.Record(Type.String(), Type.Unknown()),
+  hasSecret: Type.Boolean({ description: 'The secret itself is never shown' }),
+  enabled: Type.Boolean(),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+});
+export type ProviderView = Static<typeof ProviderView>;

@@ -5,8 +5,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
-import type { TSchema } from '@sinclair/typebox';
-import { Value, type ValueError } from '@sinclair/typebox/value';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import pino from 'pino';
 import { CHANNELS, type Channel, isChannel } from '../core/channels.js';
@@ -27,6 +25,7 @@ import { describeSettings, loadSettings, SettingsError, unknownVariables } from 
 import { openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
 import { serve } from './serve.js';
+import { checkBody } from './validation.js';
 
 const program = new Command('sluice')
   .description('Message service with exact frequency control')
@@ -55,66 +54,6 @@ const integerArg = (value: string): number => {
   if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError('not an integer');
   return Number(value);
 };
-
-/**
- * The admin API's own body schema, applied to what the command built: the same types, ranges,
- * lengths and enums as the API's 400s (the services behind both check references themselves).
- */
-function checkBody<T>(schema: TSchema, body: T): T {
-  const first = Value.Errors(schema, body).First();
-  if (!first) {
-    const notListed = enumError(schema, body, '');
-    if (notListed) throw new SluiceError('INVALID_REQUEST', notListed);
-    return body;
-  }
-  const error = specificError(first);
-  const field =
-    error.path
-      .replace(/\/(\d+)/g, '[$1]')
-      .replace(/^\//, '')
-      .replaceAll('/', '.') || 'body';
-  throw new SluiceError('INVALID_REQUEST', `${field}: ${error.message}`);
-}
-
-/**
- * TypeBox's `Value` leaves the `enum` keyword to JSON Schema validators (the API's ajv checks it):
- * the CLI checks it here, or `rules set --fallback sometimes` would store a mode nothing knows.
- */
-function enumError(schema: TSchema, value: unknown, path: string): string | undefined {
-  if (value === undefined) return undefined;
-  const field = path || 'body';
-  if (Array.isArray(schema.enum) && !schema.enum.includes(value)) return `${field}: must be one of ${schema.enum.join(', ')}`;
-  if (Array.isArray(schema.anyOf)) {
-    const branch = (schema.anyOf as TSchema[]).find((candidate) => Value.Check(candidate, value));
-    return branch ? enumError(branch, value, path) : undefined;
-  }
-  if (Array.isArray(value) && schema.items) {
-    for (const [index, item] of value.entries()) {
-      const error = enumError(schema.items as TSchema, item, `${path}[${index}]`);
-      if (error) return error;
-    }
-  } else if (value !== null && typeof value === 'object' && schema.properties) {
-    for (const [key, property] of Object.entries(schema.properties as Record<string, TSchema>)) {
-      const error = enumError(property, (value as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
-      if (error) return error;
-    }
-  }
-  return undefined;
-}
-
-const JSON_TYPE: Record<string, string> = { integer: 'number', number: 'number', string: 'string', boolean: 'boolean' };
-
-/**
- * For a value matching no branch of a union (`qpsLimit`: an integer ≥ 1 or null), the error of the
- * branch of the value's own type ("greater or equal to 1"), not TypeBox's "Expected union value".
- */
-function specificError(error: ValueError): ValueError {
-  for (const branch of error.errors) {
-    const inner = branch.First();
-    if (inner && JSON_TYPE[String(inner.schema.type)] === typeof error.value) return specificError(inner);
-  }
-  return error;
-}
 
 /** A JSON object from an option's text; `what` names the option in the error. */
 function parseJsonObject(text: string, what: string): Record<string, unknown> {
@@ -198,7 +137,7 @@ tenant
   .option('--qps <n>', 'tenant requests per second', integerArg)
   .action((name: string, options: { qps?: number }) =>
     withRuntime(async (runtime) => {
-      const body = checkBody(NewTenantBody, { name, ...(options.qps === undefined ? {} : { qpsLimit: options.qps }) });
+      const body = await checkBody(NewTenantBody, { name, ...(options.qps === undefined ? {} : { qpsLimit: options.qps }) });
       const created = await runtime.http.admin.createTenant(body.name, body.qpsLimit ?? null);
       console.log(JSON.stringify(created, null, 2));
       console.error('The API key is shown once: keep it now.');
@@ -294,7 +233,7 @@ rules
                 mode: options.fallback,
                 ...(options.fallbackRule.length ? { rules: options.fallbackRule.map((spec, index) => parseRule(spec, index)) } : {}),
               };
-      const body = checkBody(RuleSetBody, { rules: specs.map((spec, index) => parseRule(spec, index)), fallback });
+      const body = await checkBody(RuleSetBody, { rules: specs.map((spec, index) => parseRule(spec, index)), fallback });
       const set = await admin.setRules(tenantId, channelArg(channel), body.rules, body.fallback as FallbackView | null);
       console.log(JSON.stringify(set, null, 2));
     }),
@@ -331,7 +270,7 @@ blacklist
   .action((args: string[], options: { global?: boolean; channel?: string; reason?: string }) =>
     withRuntime(async (runtime) => {
       const { scope, recipients } = blacklistTarget(args, options, true);
-      const body = checkBody(BlacklistBody, {
+      const body = await checkBody(BlacklistBody, {
         channel: options.channel ?? '*',
         recipients,
         ...(options.reason === undefined ? {} : { reason: options.reason }),
@@ -349,7 +288,7 @@ blacklist
   .action((args: string[], options: { global?: boolean; channel?: string }) =>
     withRuntime(async (runtime) => {
       const { scope, recipients } = blacklistTarget(args, options, true);
-      const body = checkBody(BlacklistRemoveBody, { channel: options.channel ?? '*', recipients });
+      const body = await checkBody(BlacklistRemoveBody, { channel: options.channel ?? '*', recipients });
       console.log(
         JSON.stringify(await runtime.http.admin.removeFromBlacklist(scope, body.channel as Channel | '*', body.recipients), null, 2),
       );
@@ -370,7 +309,7 @@ blacklist
       }
       const { scope } = blacklistTarget(tenantId === undefined ? [] : [tenantId], options, false);
       const { global: _, ...query } = options;
-      const { channel, limit, after } = checkBody(BlacklistQuery, query);
+      const { channel, limit, after } = await checkBody(BlacklistQuery, query);
       const page = await runtime.http.admin.listBlacklist(scope, {
         ...(channel === undefined ? {} : { channel: channel as Channel | '*' }),
         ...(limit === undefined ? {} : { limit: Number(limit) }),
@@ -400,7 +339,7 @@ provider
   .action((options) =>
     withRuntime(async (runtime) => {
       const secret = readSecret(options);
-      const body = checkBody(NewProviderBody, {
+      const body = await checkBody(NewProviderBody, {
         scope: options.scope,
         channel: options.channel,
         kind: options.kind,
@@ -441,7 +380,7 @@ provider
       };
       if (Object.keys(patch).length === 0)
         throw new SluiceError('INVALID_REQUEST', 'nothing to change: give at least one option (--help lists them)');
-      const body = checkBody(ProviderPatchBody, patch);
+      const body = await checkBody(ProviderPatchBody, patch);
       const updated = await runtime.http.admin.updateProvider(id, body as Parameters<typeof runtime.http.admin.updateProvider>[1]);
       if (!updated) throw new SluiceError('NOT_FOUND', `no provider ${id}`);
       console.log(JSON.stringify(updated, null, 2));

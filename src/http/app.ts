@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { SluiceError } from '../core/errors.js';
 import { hasControlCharacter } from '../core/text.js';
 import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../infra/logging.js';
@@ -81,6 +81,16 @@ function limitConnections(server: Server, max: number, perAddress: number): void
   });
 }
 
+/** How the API's request schemas are validated (Fastify's ajv); the CLI checks its bodies with the same settings. */
+export const API_AJV_OPTIONS = {
+  customOptions: {
+    // Unknown fields are an error the caller should see, not something to drop silently.
+    removeAdditional: false,
+    coerceTypes: false,
+    allErrors: false,
+  },
+} satisfies FastifyServerOptions['ajv'];
+
 export interface HttpAppOptions {
   /**
    * `all` (default): the whole API. `operations`: only `/healthz`, `/readyz` and `/metrics`, for an
@@ -106,14 +116,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
       redact: REDACTED_PATHS,
       serializers: { err: errorSerializer, req: requestSerializer },
     },
-    ajv: {
-      customOptions: {
-        // Unknown fields are an error the caller should see, not something to drop silently.
-        removeAdditional: false,
-        coerceTypes: false,
-        allErrors: false,
-      },
-    },
+    ajv: API_AJV_OPTIONS,
     // Two lines per request at `info` would be thousands a second under load, and writing them
     // costs more than the request; the HTTP histogram counts every request, 5xx are logged.
     logController: new LogController({ disableRequestLogging: deps.logLevel !== 'debug' && deps.logLevel !== 'trace' }),

@@ -1,0 +1,36 @@
+/** What a command works with: the process settings, and the admin service of a runtime made for it. */
+import pino from 'pino';
+import { loggerOptions } from '../infra/logging.js';
+import { createRuntime, type Runtime } from '../main/runtime.js';
+import type { AdminService } from '../services/contracts.js';
+import { loadSettings, type Settings } from '../settings/settings.js';
+
+export interface CommandContext {
+  /** The environment's settings over the `--config` file's (or SLUICE_CONFIG's); throws SettingsError. */
+  settings(): Settings;
+  /**
+   * Runs `work` on the admin service of a runtime made for one command (quiet logs, no HTTP),
+   * then closes the runtime. Operator commands need no admin token: they work on the database.
+   */
+  withAdmin<T>(work: (admin: AdminService) => Promise<T>): Promise<T>;
+}
+
+/** The one place the CLI reaches the admin service inside a runtime. */
+export const adminOf = (runtime: Runtime): AdminService => runtime.http.admin;
+
+/** A context whose settings file is `configFile()`, read when a command runs (after parsing). */
+export function commandContext(configFile: () => string | undefined): CommandContext {
+  const settings = () => loadSettings(process.env, configFile() ?? process.env.SLUICE_CONFIG);
+  return {
+    settings,
+    async withAdmin(work) {
+      // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
+      const runtime = await createRuntime(settings(), { logger: pino(loggerOptions('warn'), pino.destination(2)) });
+      try {
+        return await work(adminOf(runtime));
+      } finally {
+        await runtime.close();
+      }
+    },
+  };
+}

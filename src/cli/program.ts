@@ -1,0 +1,35 @@
+/**
+ * The `sluice` command tree: serve, migrate, tenant, rules, blacklist, provider, send, config check.
+ * Operator commands work directly on the database (no admin token needed), through the same
+ * services as the admin API and checked by the same schemas.
+ */
+import { Command } from 'commander';
+import { addBlacklistCommands } from './commands/blacklist.js';
+import { addConfigCommands } from './commands/config.js';
+import { addMigrateCommand } from './commands/migrate.js';
+import { addProviderCommands } from './commands/provider.js';
+import { addRulesCommands } from './commands/rules.js';
+import { addSendCommand } from './commands/send.js';
+import { addServeCommand } from './commands/serve.js';
+import { addTenantCommands } from './commands/tenant.js';
+import { commandContext } from './context.js';
+
+/** A new command tree; nothing runs until it parses. */
+export function createProgram(): Command {
+  const program = new Command('sluice')
+    .description('Message service with exact frequency control')
+    .option('-c, --config <file>', 'JSON settings file (keys are SLUICE_* names)');
+  const context = commandContext(() => program.opts().config);
+  for (const add of [
+    addServeCommand,
+    addMigrateCommand,
+    addTenantCommands,
+    addRulesCommands,
+    addBlacklistCommands,
+    addProviderCommands,
+    addSendCommand,
+    addConfigCommands,
+  ])
+    add(program, context);
+  return program;
+}

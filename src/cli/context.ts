@@ -16,7 +16,7 @@ export interface CommandContext {
 }
 
 /** The one place the CLI reaches the admin service inside a runtime. */
-export const adminOf = (runtime: Runtime): AdminService => runtime.http.admin;
+export const adminOf = (runtime: Runtime): AdminService => runtime.services.admin;
 
 /** A context whose settings file is `configFile()`, read when a command runs (after parsing). */
 export function commandContext(configFile: () => string | undefined): CommandContext {

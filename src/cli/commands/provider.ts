@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { CHANNELS, type Channel } from '../../core/channels.js';
 import { SluiceError } from '../../core/errors.js';
 import { NewProviderBody, ProviderPatchBody } from '../../http/schemas.js';
-import { PROVIDER_KINDS } from '../../providers/provider.js';
+import { PROVIDER_KINDS } from '../../providers/kinds.js';
 import type { NewProviderInput, ProviderPatch } from '../../services/contracts.js';
 import { channelArg, integerArg, oneOf, parseJsonObject, readSecret } from '../arguments.js';
 import type { CommandContext } from '../context.js';

@@ -36,16 +36,6 @@ export function normalizeRule(rule: Rule, index = 0): NormalizedRule {
   return { windowMs: rule.windowMs, limit: rule.limit, banMs, algorithm };
 }
 
-/**
- * The frequency limiter: validates requests and asks its store for atomic decisions.
- *
- * ```ts
- * const limiter = new Limiter({ store: new MemoryStore() });
- * const d = await limiter.check({ subject: 'acme:sms:+8613800000000', rules: [{ windowMs: 60_000, limit: 3, banMs: 600_000 }] });
- * if (!d.allowed) console.log(d.code, d.retryAfterMs);
- * ```
- * A denial is a resolved {@link Decision}; a rejection means invalid arguments or a failed store.
- */
 /** Rule arrays are usually long-lived config objects: normalise each once (so treat a rule array as immutable once passed). */
 const normalizedRules = new WeakMap<readonly Rule[], readonly NormalizedRule[]>();
 
@@ -75,6 +65,16 @@ export function validateCheckRequest(request: CheckRequest): readonly Normalized
   return rules;
 }
 
+/**
+ * The frequency limiter: validates requests and asks its store for atomic decisions.
+ *
+ * ```ts
+ * const limiter = new Limiter({ store: new MemoryStore() });
+ * const d = await limiter.check({ subject: 'acme:sms:+8613800000000', rules: [{ windowMs: 60_000, limit: 3, banMs: 600_000 }] });
+ * if (!d.allowed) console.log(d.code, d.retryAfterMs);
+ * ```
+ * A denial is a resolved {@link Decision}; a rejection means invalid arguments or a failed store.
+ */
 export class Limiter {
   readonly store: LimiterStore;
 

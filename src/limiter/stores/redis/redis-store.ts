@@ -180,8 +180,3 @@ export class RedisStore implements LimiterStore {
     return now ?? this.clock?.now() ?? '';
   }
 }
-
-/** Factory form of `new RedisStore(options)`. */
-export function createRedisStore(options: RedisStoreOptions): RedisStore {
-  return new RedisStore(options);
-}

@@ -12,7 +12,7 @@
  * Repositories turn these rows into the camelCase domain types they export; only the storage
  * module touches these interfaces.
  */
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Channel } from '../core/channels.js';
 import type { FallbackMode } from '../limiter/index.js';
 import type { ProviderKind } from '../providers/kinds.js';
@@ -200,5 +200,3 @@ export interface MessagePayload {
 
 export type TenantRow = Selectable<TenantsTable>;
 export type MessageRow = Selectable<MessagesTable>;
-export type NewMessageRow = Insertable<MessagesTable>;
-export type MessageUpdate = Updateable<MessagesTable>;

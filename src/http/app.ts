@@ -13,6 +13,7 @@ import { hasControlCharacter } from '../core/text.js';
 import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../infra/logging.js';
 import type { HttpDeps } from '../services/contracts.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
+import { nameOperation, TAGS } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
 import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
@@ -193,8 +194,18 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   }
 
   await app.register(swagger, {
+    // 3.1: its JSON Schema takes what the request schemas say (propertyNames, null types).
+    transform: nameOperation,
     openapi: {
-      info: { title: 'sluice', version: '0.1.0', description: 'Message service with exact frequency control' },
+      openapi: '3.1.0',
+      info: {
+        title: 'sluice',
+        version: '0.1.0',
+        description: 'Message service with exact frequency control',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
+      servers: [{ url: '/', description: 'this server' }],
+      tags: TAGS.map((tag) => ({ ...tag })),
       // No global `security`: each operation names its own (none for health, readiness and metrics).
       components: {
         securitySchemes: {

@@ -34,7 +34,10 @@ export const SendBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ channel: 'sms', to: '+8613800138000', body: 'Your code is 1234' }],
+  },
 );
 
 export const Accepted = Type.Object({ id: Type.String(), status: Type.String() });
@@ -82,7 +85,19 @@ export const RuleSetBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        rules: [
+          { windowSeconds: 60, limit: 3, banSeconds: 600 },
+          { windowSeconds: 3600, limit: 10 },
+          { windowSeconds: 86400, limit: 50 },
+        ],
+        fallback: { mode: 'local' },
+      },
+    ],
+  },
 );
 
 /**
@@ -107,7 +122,12 @@ export const FrequencyCheckBody = Type.Object(
     requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     record: Type.Optional(Type.Boolean({ description: 'false: only look (peek), record nothing' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { subject: 'user-42', action: 'send-code', rules: [{ windowSeconds: 300, limit: 3, banSeconds: 900 }], requestId: 'req-7f3a' },
+    ],
+  },
 );
 
 export const Decision = Type.Object({
@@ -145,7 +165,10 @@ export const NewTenantBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9 _.-]*$' }),
     qpsLimit: Type.Optional(QpsLimit),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'acme', qpsLimit: 200 }],
+  },
 );
 
 export const TenantPatchBody = Type.Object(
@@ -206,7 +229,20 @@ export const NewProviderBody = Type.Object(
     secret: Type.Optional(Secret),
     enabled: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        scope: '*',
+        channel: 'email',
+        kind: 'smtp',
+        name: 'relay',
+        qps: 50,
+        config: { host: 'smtp.example.com', port: 587, from: 'noreply@example.com' },
+        secret: { user: 'sluice', password: '…' },
+      },
+    ],
+  },
 );
 
 export const ProviderPatchBody = Type.Object(

@@ -4,12 +4,21 @@
  * of each response, as the route answered it, must be one its operation lists, and each success
  * status the document lists must have been answered.
  */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildHttpApp } from '../../src/http/app.js';
+import { OPERATIONS } from '../../src/http/openapi.js';
 import { ADMIN_TOKEN, phone, sms, startApp, type TestApp } from './support.js';
 
 interface Operation {
+  operationId?: string;
+  tags?: string[];
   security?: Record<string, string[]>[];
   responses: Record<string, unknown>;
 }
@@ -50,6 +59,53 @@ const operations = () =>
 
 /** A URL for a documented path: each `{param}` replaced. */
 const urlOf = (path: string) => path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'channel' ? 'sms' : `x-${name}`));
+
+describe('the document', () => {
+  it('is valid OpenAPI for swagger-parser and for redocly lint (no errors, no warnings)', async () => {
+    await SwaggerParser.validate(structuredClone(document) as never);
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-openapi-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      writeFileSync(file, JSON.stringify(document));
+      const redocly = new URL('../../node_modules/.bin/redocly', import.meta.url).pathname;
+      const { stdout, stderr } = await promisify(execFile)(redocly, ['lint', file, '--format=summary'], { timeout: 60_000 });
+      // The summary lists one `error <rule>: n` or `warning <rule>: n` line per rule broken.
+      expect(stdout + stderr).toMatch(/Your API description is valid/);
+      expect(stdout + stderr).not.toMatch(/^(error|warning)\s+[\w-]+: \d+/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('names every operation once (operationId), tags it, and the table names no route that is gone', () => {
+    const ids = operations().map(({ key, operation }) => {
+      expect(operation.operationId, key).toMatch(/^[a-z][A-Za-z]+$/);
+      expect(operation.tags?.length, key).toBe(1);
+      return operation.operationId;
+    });
+    expect(new Set(ids).size).toBe(ids.length);
+    const documented = new Set(operations().map(({ key }) => key.replace(/\{(\w+)\}/g, ':$1')));
+    expect(Object.keys(OPERATIONS).filter((key) => !documented.has(key))).toEqual([]);
+  });
+
+  it('has servers, a license, and examples on the main request bodies', () => {
+    const raw = document as unknown as { servers?: unknown[]; info: { license?: unknown } };
+    expect(raw.servers?.length).toBeGreaterThan(0);
+    expect(raw.info.license).toBeDefined();
+    for (const [path, method] of [
+      ['/v1/messages', 'post'],
+      ['/v1/frequency/check', 'post'],
+      ['/v1/admin/tenants', 'post'],
+      ['/v1/admin/tenants/{id}/rules/{channel}', 'put'],
+      ['/v1/admin/providers', 'post'],
+    ] as const) {
+      // @fastify/swagger moves a body schema's `examples` to its media type's `example`.
+      const body = (document.paths[path]![method] as unknown as { requestBody: { content: Record<string, { example?: unknown }> } })
+        .requestBody;
+      expect(body.content['application/json']!.example, `${method} ${path}`).toBeDefined();
+    }
+  });
+});
 
 describe('security', () => {
   it('no global security: each operation says who may call it, and the server agrees', async () => {

@@ -8,7 +8,9 @@ export const healthRoutes =
   async (app) => {
     app.get(
       '/healthz',
-      { schema: { summary: 'Liveness: the process answers', security: SECURITY.none, response: { ...errorResponses(), 200: Liveness } } },
+      {
+        schema: { summary: 'Liveness: the process answers', security: SECURITY.none, response: { ...errorResponses(400), 200: Liveness } },
+      },
       async () => ({ status: 'ok' }),
     );
     app.get(
@@ -18,7 +20,7 @@ export const healthRoutes =
           summary: 'Readiness: database, Redis, migrations, breaker',
           security: SECURITY.none,
           response: {
-            ...errorResponses(),
+            ...errorResponses(400),
             200: Readiness,
             503: Type.Union([Readiness, ErrorBody], {
               description: 'Not ready (a check failed: its detail says why), or the instance is shutting down (an error body)',
@@ -43,7 +45,7 @@ export const healthRoutes =
             security: SECURITY.none,
             produces: ['text/plain'],
             response: {
-              ...errorResponses(),
+              ...errorResponses(400),
               200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } },
             },
           },

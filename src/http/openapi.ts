@@ -1,0 +1,65 @@
+/**
+ * The OpenAPI document's names: every operation's `operationId` (what generated clients call their
+ * methods) and tags, keyed by `METHOD /path` as Fastify registers the route. Kept in one table so
+ * the names stay stable and unique; test/http/openapi.test.ts fails on a route missing here and on
+ * an entry no route has.
+ */
+
+/** Tags, in the order /docs shows them. */
+export const TAGS = [
+  { name: 'messages', description: 'Send, read and cancel messages (tenant API key)' },
+  { name: 'risk', description: 'Frequency decisions on any subject (tenant API key)' },
+  { name: 'tenants', description: 'Tenants, their API keys and quotas (admin token)' },
+  { name: 'rules', description: "Tenant channels' frequency rules and recipients' bans (admin token)" },
+  { name: 'blacklists', description: "Tenants' and the global blacklists (admin token)" },
+  { name: 'providers', description: 'Delivery providers and their credentials (admin token)' },
+  { name: 'operations', description: 'Liveness, readiness and metrics (no credentials)' },
+] as const;
+
+export type Tag = (typeof TAGS)[number]['name'];
+
+/** `METHOD /path` → its operation's id and tag. */
+export const OPERATIONS: Record<string, { operationId: string; tag: Tag }> = {
+  'GET /healthz': { operationId: 'getLiveness', tag: 'operations' },
+  'GET /readyz': { operationId: 'getReadiness', tag: 'operations' },
+  'GET /metrics': { operationId: 'getMetrics', tag: 'operations' },
+  'POST /v1/messages': { operationId: 'sendMessage', tag: 'messages' },
+  'GET /v1/messages/:id': { operationId: 'getMessage', tag: 'messages' },
+  'DELETE /v1/messages/:id': { operationId: 'cancelMessage', tag: 'messages' },
+  'POST /v1/frequency/check': { operationId: 'checkFrequency', tag: 'risk' },
+  'POST /v1/admin/tenants': { operationId: 'createTenant', tag: 'tenants' },
+  'GET /v1/admin/tenants': { operationId: 'listTenants', tag: 'tenants' },
+  'GET /v1/admin/tenants/:id': { operationId: 'getTenant', tag: 'tenants' },
+  'PATCH /v1/admin/tenants/:id': { operationId: 'updateTenant', tag: 'tenants' },
+  'GET /v1/admin/tenants/:id/keys': { operationId: 'listApiKeys', tag: 'tenants' },
+  'POST /v1/admin/tenants/:id/keys': { operationId: 'issueApiKey', tag: 'tenants' },
+  'DELETE /v1/admin/tenants/:id/keys/:keyId': { operationId: 'revokeApiKey', tag: 'tenants' },
+  'PUT /v1/admin/tenants/:id/rules/:channel': { operationId: 'setRules', tag: 'rules' },
+  'GET /v1/admin/tenants/:id/rules/:channel': { operationId: 'getRules', tag: 'rules' },
+  'DELETE /v1/admin/tenants/:id/bans/:channel/:to': { operationId: 'liftBan', tag: 'rules' },
+  'POST /v1/admin/tenants/:id/blacklist': { operationId: 'addToTenantBlacklist', tag: 'blacklists' },
+  'DELETE /v1/admin/tenants/:id/blacklist': { operationId: 'removeFromTenantBlacklist', tag: 'blacklists' },
+  'GET /v1/admin/tenants/:id/blacklist': { operationId: 'listTenantBlacklist', tag: 'blacklists' },
+  'POST /v1/admin/blacklist': { operationId: 'addToGlobalBlacklist', tag: 'blacklists' },
+  'DELETE /v1/admin/blacklist': { operationId: 'removeFromGlobalBlacklist', tag: 'blacklists' },
+  'GET /v1/admin/blacklist': { operationId: 'listGlobalBlacklist', tag: 'blacklists' },
+  'POST /v1/admin/providers': { operationId: 'createProvider', tag: 'providers' },
+  'GET /v1/admin/providers': { operationId: 'listProviders', tag: 'providers' },
+  'PATCH /v1/admin/providers/:id': { operationId: 'updateProvider', tag: 'providers' },
+  'DELETE /v1/admin/providers/:id': { operationId: 'deleteProvider', tag: 'providers' },
+};
+
+/**
+ * @fastify/swagger's `transform`: names each documented operation from {@link OPERATIONS}. A route
+ * missing from the table keeps no id (the OpenAPI test names it).
+ */
+export function nameOperation<S extends object>(input: {
+  schema: S;
+  url: string;
+  route: { method: string | string[] };
+}): { schema: S; url: string } {
+  const method = Array.isArray(input.route.method) ? input.route.method[0]! : input.route.method;
+  const named = OPERATIONS[`${method} ${input.url}`];
+  const schema = named ? { ...input.schema, operationId: named.operationId, tags: [named.tag] } : input.schema;
+  return { schema, url: input.url };
+}

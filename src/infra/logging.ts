@@ -11,7 +11,8 @@
  * - `req`: the route's pattern (`/v1/admin/tenants/:id/bans/:channel/:to`), not the URL, which
  *   may carry a recipient (a ban's `:to`) or a paging cursor.
  */
-import pino, { type LoggerOptions, type SerializerFn } from 'pino';
+import pino, { type Logger, type LoggerOptions, type SerializerFn } from 'pino';
+import pretty from 'pino-pretty';
 
 /** Fields that never reach a log line, wherever they appear one level down. */
 export const REDACTED_PATHS = ['apiKey', 'secret', 'password', '*.apiKey', '*.secret', '*.password'];
@@ -64,4 +65,25 @@ export const requestSerializer: SerializerFn = (request: { id?: unknown; method?
 /** The options of a sluice logger at `level`. */
 export function loggerOptions(level: string): LoggerOptions {
   return { level, redact: REDACTED_PATHS, serializers: { err: errorSerializer } };
+}
+
+/**
+ * A sluice logger on standard output: JSON for collectors, or readable lines for a person
+ * (`pretty`; `auto` when standard output is a terminal). Pretty lines are formatted in process,
+ * synchronously: no worker thread, nothing lost at exit.
+ */
+export function createLogger(
+  level: string,
+  format: string,
+  output: { isTerminal?: boolean; destination?: NodeJS.WritableStream } = {},
+): Logger {
+  const isTerminal = output.isTerminal ?? process.stdout.isTTY === true;
+  const destination = output.destination ?? process.stdout;
+  if (format === 'pretty' || (format === 'auto' && isTerminal)) {
+    return pino(
+      loggerOptions(level),
+      pretty({ colorize: isTerminal, sync: true, destination, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }),
+    );
+  }
+  return output.destination ? pino(loggerOptions(level), output.destination) : pino(loggerOptions(level));
 }

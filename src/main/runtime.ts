@@ -5,7 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { BlacklistCache } from '../admission/adapters/blacklist-cache.js';
 import { DegradingFrequencyGate, LocalFrequencyGate } from '../admission/adapters/frequency-gate.js';
 import { LockingIdempotencyGuard } from '../admission/adapters/idempotency-guard.js';
@@ -25,7 +25,7 @@ import { type DueIndex, RedisDueIndex } from '../delivery/due-index/index.js';
 import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../infra/change-bus.js';
 import { LiveCache } from '../infra/live-cache.js';
 import { createRedisLockFactory } from '../infra/lock/index.js';
-import { loggerOptions } from '../infra/logging.js';
+import { createLogger } from '../infra/logging.js';
 import { createRedisClient } from '../infra/redis-client.js';
 import { resolveSecretKey } from '../infra/secret-key.js';
 import { SlowCallLog } from '../infra/slow-call-log.js';
@@ -92,7 +92,7 @@ export interface Runtime {
 
 export async function createRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? pino(loggerOptions(settings.logLevel));
+  const logger = options.logger ?? createLogger(settings.logLevel, settings.logFormat);
   const metrics = options.metrics ?? new Metrics();
   // Said aloud: a CLI run from another directory silently made its own key, and sealed a
   // provider's credentials with it that the server could not open.

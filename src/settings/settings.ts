@@ -201,6 +201,14 @@ export const SETTINGS = {
     description:
       'Log level (pino). `debug` and `trace` add a line per HTTP request and per response; at `info` requests are measured by `sluice_http_request_duration_seconds` and only failures (5xx) are logged per request.',
   }),
+  logFormat: spec({
+    env: 'SLUICE_LOG_FORMAT',
+    kind: 'string',
+    default: 'auto',
+    oneOf: ['auto', 'json', 'pretty'],
+    description:
+      'How log lines are written: `json` (one pino JSON object a line, for collectors), `pretty` (coloured and readable, for a person), or `auto`: pretty when standard output is a terminal, JSON otherwise.',
+  }),
   partitions: spec({
     env: 'SLUICE_PARTITIONS',
     kind: 'int',

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loggerOptions, requestSerializer } from '../../src/infra/logging.js';
+import { createLogger, loggerOptions, requestSerializer } from '../../src/infra/logging.js';
 
 /** A logger built as sluice builds its own, writing its lines to an array. */
 function capture() {
@@ -79,5 +79,39 @@ describe('sluice loggers', () => {
     };
     expect(requestSerializer(request)).toEqual({ id: 'r1', method: 'DELETE', route: '/v1/admin/tenants/:id/bans/:channel/:to' });
     expect(JSON.stringify(requestSerializer(request))).not.toContain('8613800138000');
+  });
+});
+
+describe('createLogger', () => {
+  const capture = () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    return { lines, destination };
+  };
+
+  it('writes JSON lines unless asked for readable ones or writing to a terminal', () => {
+    const { lines, destination } = capture();
+    createLogger('info', 'auto', { isTerminal: false, destination }).info({ secret: 'hunter2' }, 'hello');
+    const line = JSON.parse(lines.join('')) as Record<string, unknown>;
+    expect(line).toMatchObject({ msg: 'hello', secret: '[Redacted]' });
+  });
+
+  it('writes readable lines on a terminal (auto) and when asked (pretty), with secrets still redacted', () => {
+    for (const [format, isTerminal] of [
+      ['auto', true],
+      ['pretty', false],
+    ] as const) {
+      const { lines, destination } = capture();
+      createLogger('info', format, { isTerminal, destination }).info({ secret: 'hunter2' }, 'hello');
+      const text = lines.join('');
+      expect(text, format).toMatch(/INFO.*hello/);
+      expect(text, format).not.toMatch(/^\{/);
+      expect(text, format).not.toContain('hunter2');
+    }
   });
 });

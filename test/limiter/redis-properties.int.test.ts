@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { afterAll } from 'vitest';
 import { RedisStore } from '../../src/limiter/stores/redis/redis-store.js';
 import { describeWith, servers } from '../support/servers.js';
+import { LOG_ENCODINGS } from './log-encodings.js';
 import { defineModelProperties } from './model-properties.js';
 
 const prefix = `test:rprop:${randomUUID().slice(0, 8)}`;
@@ -25,13 +26,15 @@ afterAll(async () => {
 });
 
 describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'RedisStore model properties', () => {
-  defineModelProperties(
-    'RedisStore (standalone)',
-    () => {
-      client ??= new Redis(servers.redisUrl!);
-      // TTLs run on Redis's clock while the sequences' times are explicit: keep keys long enough.
-      return new RedisStore({ client, prefix, minTtlMs: 600_000 });
-    },
-    { numRuns: 150 },
-  );
+  for (const encoding of LOG_ENCODINGS) {
+    defineModelProperties(
+      `RedisStore (standalone, ${encoding.name})`,
+      () => {
+        client ??= new Redis(servers.redisUrl!);
+        // TTLs run on Redis's clock while the sequences' times are explicit: keep keys long enough.
+        return new RedisStore({ client, prefix, minTtlMs: 600_000, packedLogMax: encoding.packedLogMax });
+      },
+      { numRuns: 150 },
+    );
+  }
 });

@@ -4,14 +4,17 @@ Each decision sees the writes of the ones before it, so a batch means exactly wh
 decisions sent one by one would mean (semantics: src/limiter/types.ts, steps 1-5). All keys of
 one call are in one hash slot (the caller groups by slot).
 
-KEYS: 4 per decision, in decision order:
+KEYS: 5 per decision, in decision order:
   log (sorted set: score = time ms, member = an integer: 13 bits when anonymous in a small log,
   else 32), ban (string: ban end ms),
   counters (hash: fixed-window, sliding-counter and token-bucket state),
-  scheduled (string: S, the latest count time admitted later than its decision time; see below).
+  scheduled (string: S, the latest count time admitted later than its decision time; see below),
+  packed (string: the packed log, below).
 ARGV (positional, no tables per decision):
   [1] minTtlMs: floor of every TTL written (0: TTLs are exactly the spans below)
-  [2] R: number of distinct rule sets in this call; then R rule sets, each:
+  [2] packedMax: most entries a packed log holds (0: sorted sets only; a packed log found is moved
+      into the sorted set)
+  [3] R: number of distinct rule sets in this call; then R rule sets, each:
       n, then n x (algorithm, windowMs, limit, banMs)
       algorithm: 1 sliding-log, 2 sliding-counter, 3 fixed-window, 4 token-bucket
   then per decision, 1 to 4 values: h = 8 x (rule set number, 1-based) + 4 x (has countAt)
@@ -24,6 +27,26 @@ Returns: one flat array; per decision: code (0 OK, 1 BANNED, 2 RATE_LIMITED, 3 O
   BANNED has no counts (a ban in force decides without counting; a peek still counts).
   On failure a single negative code (see script-errors.ts): -1 malformed arguments,
   -2 no free log member found.
+
+The log, in one of two encodings (at most one of them exists but in a fleet mixing releases):
+- packed, while it holds at most packedMax entries: one string, read with the call's MGET and
+  written with one SET (with its TTL), so an admitting decision of a sliding-log set makes one
+  redis.call of its own. Bytes: [1] f = w + 8 x (has members), w = bytes per time (1 to 7);
+  [2..8] base, epoch ms, 7 bytes big-endian; then the entries, ascending by time, E = w + mw bytes
+  each: time - base in w bytes big-endian, then with members (mw = 4) the request id's member as a
+  signed 32-bit big-endian integer (0 for an anonymous entry of a log that has ids). w is the
+  fewest bytes that hold (newest - base): 2 within 65 s, 3 within 4.6 h, 4 within 49 days; an
+  entry that does not fit (older than base, too far after it, the first member of an anonymous
+  log) rewrites the log with base = its oldest entry (what a trim leaves as base stays valid).
+  Counting a window is two binary searches with struct.unpack (none when the oldest and newest
+  entries bound it); the trim is one string.sub; a request id is found with a plain string.find
+  kept to member offsets; an admission appends (or splices, when out of order).
+- sorted set, beyond packedMax entries (and as releases before 2026-12-01 wrote every log): the
+  packed entries move into it with one ZADD (anonymous entries and repeats of member 0 get free
+  32-bit members); a decision finding no packed log asks ZCARD, and a sorted set that a trim
+  leaves with at most packedMax / 2 entries moves back into a packed log (hysteresis: a log at
+  the cap does not move at every admission). A release before 2026-12-01 never reads the packed
+  key: see docs/upgrading.md.
 
 Counters hash fields (state is named by what it counts, so rules counting alike share it and an
 admission updates it once):
@@ -39,7 +62,10 @@ Scheduled sends (types.ts, step 4): a check with countAt a > t counts and logs t
 the entries in (a - L', a + L') (L' = longest sliding-log window) are read once with ZRANGEBYSCORE
 and every rule takes the maximum of n(u) over u = a and the entry times in (a, a + w).
 
-TTLs (cleanup only: decisions never depend on them) are set only when needed, because a PEXPIRE
+TTLs (cleanup only: decisions never depend on them). A packed log's is set with every SET, which
+happens on every decision that records or trims: 2L, or S - t + 2L while S > t, so an entry added
+at t lives until >= t + L (later writes only move the expiry later, on the Redis clock). For the
+sorted set and the other keys they are set only when needed, because a PEXPIRE
 on every admission cost ~6k instructions of an admitting decision's ~52k (callgrind, one
 sliding-log rule, batches of 100). They assume decision times follow
 the Redis clock (the default; callers passing `now` from another clock raise minTtlMs). With D a
@@ -65,8 +91,10 @@ TTL below, setting it at time s makes the key expire at s + D, so expiry never m
   token-bucket rule (its tat <= t + w must outlive t + w).
 
 Cost: each redis.call costs ~6-9k instructions, about what a whole command costs a client, so
-the common path (one sliding-log rule, no id) makes three: ZREMRANGEBYSCORE, ZCOUNT, ZADD (plus
-PEXPIRE when the log was empty or the trim removed entries). A check of a banned subject makes
+with a sorted-set log the common path (one sliding-log rule, no id) makes four: ZCARD,
+ZREMRANGEBYSCORE, ZCOUNT, ZADD (plus PEXPIRE when the log was empty or the trim removed entries),
+and one ZCOUNT more per sliding-log rule; with a packed log it makes one, the SET, whatever the
+number of sliding-log rules. A check of a banned subject makes
 none (one ZSCORE with an id): its ban end came with the call's MGET, and a ban decides alone
 (the seed's O(1) rejection), so an attack on banned recipients costs little more than parsing.
 ]]
@@ -149,6 +177,11 @@ end
 -- H + 1 + (j - 1) * E: its time - base in w bytes big-endian, then its member (mw = 4) or nothing.
 local H = 8
 local EMPTY = spack('>BI7', 1, 0)
+-- Per time width w: struct formats of a time and of a time and member, and 256^w. (Built once:
+-- turning w into a string formats a double, ~700 instructions each time.)
+local TF = { '>I1', '>I2', '>I3', '>I4', '>I5', '>I6', '>I7' }
+local TMF = { '>I1i4', '>I2i4', '>I3i4', '>I4i4', '>I5i4', '>I6i4', '>I7i4' }
+local SPAN = { 256, 65536, 16777216, 4294967296, 1099511627776, 281474976710656, 72057594037927936 }
 local function pinfo(s)
   local f = sbyte(s, 1)
   local w, mw = f % 8, 0
@@ -167,11 +200,11 @@ end
 -- Every entry: times (ascending) and members (nil when the log has none).
 local function pdecode(s)
   local w, mw, E, base, n = pinfo(s)
-  local tf = '>I' .. w
+  local tf = TF[w]
   local times, members = {}, nil
   if mw == 4 then
     members = {}
-    tf = tf .. 'i4'
+    tf = TMF[w]
     for j = 1, n do
       local v, m = sunpack(tf, s, H + 1 + (j - 1) * E)
       times[j], members[j] = v + base, m
@@ -187,15 +220,15 @@ local function pencode(times, members, n)
   local base = times[1]
   local span = times[n] - base
   local w = 1
-  while w < 7 and span >= 256 ^ w do w = w + 1 end
+  while w < 7 and span >= SPAN[w] do w = w + 1 end
   local parts = {}
   if members then
     parts[1] = spack('>BI7', w + 8, base)
-    local tf = '>I' .. w .. 'i4'
+    local tf = TMF[w]
     for j = 1, n do parts[j + 1] = spack(tf, times[j] - base, members[j]) end
   else
     parts[1] = spack('>BI7', w, base)
-    local tf = '>I' .. w
+    local tf = TF[w]
     for j = 1, n do parts[j + 1] = spack(tf, times[j] - base) end
   end
   return table.concat(parts)
@@ -318,7 +351,7 @@ for d = 1, decisions do
       local w, mw, E, base = pinfo(P)
       if mw == 4 then
         local j = pfind(P, w, E, spack('>i4', memberNumber))
-        if j then repeated = sunpack('>I' .. w, P, H + 1 + (j - 1) * E) + base > t - L end
+        if j then repeated = sunpack(TF[w], P, H + 1 + (j - 1) * E) + base > t - L end
       end
     else
       local score = redis.call('ZSCORE', kl, member)
@@ -333,7 +366,8 @@ for d = 1, decisions do
     o = o + 1; out[o] = banEnd - t
     o = o + 1; out[o] = t
   else
-    local horizon = fmt('%d', t - L)
+    local horizon
+    if not P or packedMax == 0 then horizon = fmt('%d', t - L) end
     -- Which log: the packed one when it exists (and packing is on); else the sorted set when it
     -- holds entries (a log too long to pack, or written by an earlier release: moved into a packed
     -- log once its trim leaves at most packedMax / 2); else a new packed log.
@@ -368,7 +402,7 @@ for d = 1, decisions do
     local w, mw, E, base, pn, tf, oldest, newest
     if P then
       w, mw, E, base, pn = pinfo(P)
-      tf = '>I' .. w
+      tf = TF[w]
       if pn > 0 and sunpack(tf, P, H + 1) + base <= t - L then
         local cut = pcount(P, tf, E, pn, t - L - base)
         P = ssub(P, 1, H) .. ssub(P, H + 1 + cut * E)
@@ -489,9 +523,9 @@ for d = 1, decisions do
           P, packedLogs[kp], dirty, logTtlDue = false, false, false, true
         elseif P then
           local m = memberNumber
-          if pn > 0 and ca >= base and ca - base < 256 ^ w and (m == nil or mw == 4) then
+          if pn > 0 and ca >= base and ca - base < SPAN[w] and (m == nil or mw == 4) then
             local entry
-            if mw == 4 then entry = spack(tf .. 'i4', ca - base, m or 0) else entry = spack(tf, ca - base) end
+            if mw == 4 then entry = spack(TMF[w], ca - base, m or 0) else entry = spack(tf, ca - base) end
             if ca >= newest then
               P = P .. entry
             else

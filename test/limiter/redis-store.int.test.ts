@@ -189,20 +189,21 @@ for (const target of targets) {
         const subject = 'ttl:scheduled';
         const keys = store.keysOf(subject);
         const { scheduled } = keys;
-        const log = packed ? keys.packed : keys.log;
         const t0 = Date.UTC(2030, 0, 1);
         const pttl = (key: string) => client().pttl(key);
+        // The log's key: packed, or the sorted set once it holds more than packedLogMax entries.
+        const logKey = async () => ((await client().exists(keys.packed)) ? keys.packed : keys.log);
         expect((await limiter.check({ subject, rules, now: t0 })).allowed).toBe(true);
         expect((await limiter.check({ subject, rules, now: t0 + 10, countAt: t0 + ahead, requestId: 's' })).allowed).toBe(true);
-        expect(await pttl(log)).toBeGreaterThan(ahead + L);
+        expect(await pttl(await logKey())).toBeGreaterThan(ahead + L);
         expect(await pttl(scheduled)).toBeGreaterThan(ahead + L);
         // A trim that removes the entry at t0 resets the log's TTL, still past the scheduled entry.
         expect((await limiter.check({ subject, rules, now: t0 + L + 100 })).allowed).toBe(true);
-        expect(await pttl(log)).toBeGreaterThan(ahead);
+        expect(await pttl(await logKey())).toBeGreaterThan(ahead);
         expect((await limiter.check({ subject, rules, now: t0 + L + 200, requestId: 'u' })).allowed).toBe(true);
         await limiter.undo({ subject, rules, requestId: 'u', at: t0 + L + 200 });
-        expect(await pttl(log)).toBeGreaterThan(ahead);
-        if (!packed) expect(await client().zrange(log, -1, -1, 'WITHSCORES')).toEqual([expect.any(String), String(t0 + ahead)]);
+        expect(await pttl(await logKey())).toBeGreaterThan(ahead);
+        if (!packed) expect(await client().zrange(keys.log, -1, -1, 'WITHSCORES')).toEqual([expect.any(String), String(t0 + ahead)]);
         await deleteKeys(client(), own);
       });
 
@@ -301,6 +302,34 @@ for (const target of targets) {
           expect(await client().exists(keys.packed)).toBe(0);
           expect(await client().zcard(keys.log)).toBe(3);
           expect(await old.check(subject, rules, undefined, t0 + 14)).toMatchObject({ code: 'OK', counts: [3] });
+          await deleteKeys(client(), own);
+        },
+      );
+
+      it.runIf(encoding.packedLogMax === 2)(
+        'moves a log into the sorted set past the cap and back when a trim leaves half of it',
+        async () => {
+          const own = `${prefix}:mv${randomUUID().slice(0, 4)}`;
+          const store = new RedisStore({ client: client(), prefix: own, packedLogMax: 2, minTtlMs: TEST_MIN_TTL });
+          const rules = [{ windowMs: 1000, limit: 10, banMs: 0, algorithm: 'sliding-log' as const }];
+          const subject = 'move:1';
+          const keys = store.keysOf(subject);
+          const t0 = Date.UTC(2030, 0, 1);
+          const at = async () => [await client().exists(keys.packed), await client().exists(keys.log)];
+          await store.check(subject, rules, 'a', t0);
+          await store.check(subject, rules, undefined, t0 + 1);
+          expect(await at()).toEqual([1, 0]);
+          // The third entry: all three move into the sorted set, the anonymous one with a member of its own.
+          expect(await store.check(subject, rules, 'c', t0 + 2)).toMatchObject({ code: 'OK', counts: [2] });
+          expect(await at()).toEqual([0, 1]);
+          expect(await client().zcard(keys.log)).toBe(3);
+          expect(await store.check(subject, rules, 'a', t0 + 3)).toMatchObject({ code: 'OK', counts: [3] });
+          await store.undo(subject, rules, 'c', t0 + 2);
+          expect((await store.peek(subject, rules, t0 + 4)).counts).toEqual([2]);
+          // At t0 + 1001 the trim removes the rest ('a' at t0, t0 + 1; 'c' was undone): back into a packed log.
+          expect(await store.check(subject, rules, undefined, t0 + 1001)).toMatchObject({ code: 'OK', counts: [0] });
+          expect(await at()).toEqual([1, 0]);
+          expect((await store.peek(subject, rules, t0 + 1002)).counts).toEqual([1]);
           await deleteKeys(client(), own);
         },
       );

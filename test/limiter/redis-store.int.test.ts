@@ -334,6 +334,23 @@ for (const target of targets) {
         },
       );
 
+      it.runIf(encoding.packedLogMax === 256)(
+        'moves a packed log of thousands of entries into the sorted set in chunks (9,002 ZADD arguments would overflow the Lua stack)',
+        async () => {
+          const own = `${prefix}:big${randomUUID().slice(0, 4)}`;
+          const store = new RedisStore({ client: client(), prefix: own, packedLogMax: 4500, minTtlMs: TEST_MIN_TTL });
+          const rules = [{ windowMs: 3_600_000, limit: 10_000, banMs: 0, algorithm: 'sliding-log' as const }];
+          const t0 = Date.UTC(2030, 0, 1);
+          const decisions = await Promise.all(
+            Array.from({ length: 4501 }, (_, index) => store.check('big:1', rules, index % 2 ? `id-${index}` : undefined, t0 + index)),
+          );
+          expect(decisions.map((decision) => decision.counts[0])).toEqual(decisions.map((_, index) => index));
+          expect(await client().zcard(store.keysOf('big:1').log)).toBe(4501);
+          expect(await store.check('big:1', rules, 'id-7', t0 + 5000)).toMatchObject({ code: 'OK', counts: [4501] });
+          await deleteKeys(client(), own);
+        },
+      );
+
       it('decides at Redis TIME when no `now` is passed, whatever the process clock says', async () => {
         const limiter = new Limiter({ store: new RedisStore({ packedLogMax: encoding.packedLogMax, client: client(), prefix }) });
         const rules: Rule[] = [{ windowMs: 60_000, limit: 5 }];
@@ -448,6 +465,8 @@ describe('RedisStore options', () => {
     expect(() => new RedisStore({ client, maxBatch: 0 })).toThrow(RangeError);
     expect(() => new RedisStore({ client, maxBatch: 5000 })).toThrow(RangeError);
     expect(() => new RedisStore({ client, minTtlMs: -1 })).toThrow(RangeError);
+    expect(() => new RedisStore({ client, packedLogMax: 10_001 })).toThrow(RangeError);
+    expect(() => new RedisStore({ client, packedLogMax: 1.5 })).toThrow(RangeError);
   });
 
   it('a ManualClock supplies `now` when a call passes none', async () => {

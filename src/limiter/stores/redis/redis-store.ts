@@ -88,7 +88,7 @@ export class RedisStore implements LimiterStore {
     }
     this.cluster = options.client.isCluster === true;
     const maxBatch = options.maxBatch ?? 128;
-    // The script unpacks one ban key per decision onto the Lua stack (its limit is ~8000).
+    // The script unpacks three keys per decision (ban, S, packed log) onto the Lua stack (its limit is ~8000).
     if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 1000) throw new RangeError('maxBatch must be an integer in [1, 1000]');
     this.batcher = new Batcher((items) => this.sendBatch(items), maxBatch);
   }

@@ -265,7 +265,10 @@ local function toSortedSet(kl, s, ca, m, seed)
     add(times[j], member)
   end
   if ca then add(ca, m) end
-  if na > 0 then redis.call('ZADD', kl, unpack(args)) end
+  -- In ZADDs of at most 1000 entries: unpack puts every argument on the Lua stack (~8000 slots).
+  for first = 1, na, 2000 do
+    redis.call('ZADD', kl, unpack(args, first, math.min(first + 1999, na)))
+  end
 end
 
 -- The sliding-log count of an attempt at ca when entries may be later than it: the most entries in

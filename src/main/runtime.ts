@@ -196,7 +196,14 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     );
     if (redis) {
       const slowCalls = new SlowCallLog((summary) => logger.warn(summary, 'slow Redis limiter calls'), clock);
-      limiter = new Limiter({ store: new RedisStore({ client: redis, keySecret, prefix: `${settings.redisKeyPrefix}limiter` }) });
+      limiter = new Limiter({
+        store: new RedisStore({
+          client: redis,
+          keySecret,
+          prefix: `${settings.redisKeyPrefix}limiter`,
+          packedLogMax: settings.limiterPackedLogMax,
+        }),
+      });
       degrading = new DegradingLimiter({
         primary: limiter,
         local,

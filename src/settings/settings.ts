@@ -146,6 +146,14 @@ export const SETTINGS = {
     description:
       'Most subjects (recipients, quota buckets, risk subjects) the in-process limiter holds, about 1 KB each: the embedded default, and the fallback while Redis is away. A subject is kept for its longest window, so distinct recipients at a steady rate would fill the heap; at the limit an expired subject makes room, else the least recently checked subject of a tenant holding at least its fair share (this limit ÷ tenants holding state): the tenant creating subjects, or the one holding most; it forgets its counts (sluice_limiter_memory_evictions_total). Quota buckets are never dropped, bans last; when nothing may go the request answers 503 UNAVAILABLE.',
   }),
+  limiterPackedLogMax: spec({
+    env: 'SLUICE_LIMITER_PACKED_LOG_MAX',
+    kind: 'int',
+    default: 256,
+    range: [0, 10_000],
+    description:
+      "Most entries a recipient's limiter log keeps in Redis as one packed string (about 5 to 11 bytes an entry, one SET per admitting decision); a longer log is a sorted set. 0: sorted sets only, as builds before 2026-12-01 wrote them: set it during a rolling upgrade from one of those, so old and new instances count the same logs (docs/upgrading.md), then unset it.",
+  }),
   retentionDays: spec({
     env: 'SLUICE_RETENTION_DAYS',
     kind: 'int',

@@ -3,14 +3,14 @@
  * on stdin, then fires `--checks` concurrent checks on one subject and prints
  * `{"admitted": n, "denied": m}` as JSON on stdout.
  *
- * Usage: node --import tsx test/limiter/race-child.ts <redis-url | host:port,host:port,...> <prefix> <subject> <checks> <windowMs> <limit>
+ * Usage: node --import tsx test/limiter/race-child.ts <redis-url | host:port,host:port,...> <prefix> <subject> <checks> <windowMs> <limit> [packedLogMax]
  */
 import { createInterface } from 'node:readline';
 import { Cluster, Redis } from 'ioredis';
 import { Limiter } from '../../src/limiter/limiter.js';
 import { RedisStore } from '../../src/limiter/stores/redis/redis-store.js';
 
-const [target, prefix, subject, checks, windowMs, limit] = process.argv.slice(2);
+const [target, prefix, subject, checks, windowMs, limit, packedLogMax] = process.argv.slice(2);
 if (!target || !prefix || !subject || !checks || !windowMs || !limit) {
   console.error('usage: race-child.ts <redis-url | host:port,...> <prefix> <subject> <checks> <windowMs> <limit>');
   process.exit(2);
@@ -24,7 +24,9 @@ const client = target.startsWith('redis://')
         return { host: host!, port: Number(port) };
       }),
     );
-const limiter = new Limiter({ store: new RedisStore({ client, prefix }) });
+const limiter = new Limiter({
+  store: new RedisStore({ client, prefix, packedLogMax: packedLogMax === undefined ? undefined : Number(packedLogMax) }),
+});
 const rules = [{ windowMs: Number(windowMs), limit: Number(limit) }];
 
 // Warm the connection (and the cluster's slot map) so every child starts its burst at once.

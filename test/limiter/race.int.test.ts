@@ -1,6 +1,7 @@
 /**
  * The atomicity claim tested with real processes: 4 processes × 200 concurrent checks on one
- * subject admit exactly `limit` in total, on standalone Redis and on the cluster. Each child
+ * subject admit exactly `limit` in total, on standalone Redis and on the cluster, with every log
+ * encoding (test/limiter/log-encodings.ts). Each child
  * (race-child.ts) connects, reports `ready`, and fires its burst when the parent says `go`.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
 import { expect, it } from 'vitest';
 import { describeWith, servers } from '../support/servers.js';
+import { LOG_ENCODINGS, type LogEncoding } from './log-encodings.js';
 
 const CHILD = fileURLToPath(new URL('./race-child.ts', import.meta.url));
 const PROCESSES = 4;
@@ -23,10 +25,10 @@ interface Racer {
   result: Promise<{ admitted: number; denied: number }>;
 }
 
-function startRacer(target: string, prefix: string, subject: string): Racer {
+function startRacer(target: string, prefix: string, subject: string, encoding: LogEncoding): Racer {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', CHILD, target, prefix, subject, String(CHECKS), String(WINDOW_MS), String(LIMIT)],
+    ['--import', 'tsx', CHILD, target, prefix, subject, String(CHECKS), String(WINDOW_MS), String(LIMIT), String(encoding.packedLogMax)],
     {
       stdio: ['pipe', 'pipe', 'pipe'],
     },
@@ -52,10 +54,10 @@ function startRacer(target: string, prefix: string, subject: string): Racer {
   return { child, ready, result };
 }
 
-async function race(target: string, cleanup: (prefix: string) => Promise<void>): Promise<void> {
+async function race(target: string, encoding: LogEncoding, cleanup: (prefix: string) => Promise<void>): Promise<void> {
   const prefix = `test:race:${randomUUID().slice(0, 8)}`;
   const subject = `race:${randomUUID()}`;
-  const racers = Array.from({ length: PROCESSES }, () => startRacer(target, prefix, subject));
+  const racers = Array.from({ length: PROCESSES }, () => startRacer(target, prefix, subject, encoding));
   try {
     await Promise.all(racers.map((racer) => racer.ready));
     for (const racer of racers) racer.child.stdin.write('go\n');
@@ -69,26 +71,34 @@ async function race(target: string, cleanup: (prefix: string) => Promise<void>):
 }
 
 describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'RedisStore race between processes (standalone)', () => {
-  it(`${PROCESSES} processes × ${CHECKS} concurrent checks on one subject admit exactly ${LIMIT}`, async () => {
-    await race(servers.redisUrl!, async (prefix) => {
-      const client = new Redis(servers.redisUrl!);
-      const keys = await client.keys(`${prefix}:*`);
-      if (keys.length > 0) await client.del(...keys);
-      client.disconnect();
-    });
-  }, 30_000);
+  it.each(LOG_ENCODINGS)(
+    `${PROCESSES} processes × ${CHECKS} concurrent checks on one subject admit exactly ${LIMIT} ($name)`,
+    async (encoding) => {
+      await race(servers.redisUrl!, encoding, async (prefix) => {
+        const client = new Redis(servers.redisUrl!);
+        const keys = await client.keys(`${prefix}:*`);
+        if (keys.length > 0) await client.del(...keys);
+        client.disconnect();
+      });
+    },
+    30_000,
+  );
 });
 
 describeWith(servers.redisCluster, 'SLUICE_TEST_REDIS_CLUSTER', 'RedisStore race between processes (cluster)', () => {
-  it(`${PROCESSES} processes × ${CHECKS} concurrent checks on one subject admit exactly ${LIMIT}`, async () => {
-    const target = servers.redisCluster!.map(({ host, port }) => `${host}:${port}`).join(',');
-    await race(target, async (prefix) => {
-      const cluster = new Cluster(servers.redisCluster!);
-      for (const node of cluster.nodes('master')) {
-        const keys = await node.keys(`${prefix}:*`);
-        for (const key of keys) await cluster.del(key);
-      }
-      cluster.disconnect();
-    });
-  }, 30_000);
+  it.each(LOG_ENCODINGS)(
+    `${PROCESSES} processes × ${CHECKS} concurrent checks on one subject admit exactly ${LIMIT} ($name)`,
+    async (encoding) => {
+      const target = servers.redisCluster!.map(({ host, port }) => `${host}:${port}`).join(',');
+      await race(target, encoding, async (prefix) => {
+        const cluster = new Cluster(servers.redisCluster!);
+        for (const node of cluster.nodes('master')) {
+          const keys = await node.keys(`${prefix}:*`);
+          for (const key of keys) await cluster.del(key);
+        }
+        cluster.disconnect();
+      });
+    },
+    30_000,
+  );
 });

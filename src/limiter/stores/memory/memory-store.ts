@@ -352,7 +352,7 @@ export class MemoryStore implements LimiterStore {
             retry = log.windowRetry;
             break;
           }
-          const low = log.upperBound(a - w);
+          const low = log.windowStart(w, a - w);
           const high = log.newest <= a ? log.end : log.upperBound(a);
           count = high - low;
           if (count >= rule.limit) retry = log.at(low + count - rule.limit) + w - a;

@@ -22,9 +22,17 @@ export class SubjectLog {
     return this.times.length;
   }
 
+  /**
+   * The oldest and newest live times (+Infinity and -Infinity when empty), kept beside `start` so the
+   * trim's and the counts' quick tests read this object, not the array's far ends: for a subject
+   * picked at random each of those is a cache miss.
+   */
+  private oldest = Number.POSITIVE_INFINITY;
+  private latest = Number.NEGATIVE_INFINITY;
+
   /** Time of the newest entry; -Infinity when empty. */
   get newest(): number {
-    return this.times.length > this.start ? this.times[this.times.length - 1]! : Number.NEGATIVE_INFINITY;
+    return this.latest;
   }
 
   /** Time at an absolute index returned by {@link upperBound}. */
@@ -43,6 +51,62 @@ export class SubjectLog {
       else high = middle;
     }
     return low;
+  }
+
+  /**
+   * Cursors: per window length (up to 8), the index its last count started at. Times mostly move
+   * forward, so the next start is that one or a few entries later: a short walk instead of a binary
+   * search over the whole log (which, for a large limit, misses the cache at nearly every probe).
+   * Dropped whenever entries move (splice, compaction, removal); a trim only moves `start`.
+   */
+  private cursorWindows: number[] | undefined;
+  private cursorIndexes: number[] | undefined;
+
+  /** {@link upperBound} of `time` (= a − `window`), found from the cursor of `window`. */
+  windowStart(window: number, time: number): number {
+    const times = this.times;
+    const start = this.start;
+    const end = times.length;
+    // The whole log is in the window (the common case of a short log).
+    if (this.oldest > time) return start;
+    if (!this.cursorWindows) {
+      this.cursorWindows = [];
+      this.cursorIndexes = [];
+    }
+    const windows = this.cursorWindows;
+    const indexes = this.cursorIndexes!;
+    const slot = windows.indexOf(window);
+    if (slot < 0) {
+      const found = this.upperBound(time);
+      if (windows.length < 8) {
+        windows.push(window);
+        indexes.push(found);
+      }
+      return found;
+    }
+    let index = indexes[slot]!;
+    if (index < start) index = start;
+    else if (index > end) index = end;
+    if (index > start && times[index - 1]! > time) {
+      index = this.upperBound(time);
+    } else {
+      const limit = index + 16;
+      while (index < end && times[index]! <= time) {
+        if (++index === limit) {
+          index = this.upperBound(time);
+          break;
+        }
+      }
+    }
+    indexes[slot] = index;
+    return index;
+  }
+
+  private dropCursors(): void {
+    if (this.cursorWindows) {
+      this.cursorWindows.length = 0;
+      this.cursorIndexes!.length = 0;
+    }
   }
 
   /** Set by {@link windowMax}: its retry delay, -1 when no window was full. */
@@ -92,7 +156,7 @@ export class SubjectLog {
     const times = this.times;
     const start = this.start;
     const end = times.length;
-    if (start === end || times[start]! > horizon) return;
+    if (this.oldest > horizon) return;
     const cut = this.upperBound(horizon);
     const ids = this.ids;
     if (ids) {
@@ -102,10 +166,12 @@ export class SubjectLog {
       }
     }
     if (cut === end) {
+      this.dropCursors();
       times.length = 0;
       if (ids) ids.length = 0;
       this.start = 0;
     } else if (cut > 32 && cut * 2 > end) {
+      this.dropCursors();
       times.copyWithin(0, cut);
       times.length = end - cut;
       if (ids) {
@@ -115,6 +181,19 @@ export class SubjectLog {
       this.start = 0;
     } else {
       this.start = cut;
+    }
+    this.bounds();
+  }
+
+  /** Sets {@link oldest} and {@link latest} from the array. */
+  private bounds(): void {
+    const times = this.times;
+    if (times.length > this.start) {
+      this.oldest = times[this.start]!;
+      this.latest = times[times.length - 1]!;
+    } else {
+      this.oldest = Number.POSITIVE_INFINITY;
+      this.latest = Number.NEGATIVE_INFINITY;
     }
   }
 
@@ -126,13 +205,17 @@ export class SubjectLog {
       this.idTimes = new Map();
     }
     const ids = this.ids;
-    if (times.length === this.start || times[times.length - 1]! <= time) {
+    if (this.latest <= time) {
       times.push(time);
       ids?.push(requestId);
+      this.latest = time;
+      if (this.oldest === Number.POSITIVE_INFINITY) this.oldest = time;
     } else {
       const index = this.upperBound(time);
+      this.dropCursors();
       times.splice(index, 0, time);
       ids?.splice(index, 0, requestId);
+      if (time < this.oldest) this.oldest = time;
     }
     if (requestId !== undefined) this.idTimes!.set(requestId, time);
   }
@@ -144,9 +227,11 @@ export class SubjectLog {
     const ids = this.ids!;
     let index = this.upperBound(time) - 1;
     while (index >= this.start && ids[index] !== requestId) index--;
+    this.dropCursors();
     this.times.splice(index, 1);
     ids.splice(index, 1);
     this.idTimes!.delete(requestId);
+    this.bounds();
     return time;
   }
 }

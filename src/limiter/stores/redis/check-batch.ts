@@ -47,18 +47,22 @@ export function encodeRules(rules: readonly NormalizedRule[]): number[] {
 }
 
 /** Keys then ARGV of one check-batch call. */
-export function encodeBatch(items: readonly PendingDecision[], minTtlMs: number): { numKeys: number; args: (string | number)[] } {
+export function encodeBatch(
+  items: readonly PendingDecision[],
+  minTtlMs: number,
+  packedLogMax: number,
+): { numKeys: number; args: (string | number)[] } {
   const args: (string | number)[] = [];
   const setNumbers = new Map<readonly NormalizedRule[], number>();
   const sets: number[][] = [];
   for (const item of items) {
-    args.push(item.keys.log, item.keys.ban, item.keys.counters, item.keys.scheduled);
+    args.push(item.keys.log, item.keys.ban, item.keys.counters, item.keys.scheduled, item.keys.packed);
     if (!setNumbers.has(item.rules)) {
       sets.push(encodeRules(item.rules));
       setNumbers.set(item.rules, sets.length);
     }
   }
-  args.push(minTtlMs, sets.length);
+  args.push(minTtlMs, packedLogMax, sets.length);
   for (const set of sets) for (const value of set) args.push(value);
   for (const item of items) {
     const header =
@@ -71,7 +75,7 @@ export function encodeBatch(items: readonly PendingDecision[], minTtlMs: number)
     if (item.now !== undefined) args.push(item.now);
     if (item.countAt !== undefined) args.push(item.countAt);
   }
-  return { numKeys: 4 * items.length, args };
+  return { numKeys: 5 * items.length, args };
 }
 
 /** One Decision per item from the flat reply (layout in check-batch.lua); throws on a malformed reply. */

@@ -1,7 +1,7 @@
 /**
  * Every Redis key and log member the RedisStore writes is built here.
  *
- * A subject's keys are `${prefix}:{${tag}}:log|ban|ctr|sch`, where `tag` is a short hash of the
+ * A subject's keys are `${prefix}:{${tag}}:plg|log|ban|ctr|sch`, where `tag` is a short hash of the
  * subject (HMAC-SHA256 keyed by `keySecret` when given, else SHA-256; the first 12 bytes in
  * base64url = 16 characters, 96 bits: two subjects share a tag with probability ~n²/2^97).
  * The subject (which holds a recipient) therefore never appears in clear, and the `{tag}` hash
@@ -13,7 +13,13 @@ import calculateSlot from 'cluster-key-slot';
 /** The keys of one subject, and the cluster slot they all live in. */
 export interface SubjectKeys {
   /**
-   * Sorted set: score = admission time (ms); member = an integer, so a listpack stores it as one:
+   * String: the packed log, the log of a subject while it holds at most `packedLogMax` entries
+   * (format in scripts/check-batch.lua). A name of its own, so a release that knows only the
+   * sorted set reads it as absent (never WRONGTYPE).
+   */
+  readonly packed: string;
+  /**
+   * Sorted set, the log beyond `packedLogMax` entries (and the log of releases before the packed one): score = admission time (ms); member = an integer, so a listpack stores it as one:
    * a request id's 32-bit hash ({@link RedisKeys.requestMember}), or for an anonymous attempt a
    * number chosen by the script to be unique in the set (13 bits while the log is small).
    */
@@ -24,7 +30,7 @@ export interface SubjectKeys {
   readonly counters: string;
   /** String: the latest count time admitted later than its decision time (scheduled sends; see scripts/check-batch.lua). */
   readonly scheduled: string;
-  /** Redis Cluster slot of the four keys. */
+  /** Redis Cluster slot of the five keys. */
   readonly slot: number;
 }
 
@@ -60,6 +66,7 @@ export class RedisKeys {
     const tag = this.digest('s', subject, 'base64url').slice(0, 16);
     const base = `${this.prefix}:{${tag}}:`;
     const keys: SubjectKeys = {
+      packed: `${base}plg`,
       log: `${base}log`,
       ban: `${base}ban`,
       counters: `${base}ctr`,

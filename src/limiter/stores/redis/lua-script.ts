@@ -59,6 +59,6 @@ const folder = new URL('./scripts/', import.meta.url);
 /** The store's scripts, loaded once per process. */
 export const scripts = {
   checkBatch: LuaScript.fromFile(folder, 'check-batch'),
-  undo: LuaScript.fromFile(folder, 'undo-3'),
+  undo: LuaScript.fromFile(folder, 'undo-4'),
   ban: LuaScript.fromFile(folder, 'ban-1'),
 } as const;

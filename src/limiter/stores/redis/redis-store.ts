@@ -55,6 +55,14 @@ export interface RedisStoreOptions {
    * this so keys do not vanish while its clock stands still.
    */
   minTtlMs?: number;
+  /**
+   * Most entries a subject's log holds packed, 0 to 10,000, default 256: a log of at most this many
+   * entries is one string (about 5 to 11 bytes an entry, read with the batch's MGET and written with
+   * one SET), a longer one a sorted set (one Redis call per count; moved back into a packed log when
+   * a trim leaves at most half this). 0: sorted sets only, as releases before 2026-12-01 wrote them
+   * (for a rolling upgrade from one of those; see docs/upgrading.md). Both are always read.
+   */
+  packedLogMax?: number;
 }
 
 /** The Redis-backed {@link LimiterStore}; semantics in src/limiter/types.ts. */
@@ -63,6 +71,7 @@ export class RedisStore implements LimiterStore {
   private readonly keys: RedisKeys;
   private readonly clock: Clock | undefined;
   private readonly minTtlMs: number;
+  private readonly packedLogMax: number;
   private readonly cluster: boolean;
   private readonly batcher: Batcher<PendingDecision>;
 
@@ -73,9 +82,13 @@ export class RedisStore implements LimiterStore {
     this.clock = options.clock;
     this.minTtlMs = options.minTtlMs ?? 0;
     if (!Number.isInteger(this.minTtlMs) || this.minTtlMs < 0) throw new RangeError('minTtlMs must be a non-negative integer');
+    this.packedLogMax = options.packedLogMax ?? 256;
+    if (!Number.isInteger(this.packedLogMax) || this.packedLogMax < 0 || this.packedLogMax > 10_000) {
+      throw new RangeError('packedLogMax must be an integer in [0, 10000]');
+    }
     this.cluster = options.client.isCluster === true;
     const maxBatch = options.maxBatch ?? 128;
-    // The script unpacks one ban key per decision onto the Lua stack (its limit is ~8000).
+    // The script unpacks three keys per decision (ban, S, packed log) onto the Lua stack (its limit is ~8000).
     if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 1000) throw new RangeError('maxBatch must be an integer in [1, 1000]');
     this.batcher = new Batcher((items) => this.sendBatch(items), maxBatch);
   }
@@ -108,10 +121,11 @@ export class RedisStore implements LimiterStore {
   async undo(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, at: number): Promise<void> {
     const keys = this.keys.subject(subject);
     const member = requestId === undefined ? '' : this.keys.requestMember(requestId);
-    const reply = await scripts.undo.run(this.client, 3, [
+    const reply = await scripts.undo.run(this.client, 4, [
       keys.log,
       keys.counters,
       keys.scheduled,
+      keys.packed,
       member,
       at,
       this.minTtlMs,
@@ -122,7 +136,7 @@ export class RedisStore implements LimiterStore {
 
   async reset(subject: string): Promise<void> {
     const keys = this.keys.subject(subject);
-    await this.client.del(keys.log, keys.ban, keys.counters, keys.scheduled);
+    await this.client.del(keys.packed, keys.log, keys.ban, keys.counters, keys.scheduled);
   }
 
   async ban(subject: string, ms: number, now: number | undefined): Promise<void> {
@@ -158,7 +172,7 @@ export class RedisStore implements LimiterStore {
   }
 
   private sendBatch(items: PendingDecision[]): void {
-    const { numKeys, args } = encodeBatch(items, this.minTtlMs);
+    const { numKeys, args } = encodeBatch(items, this.minTtlMs, this.packedLogMax);
     scripts.checkBatch.run(this.client, numKeys, args).then(
       (reply) => {
         let decisions: Decision[];

@@ -4,14 +4,17 @@ Each decision sees the writes of the ones before it, so a batch means exactly wh
 decisions sent one by one would mean (semantics: src/limiter/types.ts, steps 1-5). All keys of
 one call are in one hash slot (the caller groups by slot).
 
-KEYS: 4 per decision, in decision order:
+KEYS: 5 per decision, in decision order:
   log (sorted set: score = time ms, member = an integer: 13 bits when anonymous in a small log,
   else 32), ban (string: ban end ms),
   counters (hash: fixed-window, sliding-counter and token-bucket state),
-  scheduled (string: S, the latest count time admitted later than its decision time; see below).
+  scheduled (string: S, the latest count time admitted later than its decision time; see below),
+  packed (string: the packed log, below).
 ARGV (positional, no tables per decision):
   [1] minTtlMs: floor of every TTL written (0: TTLs are exactly the spans below)
-  [2] R: number of distinct rule sets in this call; then R rule sets, each:
+  [2] packedMax: most entries a packed log holds (0: sorted sets only; a packed log found is moved
+      into the sorted set)
+  [3] R: number of distinct rule sets in this call; then R rule sets, each:
       n, then n x (algorithm, windowMs, limit, banMs)
       algorithm: 1 sliding-log, 2 sliding-counter, 3 fixed-window, 4 token-bucket
   then per decision, 1 to 4 values: h = 8 x (rule set number, 1-based) + 4 x (has countAt)
@@ -24,6 +27,26 @@ Returns: one flat array; per decision: code (0 OK, 1 BANNED, 2 RATE_LIMITED, 3 O
   BANNED has no counts (a ban in force decides without counting; a peek still counts).
   On failure a single negative code (see script-errors.ts): -1 malformed arguments,
   -2 no free log member found.
+
+The log, in one of two encodings (at most one of them exists but in a fleet mixing releases):
+- packed, while it holds at most packedMax entries: one string, read with the call's MGET and
+  written with one SET (with its TTL), so an admitting decision of a sliding-log set makes one
+  redis.call of its own. Bytes: [1] f = w + 8 x (has members), w = bytes per time (1 to 7);
+  [2..8] base, epoch ms, 7 bytes big-endian; then the entries, ascending by time, E = w + mw bytes
+  each: time - base in w bytes big-endian, then with members (mw = 4) the request id's member as a
+  signed 32-bit big-endian integer (0 for an anonymous entry of a log that has ids). w is the
+  fewest bytes that hold (newest - base): 2 within 65 s, 3 within 4.6 h, 4 within 49 days; an
+  entry that does not fit (older than base, too far after it, the first member of an anonymous
+  log) rewrites the log with base = its oldest entry (what a trim leaves as base stays valid).
+  Counting a window is two binary searches with struct.unpack (none when the oldest and newest
+  entries bound it); the trim is one string.sub; a request id is found with a plain string.find
+  kept to member offsets; an admission appends (or splices, when out of order).
+- sorted set, beyond packedMax entries (and as releases before 2026-12-01 wrote every log): the
+  packed entries move into it with one ZADD (anonymous entries and repeats of member 0 get free
+  32-bit members); a decision finding no packed log asks ZCARD, and a sorted set that a trim
+  leaves with at most packedMax / 2 entries moves back into a packed log (hysteresis: a log at
+  the cap does not move at every admission). A release before 2026-12-01 never reads the packed
+  key: see docs/upgrading.md.
 
 Counters hash fields (state is named by what it counts, so rules counting alike share it and an
 admission updates it once):
@@ -39,7 +62,10 @@ Scheduled sends (types.ts, step 4): a check with countAt a > t counts and logs t
 the entries in (a - L', a + L') (L' = longest sliding-log window) are read once with ZRANGEBYSCORE
 and every rule takes the maximum of n(u) over u = a and the entry times in (a, a + w).
 
-TTLs (cleanup only: decisions never depend on them) are set only when needed, because a PEXPIRE
+TTLs (cleanup only: decisions never depend on them). A packed log's is set with every SET, which
+happens on every decision that records or trims: 2L, or S - t + 2L while S > t, so an entry added
+at t lives until >= t + L (later writes only move the expiry later, on the Redis clock). For the
+sorted set and the other keys they are set only when needed, because a PEXPIRE
 on every admission cost ~6k instructions of an admitting decision's ~52k (callgrind, one
 sliding-log rule, batches of 100). They assume decision times follow
 the Redis clock (the default; callers passing `now` from another clock raise minTtlMs). With D a
@@ -65,18 +91,22 @@ TTL below, setting it at time s makes the key expire at s + D, so expiry never m
   token-bucket rule (its tat <= t + w must outlive t + w).
 
 Cost: each redis.call costs ~6-9k instructions, about what a whole command costs a client, so
-the common path (one sliding-log rule, no id) makes three: ZREMRANGEBYSCORE, ZCOUNT, ZADD (plus
-PEXPIRE when the log was empty or the trim removed entries). A check of a banned subject makes
+with a sorted-set log the common path (one sliding-log rule, no id) makes four: ZCARD,
+ZREMRANGEBYSCORE, ZCOUNT, ZADD (plus PEXPIRE when the log was empty or the trim removed entries),
+and one ZCOUNT more per sliding-log rule; with a packed log it makes one, the SET, whatever the
+number of sliding-log rules. A check of a banned subject makes
 none (one ZSCORE with an id): its ban end came with the call's MGET, and a ban decides alone
 (the seed's O(1) rejection), so an attack on banned recipients costs little more than parsing.
 ]]
 
 local floor, ceil, fmt, max = math.floor, math.ceil, string.format, math.max
+local spack, sunpack, sbyte, ssub, sfind = struct.pack, struct.unpack, string.byte, string.sub, string.find
 
 local minTtl = tonumber(ARGV[1])
-local setCount = tonumber(ARGV[2])
-if not minTtl or not setCount then return { -1 } end
-local p = 3
+local packedMax = tonumber(ARGV[2])
+local setCount = tonumber(ARGV[3])
+if not minTtl or not packedMax or not setCount then return { -1 } end
+local p = 4
 
 -- Rule sets: parsed once per call; decisions reference them by number.
 local sets = {}
@@ -120,22 +150,124 @@ for s = 1, setCount do
   sets[s] = set
 end
 
-local decisions = #KEYS / 4
+local decisions = #KEYS / 5
 if decisions ~= floor(decisions) or #ARGV < p - 1 + decisions then return { -1 } end
 
-local banEnds, scheduledEnds = {}, {}
+-- One MGET for the whole call: ban ends, S, and the packed logs (a sorted-set log reads as nil).
+local banEnds, scheduledEnds, packedLogs = {}, {}, {}
 do
   local readKeys = {}
   for d = 1, decisions do
-    readKeys[2 * d - 1] = KEYS[4 * d - 2]
-    readKeys[2 * d] = KEYS[4 * d]
+    readKeys[3 * d - 2] = KEYS[5 * d - 3]
+    readKeys[3 * d - 1] = KEYS[5 * d - 1]
+    readKeys[3 * d] = KEYS[5 * d]
   end
   local values = redis.call('MGET', unpack(readKeys))
   for d = 1, decisions do
-    local value = values[2 * d - 1]
-    if value then banEnds[readKeys[2 * d - 1]] = tonumber(value) end
-    value = values[2 * d]
-    if value then scheduledEnds[readKeys[2 * d]] = tonumber(value) end
+    local value = values[3 * d - 2]
+    if value then banEnds[readKeys[3 * d - 2]] = tonumber(value) end
+    value = values[3 * d - 1]
+    if value then scheduledEnds[readKeys[3 * d - 1]] = tonumber(value) end
+    value = values[3 * d]
+    if value then packedLogs[readKeys[3 * d]] = value else packedLogs[readKeys[3 * d]] = false end
+  end
+end
+
+-- Packed logs (format in the header). H = header bytes; an entry is E = w + mw bytes at
+-- H + 1 + (j - 1) * E: its time - base in w bytes big-endian, then its member (mw = 4) or nothing.
+local H = 8
+local EMPTY = spack('>BI7', 1, 0)
+-- Per time width w: struct formats of a time and of a time and member, and 256^w. (Built once:
+-- turning w into a string formats a double, ~700 instructions each time.)
+local TF = { '>I1', '>I2', '>I3', '>I4', '>I5', '>I6', '>I7' }
+local TMF = { '>I1i4', '>I2i4', '>I3i4', '>I4i4', '>I5i4', '>I6i4', '>I7i4' }
+local SPAN = { 256, 65536, 16777216, 4294967296, 1099511627776, 281474976710656, 72057594037927936 }
+local function pinfo(s)
+  local f = sbyte(s, 1)
+  local w, mw = f % 8, 0
+  if f >= 8 then mw = 4 end
+  return w, mw, w + mw, sunpack('>I7', s, 2), (#s - H) / (w + mw)
+end
+-- Entries of s with time <= x (binary search; tf = the time format, x relative to base).
+local function pcount(s, tf, E, n, x)
+  local lo, hi = 0, n
+  while lo < hi do
+    local mid = floor((lo + hi + 1) / 2)
+    if sunpack(tf, s, H + 1 + (mid - 1) * E) <= x then lo = mid else hi = mid - 1 end
+  end
+  return lo
+end
+-- Every entry: times (ascending) and members (nil when the log has none).
+local function pdecode(s)
+  local w, mw, E, base, n = pinfo(s)
+  local tf = TF[w]
+  local times, members = {}, nil
+  if mw == 4 then
+    members = {}
+    tf = TMF[w]
+    for j = 1, n do
+      local v, m = sunpack(tf, s, H + 1 + (j - 1) * E)
+      times[j], members[j] = v + base, m
+    end
+  else
+    for j = 1, n do times[j] = sunpack(tf, s, H + 1 + (j - 1) * E) + base end
+  end
+  return times, members, n
+end
+-- The packed log of n entries (times ascending; members nil, or one per entry, 0 for anonymous).
+local function pencode(times, members, n)
+  if n == 0 then return EMPTY end
+  local base = times[1]
+  local span = times[n] - base
+  local w = 1
+  while w < 7 and span >= SPAN[w] do w = w + 1 end
+  local parts = {}
+  if members then
+    parts[1] = spack('>BI7', w + 8, base)
+    local tf = TMF[w]
+    for j = 1, n do parts[j + 1] = spack(tf, times[j] - base, members[j]) end
+  else
+    parts[1] = spack('>BI7', w, base)
+    local tf = TF[w]
+    for j = 1, n do parts[j + 1] = spack(tf, times[j] - base) end
+  end
+  return table.concat(parts)
+end
+-- Index of the entry whose member packs to mb, or nil (a plain find, kept to member offsets).
+local function pfind(s, w, E, mb)
+  local first = H + 1 + w
+  local pos = first
+  while true do
+    pos = sfind(s, mb, pos, true)
+    if not pos then return nil end
+    local off = pos - first
+    if off % E == 0 then return off / E + 1 end
+    pos = pos + 1
+  end
+end
+-- Moves a packed log (plus one entry at ca with member m, when ca is given) into the sorted set kl
+-- (which must be absent): anonymous entries, and repeats of a member, get free 32-bit members.
+local function toSortedSet(kl, s, ca, m, seed)
+  local times, members, n = pdecode(s)
+  local args, used, na = {}, {}, 0
+  local function add(time, member)
+    if member == nil or used[member] then
+      member = ((seed % 4294967296) * 1009 + na) % 4294967296 - 2147483648
+      while used[member] do member = (member + 2147483649) % 4294967296 - 2147483648 end
+    end
+    used[member] = true
+    na = na + 2
+    args[na - 1], args[na] = fmt('%d', time), fmt('%d', member)
+  end
+  for j = 1, n do
+    local member
+    if members and members[j] ~= 0 then member = members[j] end
+    add(times[j], member)
+  end
+  if ca then add(ca, m) end
+  -- In ZADDs of at most 1000 entries: unpack puts every argument on the Lua stack (~8000 slots).
+  for first = 1, na, 2000 do
+    redis.call('ZADD', kl, unpack(args, first, math.min(first + 1999, na)))
   end
 end
 
@@ -181,7 +313,7 @@ local counts = {}
 local arrival = {}
 
 for d = 1, decisions do
-  local kl, kb, kc, ks = KEYS[4 * d - 3], KEYS[4 * d - 2], KEYS[4 * d - 1], KEYS[4 * d]
+  local kl, kb, kc, ks, kp = KEYS[5 * d - 4], KEYS[5 * d - 3], KEYS[5 * d - 2], KEYS[5 * d - 1], KEYS[5 * d]
   local h = tonumber(ARGV[p])
   p = p + 1
   local peek = h < 0
@@ -211,12 +343,23 @@ for d = 1, decisions do
   end
   local scheduled = scheduledEnds[ks]
   local n = set.n
+  local L = set.longest
+  local P = packedLogs[kp]
+  local memberNumber = tonumber(member)
 
-  -- Step 1 before the trim: an entry the trim at t would keep (score > t - L) is in the log.
+  -- Step 1 before the trim: an entry the trim at t would keep (time > t - L) is in the log.
   local repeated = false
   if member ~= '' then
-    local score = redis.call('ZSCORE', kl, member)
-    if score then repeated = tonumber(score) > t - set.longest end
+    if P then
+      local w, mw, E, base = pinfo(P)
+      if mw == 4 then
+        local j = pfind(P, w, E, spack('>i4', memberNumber))
+        if j then repeated = sunpack(TF[w], P, H + 1 + (j - 1) * E) + base > t - L end
+      end
+    else
+      local score = redis.call('ZSCORE', kl, member)
+      if score then repeated = tonumber(score) > t - L end
+    end
   end
   local banEnd = banEnds[kb]
   if not peek and not repeated and banEnd and banEnd > t then
@@ -226,20 +369,77 @@ for d = 1, decisions do
     o = o + 1; out[o] = banEnd - t
     o = o + 1; out[o] = t
   else
-    -- Step 3: trim the log to the longest window of the set.
-    local horizon = fmt('%d', t - set.longest)
-    -- A removal may raise the log's oldest entry: its TTL is reset below, whatever the decision.
-    local logTtlDue = redis.call('ZREMRANGEBYSCORE', kl, '-inf', horizon) > 0
+    local horizon
+    if not P or packedMax == 0 then horizon = fmt('%d', t - L) end
+    -- Which log: the packed one when it exists (and packing is on); else the sorted set when it
+    -- holds entries (a log too long to pack, or written by an earlier release: moved into a packed
+    -- log once its trim leaves at most packedMax / 2); else a new packed log.
+    local logTtlDue, trimmed, dirty = false, false, false
+    if P and packedMax == 0 then
+      toSortedSet(kl, P, nil, nil, t)
+      redis.call('DEL', kp)
+      P, packedLogs[kp], logTtlDue = false, false, true
+    elseif not P and packedMax > 0 then
+      local size = redis.call('ZCARD', kl)
+      if size == 0 then
+        -- Written only when this decision records (a peek or a denial leaves no key behind).
+        P = EMPTY
+      else
+        local removed = redis.call('ZREMRANGEBYSCORE', kl, '-inf', horizon)
+        trimmed, logTtlDue = true, removed > 0
+        if size - removed <= packedMax / 2 then
+          local entries = redis.call('ZRANGE', kl, 0, -1, 'WITHSCORES')
+          local times, members, ne = {}, {}, #entries / 2
+          for j = 1, ne do
+            members[j] = tonumber(entries[2 * j - 1]) or 0
+            times[j] = tonumber(entries[2 * j])
+          end
+          redis.call('DEL', kl)
+          P, dirty, logTtlDue = pencode(times, members, ne), true, false
+        end
+      end
+    end
+
+    -- Step 3: trim the log to the longest window of the set. A sorted-set removal may raise the
+    -- log's oldest entry: its TTL is reset below, whatever the decision.
+    local w, mw, E, base, pn, tf, oldest, newest
+    if P then
+      w, mw, E, base, pn = pinfo(P)
+      tf = TF[w]
+      if pn > 0 and sunpack(tf, P, H + 1) + base <= t - L then
+        local cut = pcount(P, tf, E, pn, t - L - base)
+        P = ssub(P, 1, H) .. ssub(P, H + 1 + cut * E)
+        pn, dirty = pn - cut, true
+      end
+      if pn > 0 then
+        oldest = sunpack(tf, P, H + 1) + base
+        newest = sunpack(tf, P, H + 1 + (pn - 1) * E) + base
+      end
+    elseif not trimmed then
+      logTtlDue = redis.call('ZREMRANGEBYSCORE', kl, '-inf', horizon) > 0
+    end
 
     -- Count every rule (the formulas of types.ts, same operations in the same order): sliding-log
     -- rules for an attempt at ca, the others at t.
     local hitRule, retry, maxBan = -1, 0, 0
     local times, nt
     if scheduled and scheduled > ca and set.logRule > 0 then
-      local L = set.w[set.logRule]
-      local entries = redis.call('ZRANGEBYSCORE', kl, '(' .. fmt('%d', ca - L), '(' .. fmt('%d', ca + L), 'WITHSCORES')
-      times, nt = {}, #entries / 2
-      for j = 1, nt do times[j] = tonumber(entries[2 * j]) end
+      local Ls = set.w[set.logRule]
+      times, nt = {}, 0
+      if P then
+        local all, _, na = pdecode(P)
+        for j = 1, na do
+          local v = all[j]
+          if v > ca - Ls and v < ca + Ls then
+            nt = nt + 1
+            times[nt] = v
+          end
+        end
+      else
+        local entries = redis.call('ZRANGEBYSCORE', kl, '(' .. fmt('%d', ca - Ls), '(' .. fmt('%d', ca + Ls), 'WITHSCORES')
+        nt = #entries / 2
+        for j = 1, nt do times[j] = tonumber(entries[2 * j]) end
+      end
     end
     for i = 1, n do
       local a, w, lim = set.alg[i], set.w[i], set.lim[i]
@@ -247,9 +447,18 @@ for d = 1, decisions do
       if a == 1 then
         if times then
           c, r = windowMax(times, nt, ca, w, lim)
+        elseif P then
+          -- Entries lo + 1 .. hi are in (ca - w, ca]; the first and last often bound the window.
+          if pn > 0 then
+            local hi, lo = pn, 0
+            if newest > ca then hi = pcount(P, tf, E, pn, ca - base) end
+            if oldest <= ca - w then lo = pcount(P, tf, E, pn, ca - w - base) end
+            c = hi - lo
+            if c >= lim then r = sunpack(tf, P, H + 1 + (lo + c - lim) * E) + base + w - ca end
+          end
         else
           local lower
-          if w == set.longest and ca == t then lower = '(' .. horizon else lower = '(' .. fmt('%d', ca - w) end
+          if w == L and ca == t then lower = '(' .. horizon else lower = '(' .. fmt('%d', ca - w) end
           c = redis.call('ZCOUNT', kl, lower, caText)
           if c >= lim then
             local entry = redis.call('ZRANGEBYSCORE', kl, lower, caText, 'WITHSCORES', 'LIMIT', c - lim, 1)
@@ -310,40 +519,76 @@ for d = 1, decisions do
     elseif not peek then
       -- Step 5: record under every rule (state shared by equal rules is written once).
       if set.logRule > 0 or member ~= '' then
-        if member == '' then
-          -- An anonymous attempt: a member unique in the set. A listpack stores an integer-looking
-          -- member as an integer: in 2 bytes (+1 back-length) when it fits 13 bits, so small logs take
-          -- members from [-4096, 4096) (50 entries: 13 B each with the 10-byte score, 768 B in all);
-          -- larger ones, or a crowded small range, use 32 bits. Time and count spread the choice,
-          -- ZADD NX probes on a collision.
-          local seed = 0
-          if set.logRule > 0 then seed = counts[set.logRule] end
-          local span = 8192
-          if seed >= 1024 then span = 4294967296 end
-          local cand = ((t % span) * 1009 + seed) % span
-          local probes = 0
-          while redis.call('ZADD', kl, 'NX', caText, fmt('%d', cand - span / 2)) == 0 do
-            probes = probes + 1
-            if probes > 100000 then return { -2 } end
-            if probes == 64 and span == 8192 then
-              span = 4294967296
-              cand = ((t % span) * 1009 + seed) % span
+        if P and pn + 1 > packedMax then
+          -- Too long to pack: the entries and this one move into the sorted set.
+          toSortedSet(kl, P, ca, memberNumber, t)
+          redis.call('DEL', kp)
+          P, packedLogs[kp], dirty, logTtlDue = false, false, false, true
+        elseif P then
+          local m = memberNumber
+          if pn > 0 and ca >= base and ca - base < SPAN[w] and (m == nil or mw == 4) then
+            local entry
+            if mw == 4 then entry = spack(TMF[w], ca - base, m or 0) else entry = spack(tf, ca - base) end
+            if ca >= newest then
+              P = P .. entry
             else
-              cand = (cand + 1) % span
+              local at = H + 1 + pcount(P, tf, E, pn, ca - base) * E
+              P = ssub(P, 1, at - 1) .. entry .. ssub(P, at)
             end
+          else
+            -- A new base, time width or member column: written afresh (at most a few times per log).
+            local all, members = pdecode(P)
+            if pn == 0 and m == nil then members = nil end
+            if m ~= nil and not members then
+              members = {}
+              for j = 1, pn do members[j] = 0 end
+            end
+            local j = pn
+            while j >= 1 and all[j] > ca do
+              all[j + 1] = all[j]
+              if members then members[j + 1] = members[j] end
+              j = j - 1
+            end
+            all[j + 1] = ca
+            if members then members[j + 1] = m or 0 end
+            P = pencode(all, members, pn + 1)
           end
+          dirty = true
         else
-          redis.call('ZADD', kl, caText, member)
+          if member == '' then
+            -- An anonymous attempt: a member unique in the set. A listpack stores an integer-looking
+            -- member as an integer: in 2 bytes (+1 back-length) when it fits 13 bits, so small logs take
+            -- members from [-4096, 4096); larger ones, or a crowded small range, use 32 bits. Time and
+            -- count spread the choice, ZADD NX probes on a collision.
+            local seed = 0
+            if set.logRule > 0 then seed = counts[set.logRule] end
+            local span = 8192
+            if seed >= 1024 then span = 4294967296 end
+            local cand = ((t % span) * 1009 + seed) % span
+            local probes = 0
+            while redis.call('ZADD', kl, 'NX', caText, fmt('%d', cand - span / 2)) == 0 do
+              probes = probes + 1
+              if probes > 100000 then return { -2 } end
+              if probes == 64 and span == 8192 then
+                span = 4294967296
+                cand = ((t % span) * 1009 + seed) % span
+              else
+                cand = (cand + 1) % span
+              end
+            end
+          else
+            redis.call('ZADD', kl, caText, member)
+          end
+          -- The log may have been empty (a count of 0 under its longest sliding-log rule, or no such rule).
+          if set.logRule == 0 or counts[set.logRule] == 0 then logTtlDue = true end
         end
-        -- The log may have been empty (a count of 0 under its longest sliding-log rule, or no such rule).
-        if set.logRule == 0 or counts[set.logRule] == 0 then logTtlDue = true end
       end
       if ca > t then
         logTtlDue = true
         if not scheduled or ca > scheduled then
           scheduled = ca
           scheduledEnds[ks] = ca
-          redis.call('SET', ks, caText, 'PX', fmt('%d', max(ca - t + 2 * set.longest, minTtl)))
+          redis.call('SET', ks, caText, 'PX', fmt('%d', max(ca - t + 2 * L, minTtl)))
         end
       end
       if set.ctrTtl > 0 then
@@ -379,9 +624,17 @@ for d = 1, decisions do
         if ctrTtlDue then redis.call('PEXPIRE', kc, set.ctrTtlText) end
       end
     end
-    if logTtlDue then
+    if P then
+      if dirty then
+        -- Every write of a packed log sets its TTL (SET without it would drop it): 2L, or S - t + 2L.
+        local ttl = set.logTtl
+        if scheduled and scheduled > t then ttl = fmt('%d', max(scheduled - t + 2 * L, minTtl)) end
+        redis.call('SET', kp, P, 'PX', ttl)
+        packedLogs[kp] = P
+      end
+    elseif logTtlDue then
       if scheduled and scheduled > t then
-        redis.call('PEXPIRE', kl, fmt('%d', max(scheduled - t + 2 * set.longest, minTtl)))
+        redis.call('PEXPIRE', kl, fmt('%d', max(scheduled - t + 2 * L, minTtl)))
       else
         redis.call('PEXPIRE', kl, set.logTtl)
       end

@@ -1,8 +1,8 @@
 --[[
-undo-3: take back an admitted attempt (a later admission step rejected it).
+undo-4: take back an admitted attempt (a later admission step rejected it).
 
-KEYS[1] log (sorted set), KEYS[2] counters (hash), KEYS[3] scheduled (string); all of one subject
-(see check-batch.lua).
+KEYS[1] log (sorted set), KEYS[2] counters (hash), KEYS[3] scheduled (string), KEYS[4] packed log
+(string); all of one subject (see check-batch.lua: the packed log, when it exists, is the log).
 ARGV: member (the request id's 32-bit member, '' when the attempt was checked without an id),
       at (the admission's Decision.at, epoch ms), minTtlMs (floor of a TTL written), then n, then
       n x (algorithm, windowMs, limit, banMs) as in check-batch.lua.
@@ -17,6 +17,8 @@ Counter effects for an attempt admitted at a: the fixed-window count of window f
 decremented if still stored and > 0; the sliding-counter bucket floor(a / b) likewise; the token
 bucket's tat becomes max(tat - T, a) if one is stored. Rules that share a counter (as named in
 check-batch.lua) were counted once and are undone once.
+A packed log loses the entry in place and keeps its TTL (set by every check-batch write that adds
+an entry, so it never rested on the oldest entry).
 TTLs: a removed entry may have been the log's oldest, which check-batch.lua's TTL argument leans
 on, so after removing one the log's TTL is reset to max(2 x the longest window, minTtlMs), or to
 S - at + 2 x the longest window when the scheduled key holds S > at (at <= the present, so this
@@ -30,11 +32,33 @@ local a = at
 local floor, ceil, fmt, max = math.floor, math.ceil, string.format, math.max
 local removed = false
 if member ~= '' then
-  local score = tonumber(redis.call('ZSCORE', KEYS[1], member))
-  if not score then return 0 end
-  if score < a then a = score end
-  redis.call('ZREM', KEYS[1], member)
-  removed = true
+  local packed = redis.call('GET', KEYS[4])
+  if packed then
+    -- Packed format in check-batch.lua: header byte (w + 8 with members), 7-byte base, entries.
+    local f = string.byte(packed, 1)
+    if f < 8 then return 0 end
+    local w = f % 8
+    local E = w + 4
+    local mb = struct.pack('>i4', tonumber(member))
+    local first = 9 + w
+    local pos = first
+    while true do
+      pos = string.find(packed, mb, pos, true)
+      if not pos then return 0 end
+      if (pos - first) % E == 0 then break end
+      pos = pos + 1
+    end
+    local start = pos - w
+    local score = struct.unpack('>I' .. w, packed, start) + struct.unpack('>I7', packed, 2)
+    if score < a then a = score end
+    redis.call('SET', KEYS[4], string.sub(packed, 1, start - 1) .. string.sub(packed, start + E), 'KEEPTTL')
+  else
+    local score = tonumber(redis.call('ZSCORE', KEYS[1], member))
+    if not score then return 0 end
+    if score < a then a = score end
+    redis.call('ZREM', KEYS[1], member)
+    removed = true
+  end
 end
 
 local kc = KEYS[2]

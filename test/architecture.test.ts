@@ -27,6 +27,7 @@ const LAYERS: Record<string, readonly string[]> = {
   delivery: ['core', 'infra', 'limiter', 'metrics', 'providers', 'settings', 'storage'],
   services: ['admission', 'core', 'infra', 'limiter', 'providers', 'storage'],
   http: ['admission', 'core', 'infra', 'limiter', 'providers', 'services', 'settings'],
+  client: ['core', 'http', 'services'],
   main: [
     'admission',
     'admission/adapters',

@@ -1,0 +1,242 @@
+/**
+ * `sluice/client`: a thin, typed `fetch` client of the sluice HTTP API. Request and response types
+ * are the API's own TypeBox schemas (the ones /docs/json is made from), so the client cannot drift
+ * from the server; test/client/client.test.ts checks every method against the OpenAPI document.
+ *
+ * - **Errors are values**: every call resolves `{ok: true, status, value}` or `{ok: false, status,
+ *   error: {code, message, …}}` with the stable codes of docs/errors.md (`NETWORK` when no answer
+ *   came). It rejects only for a programming error (a bad base URL).
+ * - **Retries** on 429 and 503 honour `Retry-After` (a wait longer than `maxRetryDelayMs`, such as
+ *   a recipient's ten-minute ban, is answered at once instead), else back off exponentially with
+ *   jitter. sluice consumes nothing on a 429 or a 5xx, so a retry is safe.
+ * - **One Idempotency-Key per logical send**: `send` makes a key unless given one and reuses it
+ *   on every retry, so a send whose answer was lost is replayed (200, same id), never doubled.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { ErrorCode } from '../core/errors.js';
+import type {
+  Accepted,
+  ApiKeyList,
+  BanLifted,
+  BlacklistAdded,
+  BlacklistBody,
+  BlacklistRemoveBody,
+  BlacklistRemoved,
+  Canceled,
+  CreatedTenant,
+  Decision,
+  FrequencyCheckBody,
+  IssuedApiKey,
+  NewProviderBody,
+  NewTenantBody,
+  ProviderDeleted,
+  ProviderList,
+  ProviderPatchBody,
+  RuleSetBody,
+  SendBody,
+  TenantPatchBody,
+} from '../http/schemas.js';
+import type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage } from '../services/views.js';
+
+export type SendRequest = Static<typeof SendBody>;
+export type FrequencyCheckRequest = Static<typeof FrequencyCheckBody>;
+export type RuleSet = Static<typeof RuleSetBody>;
+export type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage };
+
+/** An error answer of the API (docs/errors.md), or `NETWORK` when none came. */
+export interface ClientError {
+  code: ErrorCode | 'NETWORK';
+  message: string;
+  /** Seconds until a retry can succeed (429, some 503s). */
+  retryAfterSeconds?: number;
+  /** Further fields of the error body (`rule`, `field`, `requestId`…). */
+  [field: string]: unknown;
+}
+
+export type Result<T> = { ok: true; status: number; value: T } | { ok: false; status: number; error: ClientError };
+
+export interface SluiceClientOptions {
+  /** `http://127.0.0.1:3000`: where sluice listens. */
+  baseUrl: string;
+  /** A tenant's API key, for the tenant calls (`send`, `getMessage`, `cancelMessage`, `checkFrequency`). */
+  apiKey?: string;
+  /** The admin token (`SLUICE_ADMIN_TOKEN`), for `admin.*`. */
+  adminToken?: string;
+  /** Retries after the first attempt on 429, 503 and (idempotent calls) a network failure. Default 3. */
+  retries?: number;
+  /** The longest wait before a retry; a longer `Retry-After` is answered at once. Default 30 s. */
+  maxRetryDelayMs?: number;
+  /** First backoff when no `Retry-After` is given, doubled each retry (with jitter). Default 200 ms. */
+  baseDelayMs?: number;
+  /** Default: the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Default: a timer. Tests pass one that moves their clock. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Makes Idempotency-Keys; default `crypto.randomUUID()`. */
+  newIdempotencyKey?: () => string;
+}
+
+interface Call {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  auth: 'tenant' | 'admin';
+  headers?: Record<string, string>;
+  /** Whether a network failure may be retried: the call means the same when repeated. */
+  repeatable: boolean;
+}
+
+const RETRIED_STATUSES = new Set([429, 503]);
+
+export class SluiceClient {
+  private readonly base: URL;
+  private readonly retries: number;
+  private readonly maxRetryDelayMs: number;
+  private readonly baseDelayMs: number;
+  private readonly fetch: typeof fetch;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly newKey: () => string;
+
+  constructor(private readonly options: SluiceClientOptions) {
+    this.base = new URL(options.baseUrl);
+    this.retries = options.retries ?? 3;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
+    this.baseDelayMs = options.baseDelayMs ?? 200;
+    this.fetch = options.fetch ?? globalThis.fetch;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.newKey = options.newIdempotencyKey ?? (() => crypto.randomUUID());
+  }
+
+  /** `POST /v1/messages`: 202 accepted, or 200 when the key replays an accepted message (`replayed`). */
+  async send(
+    message: SendRequest,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<Result<Static<typeof Accepted> & { replayed: boolean }>> {
+    const key = options.idempotencyKey ?? this.newKey();
+    const result = await this.call<Static<typeof Accepted>>({
+      method: 'POST',
+      path: '/v1/messages',
+      body: message,
+      auth: 'tenant',
+      headers: { 'idempotency-key': key },
+      repeatable: true,
+    });
+    return result.ok ? { ...result, value: { ...result.value, replayed: result.status === 200 } } : result;
+  }
+
+  /** `GET /v1/messages/:id`: the message, its delivery attempts. */
+  getMessage(id: string): Promise<Result<MessageView>> {
+    return this.call({ method: 'GET', path: `/v1/messages/${encodeURIComponent(id)}`, auth: 'tenant', repeatable: true });
+  }
+
+  /** `DELETE /v1/messages/:id`: cancels a message not yet sending (409 once it is). */
+  cancelMessage(id: string): Promise<Result<Static<typeof Canceled>>> {
+    return this.call({ method: 'DELETE', path: `/v1/messages/${encodeURIComponent(id)}`, auth: 'tenant', repeatable: true });
+  }
+
+  /** `POST /v1/frequency/check`: a denial is a value (`allowed: false`), like any decision. */
+  checkFrequency(check: FrequencyCheckRequest): Promise<Result<Static<typeof Decision>>> {
+    // Without a requestId a repeat after a lost answer would be counted again.
+    return this.call({
+      method: 'POST',
+      path: '/v1/frequency/check',
+      body: check,
+      auth: 'tenant',
+      repeatable: check.requestId !== undefined,
+    });
+  }
+
+  /** The admin API (`adminToken`). */
+  readonly admin = {
+    createTenant: (body: Static<typeof NewTenantBody>): Promise<Result<Static<typeof CreatedTenant>>> =>
+      this.call({ method: 'POST', path: '/v1/admin/tenants', body, auth: 'admin', repeatable: false }),
+    listTenants: (page: { limit?: number; after?: string } = {}): Promise<Result<TenantPage>> =>
+      this.call({ method: 'GET', path: '/v1/admin/tenants', query: page, auth: 'admin', repeatable: true }),
+    getTenant: (id: string): Promise<Result<TenantDetails>> =>
+      this.call({ method: 'GET', path: `/v1/admin/tenants/${encodeURIComponent(id)}`, auth: 'admin', repeatable: true }),
+    updateTenant: (id: string, patch: Static<typeof TenantPatchBody>): Promise<Result<TenantDetails>> =>
+      this.call({ method: 'PATCH', path: `/v1/admin/tenants/${encodeURIComponent(id)}`, body: patch, auth: 'admin', repeatable: true }),
+    listApiKeys: (id: string): Promise<Result<Static<typeof ApiKeyList>>> =>
+      this.call({ method: 'GET', path: `/v1/admin/tenants/${encodeURIComponent(id)}/keys`, auth: 'admin', repeatable: true }),
+    issueApiKey: (id: string, options: { keepOthers?: boolean } = {}): Promise<Result<Static<typeof IssuedApiKey>>> =>
+      this.call({
+        method: 'POST',
+        path: `/v1/admin/tenants/${encodeURIComponent(id)}/keys`,
+        query: { keepOthers: options.keepOthers },
+        auth: 'admin',
+        repeatable: false,
+      }),
+    setRules: (id: string, channel: string, rules: RuleSet): Promise<Result<RuleSetView>> =>
+      this.call({ method: 'PUT', path: this.rulesPath(id, channel), body: rules, auth: 'admin', repeatable: true }),
+    getRules: (id: string, channel: string): Promise<Result<RuleSetView>> =>
+      this.call({ method: 'GET', path: this.rulesPath(id, channel), auth: 'admin', repeatable: true }),
+    liftBan: (
+      id: string,
+      channel: string,
+      to: string,
+      options: { resetCounts?: boolean } = {},
+    ): Promise<Result<Static<typeof BanLifted>>> =>
+      this.call({
+        method: 'DELETE',
+        path: `/v1/admin/tenants/${encodeURIComponent(id)}/bans/${encodeURIComponent(channel)}/${encodeURIComponent(to)}`,
+        query: { resetCounts: options.resetCounts },
+        auth: 'admin',
+        repeatable: true,
+      }),
+    /** A tenant's blacklist (`tenantId`), or the global one (`'global'`). */
+    addToBlacklist: (scope: string, body: Static<typeof BlacklistBody>): Promise<Result<Static<typeof BlacklistAdded>>> =>
+      this.call({ method: 'POST', path: this.blacklistPath(scope), body, auth: 'admin', repeatable: true }),
+    removeFromBlacklist: (scope: string, body: Static<typeof BlacklistRemoveBody>): Promise<Result<Static<typeof BlacklistRemoved>>> =>
+      this.call({ method: 'DELETE', path: this.blacklistPath(scope), body, auth: 'admin', repeatable: true }),
+    listBlacklist: (scope: string, page: { channel?: string; limit?: number; after?: string } = {}): Promise<Result<BlacklistPage>> =>
+      this.call({ method: 'GET', path: this.blacklistPath(scope), query: page, auth: 'admin', repeatable: true }),
+    createProvider: (body: Static<typeof NewProviderBody>): Promise<Result<ProviderView>> =>
+      this.call({ method: 'POST', path: '/v1/admin/providers', body, auth: 'admin', repeatable: false }),
+    listProviders: (filter: { scope?: string; channel?: string } = {}): Promise<Result<Static<typeof ProviderList>>> =>
+      this.call({ method: 'GET', path: '/v1/admin/providers', query: filter, auth: 'admin', repeatable: true }),
+    updateProvider: (id: string, patch: Static<typeof ProviderPatchBody>): Promise<Result<ProviderView>> =>
+      this.call({ method: 'PATCH', path: `/v1/admin/providers/${encodeURIComponent(id)}`, body: patch, auth: 'admin', repeatable: true }),
+    deleteProvider: (id: string): Promise<Result<Static<typeof ProviderDeleted>>> =>
+      this.call({ method: 'DELETE', path: `/v1/admin/providers/${encodeURIComponent(id)}`, auth: 'admin', repeatable: true }),
+  };
+
+  private rulesPath(id: string, channel: string): string {
+    return `/v1/admin/tenants/${encodeURIComponent(id)}/rules/${encodeURIComponent(channel)}`;
+  }
+
+  private blacklistPath(scope: string): string {
+    return scope === 'global' ? '/v1/admin/blacklist' : `/v1/admin/tenants/${encodeURIComponent(scope)}/blacklist`;
+  }
+
+  private async call<T>(call: Call): Promise<Result<T>> {
+    const url = new URL(call.path, this.base);
+    for (const [name, value] of Object.entries(call.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
+    const token = call.auth === 'admin' ? this.options.adminToken : this.options.apiKey;
+    const headers: Record<string, string> = { ...call.headers, ...(token ? { authorization: `Bearer ${token}` } : {}) };
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    const init: RequestInit = { method: call.method, headers, ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }) };
+    for (let attempt = 0; ; attempt++) {
+      let result: Result<T>;
+      let retryAfterMs: number | undefined;
+      try {
+        const response = await this.fetch(url, init);
+        const text = await response.text();
+        const body: unknown = text ? JSON.parse(text) : undefined;
+        if (response.ok) return { ok: true, status: response.status, value: body as T };
+        const error = (body as { error?: ClientError } | undefined)?.error ?? { code: 'INTERNAL', message: text.slice(0, 200) };
+        result = { ok: false, status: response.status, error };
+        if (!RETRIED_STATUSES.has(response.status)) return result;
+        const header = Number(response.headers.get('retry-after'));
+        if (Number.isFinite(header) && header > 0) retryAfterMs = header * 1000;
+      } catch (failure) {
+        result = { ok: false, status: 0, error: { code: 'NETWORK', message: (failure as Error).message } };
+        if (!call.repeatable) return result;
+      }
+      if (attempt >= this.retries) return result;
+      const delay = retryAfterMs ?? Math.ceil(this.baseDelayMs * 2 ** attempt * (0.5 + Math.random() / 2));
+      if (delay > this.maxRetryDelayMs) return result;
+      await this.sleep(delay);
+    }
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * `sluice/client` against a real sluice listening on a loopback port (the embedded default with a
+ * manual clock): values and errors, Retry-After honoured, one Idempotency-Key per logical send.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SluiceClient } from '../../src/client/index.js';
+import { ADMIN_TOKEN, phone, startApp, type TestApp } from '../http/support.js';
+
+let t: TestApp;
+let baseUrl: string;
+beforeAll(async () => {
+  t = await startApp();
+  baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
+});
+afterAll(() => t.close());
+
+/** A client whose waits move the server's clock: Retry-After passes without real time. */
+const clientFor = (apiKey: string, extra: Partial<ConstructorParameters<typeof SluiceClient>[0]> = {}) => {
+  const waits: number[] = [];
+  const client = new SluiceClient({
+    baseUrl,
+    apiKey,
+    adminToken: ADMIN_TOKEN,
+    sleep: async (ms) => {
+      waits.push(ms);
+      t.clock.advance(ms);
+    },
+    ...extra,
+  });
+  return { client, waits };
+};
+
+describe('SluiceClient', () => {
+  it('admin and tenant calls answer typed values; errors are values with the stable codes', async () => {
+    const { client: admin } = clientFor('');
+    const created = await admin.admin.createTenant({ name: `client-${Date.now()}` });
+    expect(created.ok).toBe(true);
+    if (!created.ok) return;
+    const { client } = clientFor(created.value.apiKey);
+    const sent = await client.send({ channel: 'sms', to: phone(73_000_001), body: 'hi' });
+    expect(sent).toMatchObject({ ok: true, status: 202, value: { status: 'queued', replayed: false } });
+    if (!sent.ok) return;
+    const read = await client.getMessage(sent.value.id);
+    expect(read).toMatchObject({ ok: true, value: { id: sent.value.id, channel: 'sms', to: phone(73_000_001) } });
+    const missing = await client.getMessage('01NOSUCHMESSAGE0000000000');
+    expect(missing).toMatchObject({ ok: false, status: 404, error: { code: 'NOT_FOUND' } });
+    const invalid = await client.send({ channel: 'sms', to: 'not a phone', body: 'x' });
+    expect(invalid).toMatchObject({ ok: false, status: 400, error: { code: 'INVALID_REQUEST' } });
+    const unauthorized = await clientFor('sk_wrong').client.send({ channel: 'sms', to: phone(73_000_002), body: 'x' });
+    expect(unauthorized).toMatchObject({ ok: false, status: 401, error: { code: 'UNAUTHORIZED' } });
+  });
+
+  it('waits out Retry-After on 429 and retries; a wait past maxRetryDelayMs (a ban) is answered at once', async () => {
+    const tenant = await t.createTenant();
+    const { client: admin } = clientFor('');
+    expect((await admin.admin.setRules(tenant.id, 'sms', { rules: [{ windowSeconds: 2, limit: 1 }] })).ok).toBe(true);
+    const { client, waits } = clientFor(tenant.apiKey);
+    const to = phone(73_000_010);
+    expect((await client.send({ channel: 'sms', to, body: 'one' })).ok).toBe(true);
+    const second = await client.send({ channel: 'sms', to, body: 'two' });
+    expect(second).toMatchObject({ ok: true, status: 202 });
+    expect(waits).toEqual([2000]);
+
+    const banned = await t.createTenant();
+    expect((await admin.admin.setRules(banned.id, 'sms', { rules: [{ windowSeconds: 60, limit: 1, banSeconds: 600 }] })).ok).toBe(true);
+    const patient = clientFor(banned.apiKey, { maxRetryDelayMs: 5000 });
+    expect((await patient.client.send({ channel: 'sms', to, body: 'one' })).ok).toBe(true);
+    const refused = await patient.client.send({ channel: 'sms', to, body: 'two' });
+    expect(refused).toMatchObject({ ok: false, status: 429, error: { code: 'RATE_LIMITED', retryAfterSeconds: 600 } });
+    expect(patient.waits).toEqual([]);
+  });
+
+  it('reuses one Idempotency-Key across retries: a send whose answer was lost is replayed, not doubled', async () => {
+    const tenant = await t.createTenant();
+    let calls = 0;
+    const keys: (string | null)[] = [];
+    const losingFirstAnswer: typeof fetch = async (input, init) => {
+      calls++;
+      keys.push(new Headers(init?.headers).get('idempotency-key'));
+      const response = await fetch(input, init);
+      if (calls === 1) throw new TypeError('socket hang up'); // the server accepted it; the answer is lost
+      return response;
+    };
+    const { client } = clientFor(tenant.apiKey, { fetch: losingFirstAnswer });
+    const sent = await client.send({ channel: 'sms', to: phone(73_000_020), body: 'once' });
+    expect(sent).toMatchObject({ ok: true, status: 200, value: { replayed: true } });
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
+    const stored = await t.runtime.database.db.selectFrom('messages').select('id').where('tenant_id', '=', tenant.id).execute();
+    expect(stored.map((row) => row.id)).toEqual([sent.ok ? sent.value.id : '']);
+  });
+
+  it('a network failure of a call that means something new each time is not retried', async () => {
+    let calls = 0;
+    const down: typeof fetch = async () => {
+      calls++;
+      throw new TypeError('connect ECONNREFUSED');
+    };
+    const { client } = clientFor('', { fetch: down });
+    const created = await client.admin.createTenant({ name: 'never' });
+    expect(created).toMatchObject({ ok: false, status: 0, error: { code: 'NETWORK' } });
+    expect(calls).toBe(1);
+  });
+
+  it('every method maps to an operation of the OpenAPI document', async () => {
+    const document = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json() as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const documented = new Set(
+      Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`)),
+    );
+    const used = [
+      'POST /v1/messages',
+      'GET /v1/messages/{id}',
+      'DELETE /v1/messages/{id}',
+      'POST /v1/frequency/check',
+      'POST /v1/admin/tenants',
+      'GET /v1/admin/tenants',
+      'GET /v1/admin/tenants/{id}',
+      'PATCH /v1/admin/tenants/{id}',
+      'GET /v1/admin/tenants/{id}/keys',
+      'POST /v1/admin/tenants/{id}/keys',
+      'PUT /v1/admin/tenants/{id}/rules/{channel}',
+      'GET /v1/admin/tenants/{id}/rules/{channel}',
+      'DELETE /v1/admin/tenants/{id}/bans/{channel}/{to}',
+      'POST /v1/admin/tenants/{id}/blacklist',
+      'DELETE /v1/admin/blacklist',
+      'GET /v1/admin/blacklist',
+      'POST /v1/admin/providers',
+      'GET /v1/admin/providers',
+      'PATCH /v1/admin/providers/{id}',
+      'DELETE /v1/admin/providers/{id}',
+    ];
+    expect(used.filter((operation) => !documented.has(operation))).toEqual([]);
+    // The client's methods, counted: a new one must be added to the list above.
+    const client = new SluiceClient({ baseUrl });
+    const methods = ['send', 'getMessage', 'cancelMessage', 'checkFrequency'].filter(
+      (name) => typeof (client as never)[name] === 'function',
+    );
+    expect(methods.length + Object.keys(client.admin).length).toBe(used.length);
+  });
+});

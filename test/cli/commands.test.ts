@@ -123,7 +123,7 @@ describe('sluice CLI', () => {
     expect(misspelled.code).toBe(1);
     expect(misspelled.stderr).toContain('SLUICE_PROT is not a sluice setting');
     expect(misspelled.stderr).toContain('SLUICE_PORT must be an integer');
-  }, 90_000);
+  }, 180_000);
 
   /** Refused like the API refuses it: one line naming the problem, exit 1, no stack trace. */
   const refused = async (args: string[], expected: string, extraEnv: Record<string, string> = {}) => {
@@ -164,7 +164,7 @@ describe('sluice CLI', () => {
     await refused(['migrate'], 'configuration: SLUICE_DB_URL must start with sqlite:', { SLUICE_DB_URL: 'foo:bar' });
     // With two addresses for `localhost`, Node reports the refusals as an AggregateError without a message.
     await refused(['migrate'], 'ECONNREFUSED', { SLUICE_DB_URL: `postgres://sluice@localhost:${await freePort()}/none` });
-  }, 60_000);
+  }, 120_000);
 
   it('provider add takes the provider settings as --provider-config JSON', async () => {
     await sluice('migrate');
@@ -191,7 +191,7 @@ describe('sluice CLI', () => {
       [...smtp, '--name', 'mail4', '--provider-config', '{"host":"h","from":"a@example.com","timeOutMs":5}'],
       'config.timeOutMs is not read',
     );
-  }, 60_000);
+  }, 120_000);
 
   it('provider update changes only what is given, checked as the admin API checks a PATCH', async () => {
     await sluice('migrate');
@@ -208,7 +208,7 @@ describe('sluice CLI', () => {
     await refused(['provider', 'update', id, '--enable', '--disable'], 'not both');
     await refused(['provider', 'update', id, '--provider-config', '{"timeOutMs":1}'], 'config.timeOutMs is not read');
     await refused(['provider', 'update', 'no-such-id', '--qps', '5'], 'NOT_FOUND: no provider no-such-id');
-  }, 90_000);
+  }, 180_000);
 
   it('tenant new-key, keys and revoke-key manage API keys as the admin API does', async () => {
     await sluice('migrate');
@@ -224,7 +224,7 @@ describe('sluice CLI', () => {
       [true, false],
     ]);
     await refused(['tenant', 'revoke-key', tenant.id, second.keyId], `NOT_FOUND: tenant ${tenant.id} has no active key`);
-  }, 60_000);
+  }, 120_000);
 
   it("blacklist add, remove and list a tenant's list or the global one (--global), checked as the API checks them", async () => {
     await sluice('migrate');
@@ -258,7 +258,7 @@ describe('sluice CLI', () => {
     await refused(['blacklist', 'add', tenant.id, '--channel', 'fax', 'x@example.com'], 'INVALID_REQUEST: channel');
     await refused(['blacklist', 'remove', 'no-such-tenant', 'x@example.com'], 'NOT_FOUND');
     await refused(['blacklist', 'list', '--global', '--limit', '0'], 'INVALID_REQUEST: limit');
-  }, 90_000);
+  }, 180_000);
 
   it('serve --roles worker answers its probes and metrics, and no API route', async () => {
     const port = await freePort();
@@ -281,7 +281,7 @@ describe('sluice CLI', () => {
     } finally {
       worker.kill('SIGTERM');
     }
-  }, 60_000);
+  }, 120_000);
 
   it('serve on a port in use says so and exits 1, without starting its dispatchers', async () => {
     const taken = createServer();
@@ -293,5 +293,5 @@ describe('sluice CLI', () => {
     } finally {
       taken.close();
     }
-  }, 60_000);
+  }, 120_000);
 });

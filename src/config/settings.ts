@@ -146,6 +146,22 @@ export const SETTINGS = {
     description:
       'Most subjects (recipients, quota buckets, risk subjects) the in-process limiter holds, about 1 KB each: the embedded default, and the fallback while Redis is away. A subject is kept for its longest window, so distinct recipients at a steady rate would fill the heap; at the limit an expired subject makes room, else the least recently checked subject of a tenant holding at least its fair share (this limit ÷ tenants holding state): the tenant creating subjects, or the one holding most; it forgets its counts (sluice_limiter_memory_evictions_total). Quota buckets are never dropped, bans last; when nothing may go the request answers 503 UNAVAILABLE.',
   }),
+  banCacheMs: spec({
+    env: 'SLUICE_BAN_CACHE_MS',
+    kind: 'int',
+    default: 10_000,
+    range: [0, 600_000],
+    description:
+      'Longest an instance answers a recipient banned in Redis from its own memory (until the ban ends, at most this long after it learnt it), without a Redis call. An unban, reset or rule change drops it on every instance at once through Redis pub/sub; while pub/sub is down a lifted ban may still be answered for up to this long. 0 turns the cache off.',
+  }),
+  limiterLeaseMs: spec({
+    env: 'SLUICE_LIMITER_LEASE_MS',
+    kind: 'int',
+    default: 100,
+    range: [0, 10_000],
+    description:
+      'Token leasing for tenant requests-per-second quotas: an instance leases blocks of tokens from Redis, sized to its own rate over this long, and spends them in process; unused tokens go back after this long and on shutdown. In any second a tenant may get up to qps × this / 1000 more than an exact count would admit, and an instance that dies loses its unused block. 0: every quota check asks Redis.',
+  }),
   retentionDays: spec({
     env: 'SLUICE_RETENTION_DAYS',
     kind: 'int',

@@ -1,0 +1,94 @@
+/**
+ * Token leases with 4 real processes on one hot subject, against the exact count: a token bucket
+ * of `LIMIT` per `WINDOW_MS` admits at most LIMIT + elapsed / T over a span (T = WINDOW_MS / LIMIT).
+ * One process is killed with SIGKILL mid-run, holding leased tokens: they are lost (counted in
+ * Redis, never spent), so the total stays within the exact count; the survivors give theirs back.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { expect, it } from 'vitest';
+import { describeWith, servers } from '../../support/servers.js';
+
+const CHILD = fileURLToPath(new URL('./lease-race-child.ts', import.meta.url));
+const PROCESSES = 4;
+const DURATION_MS = 1_500;
+const WINDOW_MS = 1_000;
+const LIMIT = 2_000;
+const LEASE_MS = 50;
+const CONCURRENCY = 50;
+
+interface Racer {
+  child: ChildProcessWithoutNullStreams;
+  ready: Promise<void>;
+  progress: number;
+  result: Promise<{ admitted: number; checks: number; calls: number } | undefined>;
+}
+
+function startRacer(prefix: string, subject: string): Racer {
+  const args = [CHILD, servers.redisUrl!, prefix, subject, DURATION_MS, WINDOW_MS, LIMIT, LEASE_MS, CONCURRENCY].map(String);
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const racer: Racer = { child, ready: Promise.resolve(), progress: 0, result: Promise.resolve(undefined) };
+  const lines = createInterface({ input: child.stdout });
+  const exited = once(child, 'exit');
+  racer.ready = new Promise<void>((resolve, reject) => {
+    lines.on('line', (line) => line === 'ready' && resolve());
+    void exited.then(() => reject(new Error(`lease child exited before ready: ${stderr}`)));
+  });
+  racer.result = new Promise((resolve) => {
+    lines.on('line', (line) => {
+      if (line === '+') racer.progress++;
+      else if (line.startsWith('{')) resolve(JSON.parse(line) as { admitted: number; checks: number; calls: number });
+    });
+    void exited.then(() => resolve(undefined));
+  });
+  return racer;
+}
+
+describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'token leases with 4 real processes', () => {
+  it('admit no more than the exact count, one process killed holding a block', async () => {
+    const prefix = `test:lease-race:${randomUUID().slice(0, 8)}`;
+    const subject = `hot:${randomUUID()}`;
+    const racers = Array.from({ length: PROCESSES }, () => startRacer(prefix, subject));
+    const client = new Redis(servers.redisUrl!);
+    try {
+      await Promise.all(racers.map((racer) => racer.ready));
+      const started = performance.now();
+      for (const racer of racers) racer.child.stdin.write('go\n');
+      await new Promise((resolve) => setTimeout(resolve, DURATION_MS / 2));
+      const victim = racers[0]!;
+      victim.child.kill('SIGKILL');
+      const results = await Promise.all(racers.map((racer) => racer.result));
+      const elapsed = performance.now() - started;
+      expect(results[0]).toBeUndefined();
+      const survivors = results.slice(1).map((result) => result!);
+      const admitted = survivors.reduce((sum, result) => sum + result.admitted, 0) + victim.progress;
+      const checks = survivors.reduce((sum, result) => sum + result.checks, 0);
+      const calls = survivors.reduce((sum, result) => sum + result.calls, 0);
+      const exact = LIMIT + Math.floor((elapsed * LIMIT) / WINDOW_MS);
+      console.log(
+        `lease race: admitted ${admitted} (the killed process: ${victim.progress}), exact count ${exact} over ${Math.round(elapsed)} ms; ${checks} checks by the survivors with ${calls} lease calls (${(calls / checks).toFixed(4)} per check)`,
+      );
+      expect(admitted).toBeLessThanOrEqual(exact);
+      for (const [i, result] of survivors.entries()) expect(result.admitted).toBe(racers[i + 1]!.progress);
+      // Not starved either: the demand exceeds the bucket, and at most one block per process is lost.
+      expect(admitted).toBeGreaterThan(0.7 * exact);
+      expect(calls / checks).toBeLessThan(0.2);
+      // Every survivor gave its tokens back: the bucket's state is what was spent, no more.
+      const keys = await client.keys(`${prefix}:lease:*`);
+      expect(keys.length).toBeLessThanOrEqual(1);
+    } finally {
+      for (const racer of racers) racer.child.kill('SIGKILL');
+      const keys = await client.keys(`${prefix}*`);
+      if (keys.length) await client.del(...keys);
+      client.disconnect();
+    }
+  }, 30_000);
+});

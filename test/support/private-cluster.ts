@@ -98,6 +98,9 @@ export async function startPrivateCluster(options: PrivateClusterOptions): Promi
         String(options.nodeTimeoutMs ?? 2000),
         '--dir',
         dir,
+        // A lone master never learns its address from a MEET: CLUSTER SLOTS would name host ''.
+        '--cluster-announce-ip',
+        '127.0.0.1',
         ...(options.extraArgs ?? []),
       ]);
       if (!child) continue; // the port (or its bus port) was taken: another one

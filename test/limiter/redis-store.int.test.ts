@@ -80,6 +80,11 @@ for (const target of targets) {
       `conformance (${target.name})`,
       (clock) => new RedisStore({ client: client(), prefix, clock, minTtlMs: TEST_MIN_TTL }),
     );
+    // Subjects sharing slots (48 hash-tag groups): batches of several subjects per script call.
+    defineStoreConformance(
+      `conformance (${target.name}, 48 slot groups)`,
+      (clock) => new RedisStore({ client: client(), prefix: `${prefix}:g`, clock, minTtlMs: TEST_MIN_TTL, slotGroups: 48 }),
+    );
 
     it('reloads its scripts after SCRIPT FLUSH on every node (EVALSHA falls back to EVAL on NOSCRIPT)', async () => {
       const limiter = new Limiter({ store: new RedisStore({ client: client(), prefix, minTtlMs: TEST_MIN_TTL }) });

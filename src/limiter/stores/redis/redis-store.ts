@@ -55,6 +55,12 @@ export interface RedisStoreOptions {
    * this so keys do not vanish while its clock stands still.
    */
   minTtlMs?: number;
+  /**
+   * Hash-tag groups of subjects (see RedisKeysOptions.slotGroups), for Redis Cluster: decisions are
+   * batched per slot, and with one slot per subject (the default) a batch holds one decision.
+   * E.g. 16 per master. Changing it changes every key: set it when the deployment starts.
+   */
+  slotGroups?: number;
 }
 
 /** The Redis-backed {@link LimiterStore}; semantics in src/limiter/types.ts. */
@@ -69,7 +75,11 @@ export class RedisStore implements LimiterStore {
   constructor(options: RedisStoreOptions) {
     if (!options?.client) throw new TypeError('RedisStore needs a client (an ioredis Redis or Cluster)');
     this.client = options.client;
-    this.keys = new RedisKeys({ prefix: options.prefix ?? 'sluice:limiter', keySecret: options.keySecret });
+    this.keys = new RedisKeys({
+      prefix: options.prefix ?? 'sluice:limiter',
+      keySecret: options.keySecret,
+      ...(options.slotGroups === undefined ? {} : { slotGroups: options.slotGroups }),
+    });
     this.clock = options.clock;
     this.minTtlMs = options.minTtlMs ?? 0;
     if (!Number.isInteger(this.minTtlMs) || this.minTtlMs < 0) throw new RangeError('minTtlMs must be a non-negative integer');

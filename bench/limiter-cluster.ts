@@ -5,6 +5,10 @@
  * `large` set: 1 min, 1 h, 1 day sliding logs with limits of 1e6), 10,000 subjects picked at
  * random, a closed loop of 400 decisions in flight from this one Node process.
  *
+ * Cluster rows use `slotGroups: 12` (subjects in 12 hash-tag groups, so a batch carries many
+ * subjects' decisions); the 3-master cluster also runs with the default layout, one slot per
+ * subject, where every script call carries one decision.
+ *
  * Recorded per row: decisions/s, Redis CPU µs per decision on each shard (INFO cpu before and
  * after, divided by all decisions: a shard's share), client Node CPU µs per decision, and
  * decisions per script call (the store batches concurrent decisions per hash slot: on a cluster
@@ -25,6 +29,8 @@ import { formatCount, formatMs, markdownTable } from './support/table.js';
 const SUBJECT_COUNT = 10_000;
 const IN_FLIGHT = 400;
 const TARGET_RATE = 500_000;
+/** Hash-tag groups (RedisStoreOptions.slotGroups): divisible by 1 to 4 masters, 3 to 12 per master. */
+const SLOT_GROUPS = 12;
 /** A shard or a client process planned at this share of one core, the rest headroom. */
 const PLANNED_LOAD = 0.7;
 
@@ -38,6 +44,7 @@ const RULES: readonly Rule[] = [
 export interface ScaleRow {
   name: string;
   masters: number;
+  slotGroups: number | undefined;
   result: LoadResult;
   /** Redis CPU µs per decision, per shard. */
   shardMicros: number[];
@@ -71,9 +78,17 @@ function countingClient(client: Redis | Cluster): RedisStoreClient & { calls: nu
   return counted;
 }
 
-async function measure(name: string, masters: number, client: Redis | Cluster, shards: Redis[], seconds: number): Promise<ScaleRow> {
+async function measure(
+  name: string,
+  masters: number,
+  client: Redis | Cluster,
+  shards: Redis[],
+  seconds: number,
+  slotGroups: number | undefined,
+): Promise<ScaleRow> {
   const counted = countingClient(client);
-  const limiter = new Limiter({ store: new RedisStore({ client: counted, prefix: `bench:scale:${randomUUID().slice(0, 8)}` }) });
+  const prefix = `bench:scale:${randomUUID().slice(0, 8)}`;
+  const limiter = new Limiter({ store: new RedisStore({ client: counted, prefix, ...(slotGroups ? { slotGroups } : {}) }) });
   const attempt = async () =>
     (await limiter.check({ subject: subjects[Math.floor(Math.random() * SUBJECT_COUNT)]!, rules: RULES })).allowed;
   await closedLoop(attempt, { inFlight: IN_FLIGHT, durationMs: Math.min(2_000, seconds * 300) }); // warm-up: JIT, scripts, slot map
@@ -88,6 +103,7 @@ async function measure(name: string, masters: number, client: Redis | Cluster, s
   return {
     name,
     masters,
+    slotGroups,
     result,
     shardMicros: shardSeconds.map((s) => (s * 1e6) / decisions),
     shardPercent: shardSeconds.map((s) => (s * 1e5) / result.elapsedMs),
@@ -104,7 +120,7 @@ export async function runScale(context: BenchContext): Promise<ScaleRow[]> {
     context.progress('limiter-cluster: standalone');
     const client = new Redis(standalone.url);
     try {
-      rows.push(await measure('standalone redis-server', 1, client, [client], context.seconds));
+      rows.push(await measure('standalone redis-server', 1, client, [client], context.seconds, undefined));
     } finally {
       client.disconnect();
     }
@@ -116,8 +132,11 @@ export async function runScale(context: BenchContext): Promise<ScaleRow[]> {
     const cluster = await startPrivateCluster({ masters });
     const client = new Cluster(cluster.startupNodes, { redisOptions: { maxRetriesPerRequest: 1 } });
     const shards = cluster.masters.map((node) => cluster.client(node));
+    const label = `cluster, ${masters} master${masters > 1 ? 's' : ''}`;
     try {
-      rows.push(await measure(`cluster, ${masters} master${masters > 1 ? 's' : ''}`, masters, client, shards, context.seconds));
+      // The default key layout (one slot per subject) once, for the comparison; then slot groups.
+      if (masters === 3) rows.push(await measure(`${label}, a slot per subject`, masters, client, shards, context.seconds, undefined));
+      rows.push(await measure(`${label}, ${SLOT_GROUPS} slot groups`, masters, client, shards, context.seconds, SLOT_GROUPS));
     } finally {
       client.disconnect();
       for (const shard of shards) shard.disconnect();
@@ -161,7 +180,7 @@ export function scaleTable(rows: readonly ScaleRow[]): string {
 
 /** The arithmetic for 500,000 admitting decisions/s, from the 3-master row. */
 export function projection(rows: readonly ScaleRow[]): string {
-  const row = rows.find((r) => r.masters === 3 && r.name.startsWith('cluster')) ?? rows[rows.length - 1]!;
+  const row = rows.find((r) => r.masters === 3 && r.slotGroups !== undefined) ?? rows[rows.length - 1]!;
   const redis = sum(row.shardMicros);
   const shardRate = (PLANNED_LOAD * 1e6) / redis;
   const shards = Math.ceil(TARGET_RATE / shardRate);

@@ -192,7 +192,12 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       const slowCalls = new SlowCallLog((summary) => logger.warn(summary, 'slow Redis limiter calls'), clock);
       const cacheLookup = (cache: 'ban' | 'lease') => (result: 'hit' | 'miss') => metrics.limiterCacheLookups.inc({ cache, result });
       limiter = new Limiter({
-        store: new RedisStore({ client: redis, keySecret, prefix: `${settings.redisKeyPrefix}limiter` }),
+        store: new RedisStore({
+          client: redis,
+          keySecret,
+          prefix: `${settings.redisKeyPrefix}limiter`,
+          ...(settings.redisSlotGroups > 0 ? { slotGroups: settings.redisSlotGroups } : {}),
+        }),
         // Bans answered in process; dropped everywhere by the bus (below). Sluice's request ids are
         // message ids made per request, never retried; a risk check's are the tenant's own.
         banCache:

@@ -146,6 +146,14 @@ export const SETTINGS = {
     description:
       'Most subjects (recipients, quota buckets, risk subjects) the in-process limiter holds, about 1 KB each: the embedded default, and the fallback while Redis is away. A subject is kept for its longest window, so distinct recipients at a steady rate would fill the heap; at the limit an expired subject makes room, else the least recently checked subject of a tenant holding at least its fair share (this limit ÷ tenants holding state): the tenant creating subjects, or the one holding most; it forgets its counts (sluice_limiter_memory_evictions_total). Quota buckets are never dropped, bans last; when nothing may go the request answers 503 UNAVAILABLE.',
   }),
+  redisSlotGroups: spec({
+    env: 'SLUICE_REDIS_SLOT_GROUPS',
+    kind: 'int',
+    default: 0,
+    range: [0, 16_384],
+    description:
+      'Redis Cluster only: put recipients into this many hash-tag groups so one limiter script call carries the decisions of many (a multiple of the masters, e.g. 12 or 16 per master; at most this many shards can share the load). 0: one slot per recipient, a call per decision on a cluster (about 3 times the Redis CPU). Changes every limiter key: set it when a deployment starts; changing it later starts every count afresh.',
+  }),
   banCacheMs: spec({
     env: 'SLUICE_BAN_CACHE_MS',
     kind: 'int',

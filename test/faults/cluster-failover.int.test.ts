@@ -1,12 +1,14 @@
 /**
  * Redis Cluster failover under load (docs/degradation.md, "Cluster failover"): a private cluster of
  * 3 masters + 3 replicas (cluster-node-timeout 2000, started here for each run, loopback only), a
- * closed loop of checks over fresh and old subjects, and one master killed with SIGKILL. Three runs:
+ * closed loop of checks over fresh and old subjects, and one master killed with SIGKILL. Four runs:
  * 1. sluice's client options (src/app/redis-client.ts: fail fast) and a plain Limiter: decisions on
  *    the lost slots fail, only until the replica is promoted;
  * 2. ioredis options that retry through the failover (offline queue, no command timeout, retries
  *    on CLUSTERDOWN/failover): decisions wait instead, measured;
- * 3. sluice's client and DegradingLimiter (what the service runs): the breaker answers from the
+ * 3. as 1, with the replica cut off 500 ms before the kill: the writes meanwhile are lost with the
+ *    master, and clients were told those admissions: the over-admission equals the lost writes;
+ * 4. sluice's client and DegradingLimiter (what the service runs): the breaker answers from the
  *    local fallback meanwhile, and Redis decides again after.
  * Afterwards no subject holds more than its limit in Redis; what clients were told admitted beyond
  * the limit is explained by writes lost with the killed master (acknowledged, not yet replicated),
@@ -137,15 +139,29 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'Redis Cluster failover (3 maste
   });
 
   /** One run: kill master `index` under load through `check`; then audit every subject in Redis. */
-  async function run(label: string, index: number, check: Checker, auditClient: Cluster): Promise<RunReport> {
+  /** `lagMs`: the replica is cut off this long before the kill, so the writes meanwhile are not replicated. */
+  async function run(label: string, index: number, check: Checker, auditClient: Cluster, lagMs = 0): Promise<RunReport> {
     const master = cluster.masters[index]!;
     const replica = cluster.nodes.find((node) => node.replicaOf === master.id)!;
     const replicaClient = cluster.client(replica);
     // Scripts are not replicated: the replica has none of them until it runs one.
     expect(await replicaClient.call('SCRIPT', 'EXISTS', scripts.checkBatch.sha)).toEqual([0]);
     const { outcomes, killedAt } = await load(label, check, async () => {
+      if (lagMs > 0) {
+        // Frozen replica, link cut by the master: what the master writes now stays in its backlog
+        // (a frozen replica alone still gets every write: the kernel buffers the socket).
+        replica.child.kill('SIGSTOP');
+        const masterClient = cluster.client(master);
+        await masterClient.call('CLIENT', 'KILL', 'TYPE', 'replica');
+        masterClient.disconnect();
+        await sleep(lagMs);
+      }
       dead.add(master);
       await master.kill();
+      if (lagMs > 0) {
+        await sleep(100);
+        replica.child.kill('SIGCONT');
+      }
     });
     await waitPromoted(cluster, replica, dead);
     expect(await replicaClient.call('SCRIPT', 'EXISTS', scripts.checkBatch.sha)).toEqual([1]);
@@ -172,8 +188,8 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'Redis Cluster failover (3 maste
       decisions: outcomes.length,
       errors: outcomes.filter((o) => o.kind === 'error').length,
       degraded: outcomes.filter((o) => o.kind === 'degraded').length,
-      failFromMs: failed.length ? Math.round(minOf(failed, (o) => o.end) - killedAt) : undefined,
-      failToMs: failed.length ? Math.round(maxOf(failed, (o) => o.end) - killedAt) : undefined,
+      failFromMs: failed.length ? Math.round(minOf(failed, (o) => o.end) - killedAt - lagMs) : undefined,
+      failToMs: failed.length ? Math.round(maxOf(failed, (o) => o.end) - killedAt - lagMs) : undefined,
       maxLatencyMs: Math.round(maxOf(outcomes, (o) => o.end - o.start)),
       lostWrites,
       overAdmitted,
@@ -226,6 +242,20 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'Redis Cluster failover (3 maste
     try {
       const report = await run('wait', 0, (subject) => limiter.check({ subject, rules: RULES }), client);
       expect(report.maxLatencyMs).toBeGreaterThan(1_000);
+    } finally {
+      client.disconnect();
+    }
+  }, 60_000);
+
+  it('a write not yet replicated is lost with its master: over-admission is those writes, no more', async () => {
+    const client = sluiceClient();
+    client.on('error', () => undefined);
+    const limiter = new Limiter({ store: new RedisStore({ client, prefix: 'failover' }) });
+    try {
+      // The replica cut off 500 ms before the kill: every admission of its slots meanwhile is lost.
+      const report = await run('lag', 0, (subject) => limiter.check({ subject, rules: RULES }), client, 500);
+      expect(report.lostWrites).toBeGreaterThan(0);
+      expect(report.overAdmitted).toBeGreaterThan(0);
     } finally {
       client.disconnect();
     }

@@ -25,3 +25,6 @@ export function subjectTenant(subject: string): string {
 
 /** Quota buckets are never evicted: a tenant must not reset its own quota by flooding the limiter with other subjects. */
 export const isQuotaSubject = (subject: string): boolean => subject.startsWith('quota:');
+
+/** Risk subjects: their request ids are the tenant's own, which a client may retry. */
+export const isRiskSubject = (subject: string): boolean => subject.startsWith('risk:');

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { decodeSecretKey, SECRET_KEY_FORMAT, type Settings, SettingsError } from '../settings/settings.js';
+import { decodeSecretKey, SECRET_KEY_FORMAT } from '../settings/schema.js';
+import { type Settings, SettingsError } from '../settings/settings.js';
 
 /**
  * The 32-byte key that encrypts provider secrets and keys recipient hashes in Redis: from

@@ -3,8 +3,10 @@
  * Nothing here imports from the rest of sluice.
  */
 
+export { BanCache, type BanCacheOptions } from './cache/ban-cache.js';
 export { type Clock, ManualClock, systemClock } from './clock.js';
 export * from './degrade/index.js';
+export { TokenLeases, type TokenLeasesOptions } from './lease/token-leases.js';
 export { Limiter, type LimiterOptions, normalizeRule, normalizeRules, validateCheckRequest } from './limiter.js';
 export { MemoryStore, type MemoryStoreOptions, StoreCapacityError } from './stores/memory/memory-store.js';
 export { LuaScript, type ScriptClient } from './stores/redis/lua-script.js';

@@ -1,3 +1,5 @@
+import { BanCache, type BanCacheOptions } from './cache/ban-cache.js';
+import type { TokenLeases } from './lease/token-leases.js';
 import {
   ALGORITHMS,
   type CheckRequest,
@@ -11,6 +13,13 @@ import {
 export interface LimiterOptions {
   /** Where counters live: `new MemoryStore()` or `new RedisStore({ client })`. */
   store: LimiterStore;
+  /**
+   * Answer checks of subjects banned in the store in process until the ban ends (or `maxTtlMs`),
+   * without a store call; `true` for the defaults. See {@link BanCache} and docs/limiter.md.
+   */
+  banCache?: boolean | BanCacheOptions;
+  /** Spend rules with `lease: true` from leased blocks (`new TokenLeases({ client })`); closed by `close()`. */
+  leases?: TokenLeases;
 }
 
 /** Longest window or ban accepted: 400 days, so every time stays an exact integer in a double. */
@@ -33,7 +42,13 @@ export function normalizeRule(rule: Rule, index = 0): NormalizedRule {
   }
   const algorithm = rule.algorithm ?? 'sliding-log';
   if (!ALGORITHMS.includes(algorithm)) throw new RangeError(`rules[${index}].algorithm must be one of ${ALGORITHMS.join(', ')}`);
-  return { windowMs: rule.windowMs, limit: rule.limit, banMs, algorithm };
+  if (rule.lease !== undefined && typeof rule.lease !== 'boolean') throw new RangeError(`rules[${index}].lease must be a boolean`);
+  if (rule.lease && (algorithm !== 'token-bucket' || banMs !== 0)) {
+    throw new RangeError(`rules[${index}].lease needs a token-bucket rule without a ban`);
+  }
+  return rule.lease
+    ? { windowMs: rule.windowMs, limit: rule.limit, banMs, algorithm, lease: true }
+    : { windowMs: rule.windowMs, limit: rule.limit, banMs, algorithm };
 }
 
 /** Rule arrays are usually long-lived config objects: normalise each once (so treat a rule array as immutable once passed). */
@@ -46,6 +61,8 @@ export function normalizeRules(rules: readonly Rule[]): readonly NormalizedRule[
   if (!Array.isArray(rules) || rules.length === 0) throw new RangeError('rules must be a non-empty array');
   if (rules.length > 16) throw new RangeError('at most 16 rules per check');
   const result = Object.freeze(rules.map((rule, index) => normalizeRule(rule, index)));
+  const leased = result.filter((rule) => rule.lease).length;
+  if (leased !== 0 && leased !== result.length) throw new RangeError('either every rule of a set has lease: true or none');
   normalizedRules.set(rules, result);
   return result;
 }
@@ -77,28 +94,69 @@ export function validateCheckRequest(request: CheckRequest): readonly Normalized
  */
 export class Limiter {
   readonly store: LimiterStore;
+  /** The ban cache, when enabled (`banCache` option). */
+  readonly banCache: BanCache | undefined;
+  /** The token leases, when given (`leases` option). */
+  readonly leases: TokenLeases | undefined;
 
   constructor(options: LimiterOptions) {
     if (!options?.store) throw new TypeError('Limiter needs a store');
     this.store = options.store;
+    const { banCache } = options;
+    this.banCache = banCache ? new BanCache(banCache === true ? {} : banCache) : undefined;
+    this.leases = options.leases;
   }
 
   /** Decide one attempt and record it when allowed (semantics: src/limiter/types.ts). */
   check(request: CheckRequest): Promise<Decision> {
     try {
       const rules = validateCheckRequest(request);
-      return this.store.check(request.subject, rules, request.requestId, request.now, request.countAt);
+      const { subject, requestId, now } = request;
+      if (rules[0]!.lease && this.leases) return this.leases.check(subject, rules, now);
+      const cache = this.banCache;
+      if (cache === undefined) return this.store.check(subject, rules, requestId, now, request.countAt);
+      const cached = cache.lookup(subject, requestId, now);
+      if (cached) return Promise.resolve(cached);
+      const sentAt = cache.now();
+      return this.store.check(subject, rules, requestId, now, request.countAt).then((decision) => {
+        cache.learn(subject, decision, sentAt);
+        return decision;
+      });
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /** The decision a check would make now, without recording or banning. */
+  /**
+   * The decision a check would make now, without recording or banning. Never answered by the ban
+   * cache; a leased rule set is refused (its state is the leases, which a peek cannot read).
+   */
   async peek(request: Omit<CheckRequest, 'requestId'>): Promise<Decision> {
     const rules = normalizeRules(request.rules);
     checkSubject(request.subject);
     checkNow(request.now);
+    if (rules[0]!.lease && this.leases) throw new RangeError('peek of a leased rule set is not supported');
     return this.store.peek(request.subject, rules, request.now);
+  }
+
+  /**
+   * Drops cached bans (see `banCache`): of `subject`, or every one when omitted. Call it when a ban
+   * was lifted or a subject reset elsewhere, or its rules changed (sluice: from its change bus).
+   */
+  invalidate(subject?: string): void {
+    if (subject === undefined) this.banCache?.clear();
+    else this.banCache?.invalidate(subject);
+  }
+
+  /** Drops the cached bans of one owner's subjects (the ban cache's `ownerOf`; all without it). */
+  invalidateOwner(owner: string): void {
+    this.banCache?.invalidateOwner(owner);
+  }
+
+  /** Gives leased tokens back and closes the store (a store never closes a client it was given). */
+  async close(): Promise<void> {
+    await this.leases?.close();
+    await this.store.close?.();
   }
 
   /**
@@ -112,13 +170,16 @@ export class Limiter {
     if (request.requestId !== undefined) checkRequestId(request.requestId);
     if (request.at === undefined) throw new TypeError('at must be the Decision.at of the admitted attempt');
     checkNow(request.at);
+    if (rules[0]!.lease && this.leases) return this.leases.undo(request.subject, rules);
     return this.store.undo(request.subject, rules, request.requestId, request.at);
   }
 
   /** Forget a subject's history and ban. */
   async reset(subject: string): Promise<void> {
     checkSubject(subject);
-    return this.store.reset(subject);
+    this.banCache?.invalidate(subject);
+    await this.store.reset(subject);
+    this.banCache?.invalidate(subject);
   }
 
   /** Ban a subject for `ms` milliseconds from `now` (default: the store's clock). */
@@ -126,7 +187,8 @@ export class Limiter {
     checkSubject(subject);
     if (!isPositiveInt(ms, MAX_DURATION_MS)) throw new RangeError(`ban ms must be an integer in [1, ${MAX_DURATION_MS}]`);
     checkNow(now);
-    return this.store.ban(subject, ms, now);
+    await this.store.ban(subject, ms, now);
+    this.banCache?.invalidate(subject);
   }
 
   /**
@@ -136,7 +198,11 @@ export class Limiter {
    */
   async unban(subject: string): Promise<boolean> {
     checkSubject(subject);
-    return this.store.unban(subject);
+    this.banCache?.invalidate(subject);
+    const lifted = await this.store.unban(subject);
+    // Again: a check in flight during the unban may have learnt the ban meanwhile.
+    this.banCache?.invalidate(subject);
+    return lifted;
   }
 }
 

@@ -101,6 +101,12 @@ export interface Rule {
   banMs?: number;
   /** Counting algorithm; default `sliding-log` (exact). */
   algorithm?: Algorithm;
+  /**
+   * Spend this rule from blocks of tokens leased from Redis instead of one store call per decision
+   * (`token-bucket` without a ban only; every rule of the set alike). Used only by a Limiter given
+   * `leases`; otherwise the rule is exact. Bounds: docs/limiter.md, "Token leases".
+   */
+  lease?: boolean;
 }
 
 /** A rule after validation: every field present. */
@@ -109,6 +115,8 @@ export interface NormalizedRule {
   limit: number;
   banMs: number;
   algorithm: Algorithm;
+  /** Present (true) only for a leased rule; stores ignore it. */
+  lease?: boolean;
 }
 
 export interface CheckRequest {

@@ -19,7 +19,7 @@ import type { AdmissionOutcome } from '../admission/context.js';
 import { defaultChain } from '../admission/default-chain.js';
 import { releaseFrequencySlot } from '../admission/interceptors/frequency.js';
 import type { FrequencyGate, NewMessage } from '../admission/ports.js';
-import { isQuotaSubject, subjectTenant } from '../admission/subjects.js';
+import { isQuotaSubject, isRiskSubject, subjectTenant } from '../admission/subjects.js';
 import { unavailableUnlessSluiceError } from '../core/errors.js';
 import { type DueIndex, RedisDueIndex } from '../delivery/due-index/index.js';
 import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../infra/change-bus.js';
@@ -31,7 +31,7 @@ import { resolveSecretKey } from '../infra/secret-key.js';
 import { SlowCallLog } from '../infra/slow-call-log.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
 import { DegradingLimiter } from '../limiter/degrade/index.js';
-import { type Clock, Limiter, MemoryStore, RedisStore, systemClock } from '../limiter/index.js';
+import { type Clock, Limiter, MemoryStore, RedisStore, systemClock, TokenLeases } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
 import { SqlAdminService } from '../services/admin-service.js';
 import type { HttpDeps, Services } from '../services/contracts.js';
@@ -196,14 +196,51 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     );
     if (redis) {
       const slowCalls = new SlowCallLog((summary) => logger.warn(summary, 'slow Redis limiter calls'), clock);
+      const cacheLookup = (cache: 'ban' | 'lease') => (result: 'hit' | 'miss') => metrics.limiterCacheLookups.inc({ cache, result });
       limiter = new Limiter({
         store: new RedisStore({
           client: redis,
           keySecret,
           prefix: `${settings.redisKeyPrefix}limiter`,
           packedLogMax: settings.limiterPackedLogMax,
+          ...(settings.redisSlotGroups > 0 ? { slotGroups: settings.redisSlotGroups } : {}),
         }),
+        // Bans answered in process; dropped everywhere by the bus (below). Sluice's request ids are
+        // message ids made per request, never retried; a risk check's are the tenant's own.
+        banCache:
+          settings.banCacheMs > 0
+            ? {
+                maxTtlMs: settings.banCacheMs,
+                ownerOf: subjectTenant,
+                answerRequestIds: (subject) => !isRiskSubject(subject),
+                clock,
+                onLookup: cacheLookup('ban'),
+              }
+            : false,
+        // Tenant QPS rules are `lease: true` (quota.ts): blocks leased from Redis, spent here.
+        ...(settings.limiterLeaseMs > 0
+          ? {
+              leases: new TokenLeases({
+                client: redis,
+                keySecret,
+                prefix: `${settings.redisKeyPrefix}limiter:lease`,
+                leaseMs: settings.limiterLeaseMs,
+                clock,
+                onLookup: cacheLookup('lease'),
+              }),
+            }
+          : {}),
       });
+      const redisLimiter = limiter;
+      closers.unshift(() => redisLimiter.close());
+      // An unban or reset (`bans:<tenant>`, below) or a tenant's rule change (`tenant:<id>`) anywhere
+      // drops that tenant's cached bans; '*' (announcements may have been missed) drops all.
+      const unsubscribeBans = bus.subscribe((key) => {
+        if (key === '*') redisLimiter.invalidate();
+        else if (key.startsWith('tenant:')) redisLimiter.invalidateOwner(key.slice('tenant:'.length));
+        else if (key.startsWith('bans:')) redisLimiter.invalidateOwner(key.slice('bans:'.length));
+      });
+      closers.unshift(unsubscribeBans);
       degrading = new DegradingLimiter({
         primary: limiter,
         local,
@@ -275,6 +312,21 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       errors: new ThrottledLog<{ err: unknown; check: string }>((fields) => logger.warn(fields, 'readiness check failed'), clock),
     });
 
+    // Other instances drop the tenant's cached bans; unannounced, they hold at most SLUICE_BAN_CACHE_MS.
+    const announceBans =
+      (subject: string) =>
+      async <T>(result: T): Promise<T> => {
+        await bus
+          .publish(`bans:${subjectTenant(subject)}`)
+          .catch((error: unknown) =>
+            logger.warn(
+              { err: error },
+              'a lifted ban could not be announced: other instances may answer it banned for up to SLUICE_BAN_CACHE_MS',
+            ),
+          );
+        return result;
+      };
+
     // A canceled message gives its frequency slot back (a scheduled one holds it at its due time).
     const messageService = new SqlMessageService(chain, repositories.messages, clock, async (tenantId, id) => {
       try {
@@ -289,8 +341,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       directory,
       // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
       limiter: {
-        unban: (subject) => limiter.unban(subject).catch(unavailableUnlessSluiceError),
-        reset: (subject) => limiter.reset(subject).catch(unavailableUnlessSluiceError),
+        unban: (subject) => limiter.unban(subject).then(announceBans(subject), unavailableUnlessSluiceError),
+        reset: (subject) => limiter.reset(subject).then(announceBans(subject), unavailableUnlessSluiceError),
       },
       defaultRegion: settings.defaultRegion,
       blacklistChanged: () => blacklist.changed(),

@@ -55,6 +55,7 @@ export class Metrics {
 
   // Configuration
   readonly configCacheLookups: Counter<'level' | 'result'>;
+  readonly limiterCacheLookups: Counter<'cache' | 'result'>;
 
   // Delivery
   readonly messages: Gauge<'channel' | 'status'>;
@@ -162,6 +163,12 @@ export class Metrics {
       registers,
     });
 
+    this.limiterCacheLookups = new Counter({
+      name: 'sluice_limiter_cache_lookups_total',
+      help: 'Limiter decisions answered in process (hit) or by Redis (miss), by cache (ban|lease).',
+      labelNames: ['cache', 'result'],
+      registers,
+    });
     this.configCacheLookups = new Counter({
       name: 'sluice_config_cache_lookups_total',
       help: 'Configuration reads by cache level (local|redis|sql) and result (hit|miss).',

@@ -86,6 +86,19 @@ for (const target of targets) {
         `conformance (${target.name})`,
         (clock) => new RedisStore({ packedLogMax: encoding.packedLogMax, client: client(), prefix, clock, minTtlMs: TEST_MIN_TTL }),
       );
+      // Subjects sharing slots (48 hash-tag groups): batches of several subjects per script call.
+      defineStoreConformance(
+        `conformance (${target.name}, 48 slot groups)`,
+        (clock) =>
+          new RedisStore({
+            packedLogMax: encoding.packedLogMax,
+            client: client(),
+            prefix: `${prefix}:g`,
+            clock,
+            minTtlMs: TEST_MIN_TTL,
+            slotGroups: 48,
+          }),
+      );
 
       it('reloads its scripts after SCRIPT FLUSH on every node (EVALSHA falls back to EVAL on NOSCRIPT)', async () => {
         const limiter = new Limiter({

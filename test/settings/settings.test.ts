@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeSettings, loadSettings, SETTINGS, SettingsError, unknownVariables } from '../../src/settings/settings.js';
+import { SETTINGS } from '../../src/settings/schema.js';
+import { describeSettings, loadSettings, SettingsError, unknownVariables } from '../../src/settings/settings.js';
 
 describe('settings', () => {
   it('has defaults for everything: an empty environment is the embedded default', () => {

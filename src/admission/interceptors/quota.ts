@@ -10,11 +10,14 @@ const DAY_MS = 86_400_000;
 // One rule array per limit value, so the limiter's normalisation cache hits.
 const qpsRules = new Map<number, Rule[]>();
 
-/** The rules of {@link tenantQpsSubject} for a tenant's `qpsLimit`: a token bucket of a second. */
+/**
+ * The rules of {@link tenantQpsSubject} for a tenant's `qpsLimit`: a token bucket of a second,
+ * leased (spent from blocks leased from Redis when the limiter has leases; exact otherwise).
+ */
 export function tenantQpsRules(qpsLimit: number): Rule[] {
   let rules = qpsRules.get(qpsLimit);
   if (!rules) {
-    rules = [{ windowMs: 1000, limit: qpsLimit, algorithm: 'token-bucket' }];
+    rules = [{ windowMs: 1000, limit: qpsLimit, algorithm: 'token-bucket', lease: true }];
     qpsRules.set(qpsLimit, rules);
   }
   return rules;

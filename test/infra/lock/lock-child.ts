@@ -1,6 +1,6 @@
 /**
  * A contender in the lock race tests, run as a real process:
- *   node --import tsx test/delivery/lock/lock-child.ts <redisUrl> <lockName> <leaseMs>
+ *   node --import tsx test/infra/lock/lock-child.ts <redisUrl> <lockName> <leaseMs>
  * Every 20 ms it tries to take the lock when it has none, and does one "unit of work" when it
  * holds it. Each line on stdout is a JSON event with wall time `t` (Date.now(), the same clock in
  * every process on this machine):

@@ -6,6 +6,8 @@
  * base64url = 16 characters, 96 bits: two subjects share a tag with probability ~n²/2^97).
  * The subject (which holds a recipient) therefore never appears in clear, and the `{tag}` hash
  * tag puts all of one subject's keys in one Redis Cluster slot, so one script touches one slot.
+ * With `slotGroups`, keys are `${prefix}:{${group}}:${tag}:log|...`: subjects share a group's slot,
+ * so a cluster batch (one per slot) carries several subjects' decisions.
  */
 import { createHmac, hash } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
@@ -41,6 +43,28 @@ export interface RedisKeysOptions {
   keySecret?: string | Buffer;
   /** Subjects whose keys are kept computed (hot subjects are checked again and again). */
   cacheSize?: number;
+  /**
+   * Put subjects into this many hash-tag groups (1 to 16384) instead of one slot each: keys become
+   * `${prefix}:{g<k>}:${tag}:log|...`, the group's tag chosen so that group k's slot is in the k-th
+   * of `slotGroups` equal slot ranges (a cluster whose masters hold equal ranges gets equal shares
+   * when `slotGroups` is a multiple of the masters). On a cluster the store batches per slot, so
+   * groups let one script call carry many subjects' decisions. Off by default: a store with another
+   * setting reads other keys (switching starts every subject afresh).
+   */
+  slotGroups?: number;
+}
+
+const SLOTS = 16_384;
+
+/** For group k of n, a hash tag whose slot lies in [k·16384/n, (k+1)·16384/n). */
+function groupTag(k: number, n: number): string {
+  const low = Math.ceil((k * SLOTS) / n);
+  const high = Math.ceil(((k + 1) * SLOTS) / n);
+  for (let i = 0; ; i++) {
+    const tag = `g${k}.${i}`;
+    const slot = calculateSlot(tag);
+    if (slot >= low && slot < high) return tag;
+  }
 }
 
 /** Builds keys and log members; caches the keys of recently seen subjects. */
@@ -49,6 +73,7 @@ export class RedisKeys {
   private readonly secret: string | Buffer | undefined;
   private readonly cache = new Map<string, SubjectKeys>();
   private readonly cacheSize: number;
+  private readonly groupTags: readonly string[] | undefined;
 
   constructor(options: RedisKeysOptions) {
     if (typeof options.prefix !== 'string' || options.prefix.length === 0) throw new TypeError('prefix must be a non-empty string');
@@ -56,6 +81,11 @@ export class RedisKeys {
     this.prefix = options.prefix;
     this.secret = options.keySecret === undefined || options.keySecret.length === 0 ? undefined : options.keySecret;
     this.cacheSize = options.cacheSize ?? 50_000;
+    const groups = options.slotGroups;
+    if (groups !== undefined && !(Number.isInteger(groups) && groups >= 1 && groups <= SLOTS)) {
+      throw new RangeError('slotGroups must be an integer in [1, 16384]');
+    }
+    this.groupTags = groups === undefined ? undefined : Array.from({ length: groups }, (_, k) => groupTag(k, groups));
   }
 
   /** The keys of `subject`. */
@@ -64,14 +94,17 @@ export class RedisKeys {
     if (cached) return cached;
     // 16 base64url characters = the digest's first 12 bytes.
     const tag = this.digest('s', subject, 'base64url').slice(0, 16);
-    const base = `${this.prefix}:{${tag}}:`;
+    const groups = this.groupTags;
+    // A group is the tag's first 32 bits, modulo the groups (the tag is a uniform hash).
+    const hashTag = groups ? groups[Buffer.from(tag, 'base64url').readUInt32BE(0) % groups.length]! : tag;
+    const base = groups ? `${this.prefix}:{${hashTag}}:${tag}:` : `${this.prefix}:{${tag}}:`;
     const keys: SubjectKeys = {
       packed: `${base}plg`,
       log: `${base}log`,
       ban: `${base}ban`,
       counters: `${base}ctr`,
       scheduled: `${base}sch`,
-      slot: calculateSlot(tag),
+      slot: calculateSlot(hashTag),
     };
     // Dropping the whole cache when full is O(1) amortised and keeps hot subjects a miss away.
     if (this.cache.size >= this.cacheSize) this.cache.clear();

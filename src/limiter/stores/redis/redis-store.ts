@@ -63,6 +63,12 @@ export interface RedisStoreOptions {
    * (for a rolling upgrade from one of those; see docs/upgrading.md). Both are always read.
    */
   packedLogMax?: number;
+  /**
+   * Hash-tag groups of subjects (see RedisKeysOptions.slotGroups), for Redis Cluster: decisions are
+   * batched per slot, and with one slot per subject (the default) a batch holds one decision.
+   * E.g. 16 per master. Changing it changes every key: set it when the deployment starts.
+   */
+  slotGroups?: number;
 }
 
 /** The Redis-backed {@link LimiterStore}; semantics in src/limiter/types.ts. */
@@ -78,7 +84,11 @@ export class RedisStore implements LimiterStore {
   constructor(options: RedisStoreOptions) {
     if (!options?.client) throw new TypeError('RedisStore needs a client (an ioredis Redis or Cluster)');
     this.client = options.client;
-    this.keys = new RedisKeys({ prefix: options.prefix ?? 'sluice:limiter', keySecret: options.keySecret });
+    this.keys = new RedisKeys({
+      prefix: options.prefix ?? 'sluice:limiter',
+      keySecret: options.keySecret,
+      ...(options.slotGroups === undefined ? {} : { slotGroups: options.slotGroups }),
+    });
     this.clock = options.clock;
     this.minTtlMs = options.minTtlMs ?? 0;
     if (!Number.isInteger(this.minTtlMs) || this.minTtlMs < 0) throw new RangeError('minTtlMs must be a non-negative integer');

@@ -1,0 +1,54 @@
+/**
+ * One process of lease-race.int.test.ts: connects, prints `ready`, waits for `go`, then for
+ * `durationMs` keeps `concurrency` checks of one leased token bucket in flight, printing
+ * `+` synchronously after every admission (so a process killed at any moment has reported every
+ * admission its callers saw) and at the end `{"admitted", "checks", "calls"}` (after
+ * Limiter.close gave its unused tokens back).
+ *
+ * Usage: node --import tsx lease-race-child.ts <redis-url | host:port,...> <prefix> <subject> <durationMs> <windowMs> <limit> <leaseMs> <concurrency>
+ */
+import { writeSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { Cluster, Redis } from 'ioredis';
+import { TokenLeases } from '../../../src/limiter/lease/token-leases.js';
+import { Limiter } from '../../../src/limiter/limiter.js';
+import { RedisStore } from '../../../src/limiter/stores/redis/redis-store.js';
+
+const [target, prefix, subject, durationMs, windowMs, limit, leaseMs, concurrency] = process.argv.slice(2);
+if (!target || !prefix || !subject || !durationMs || !windowMs || !limit || !leaseMs || !concurrency) {
+  console.error('usage: lease-race-child.ts <target> <prefix> <subject> <durationMs> <windowMs> <limit> <leaseMs> <concurrency>');
+  process.exit(2);
+}
+const client = target.startsWith('redis://')
+  ? new Redis(target)
+  : new Cluster(target.split(',').map((hostPort) => ({ host: hostPort.split(':')[0]!, port: Number(hostPort.split(':')[1]) })));
+const leases = new TokenLeases({ client, prefix: `${prefix}:lease`, leaseMs: Number(leaseMs) });
+const limiter = new Limiter({ store: new RedisStore({ client, prefix }), leases });
+const rules = [{ windowMs: Number(windowMs), limit: Number(limit), algorithm: 'token-bucket' as const, lease: true }];
+
+await client.ping();
+console.log('ready');
+const input = createInterface({ input: process.stdin });
+await new Promise<void>((resolve) => input.once('line', () => resolve()));
+input.close();
+
+let admitted = 0;
+let checks = 0;
+const end = performance.now() + Number(durationMs);
+await Promise.all(
+  Array.from({ length: Number(concurrency) }, async () => {
+    while (performance.now() < end) {
+      const decision = await limiter.check({ subject, rules });
+      checks++;
+      if (decision.allowed) {
+        admitted++;
+        writeSync(1, '+\n');
+      }
+      // A denied check waits a little, as a caller given retryAfterMs would: keeps the loop from spinning.
+      else await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }),
+);
+await limiter.close();
+console.log(JSON.stringify({ admitted, checks, calls: leases.calls }));
+client.disconnect();

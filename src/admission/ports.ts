@@ -49,7 +49,7 @@ export interface NewMessage extends ValidatedMessage {
 
 export interface MessageWriter {
   findByIdempotencyKey(tenantId: string, key: string): Promise<StoredIdempotentMessage | undefined>;
-  /** Durably stores the message; rejects with DuplicateIdempotencyKey when the key is taken. */
+  /** Durably stores the message; rejects with IdempotencyKeyTaken when the key is taken. */
   insert(message: NewMessage): Promise<void>;
   /** Told after commit: wakes the dispatcher for immediate messages, adds to the due index. */
   accepted?(message: NewMessage, outcome: AdmissionOutcome): void;
@@ -68,8 +68,8 @@ export interface IdempotencyGuard {
 }
 
 /** Thrown by MessageWriter.insert when (tenant, Idempotency-Key) already exists. */
-export class DuplicateIdempotencyKey extends Error {
-  override name = 'DuplicateIdempotencyKey';
+export class IdempotencyKeyTaken extends Error {
+  override name = 'IdempotencyKeyTaken';
 }
 
 /** The frequency decision for one recipient (the limiter, possibly behind the degradation breaker). */

@@ -8,7 +8,7 @@ import type { Channel } from '../core/channels.js';
 import type { Clock, Rule } from '../limiter/index.js';
 import { type Provider, ProviderError } from '../providers/provider.js';
 import { createProvider } from '../providers/registry.js';
-import { type Provider as StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
+import { type StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
 import type { PaceLimiter, ProviderRecords } from './ports.js';
 
 /** The providers of a tenant channel, in failover order, and the pace of each. */

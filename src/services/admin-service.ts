@@ -8,7 +8,7 @@ import { hasControlCharacter } from '../core/text.js';
 import { FALLBACK_MODES, type Limiter, normalizeRule } from '../limiter/index.js';
 import { checkProviderSpec, credentialRouteFields, listedProviderConfig } from '../providers/registry.js';
 import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
-import { type ProvidersRepository, type Provider as StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
+import { type ProvidersRepository, type StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
 import { type RuleSet, type RulesRepository, toLimiterRule } from '../storage/repositories/rules.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
 import { ANY, type ProviderKind, type StoredRule } from '../storage/schema.js';

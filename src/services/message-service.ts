@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { AdmissionChain } from '../admission/chain.js';
 import type { AdmissionContext, AdmissionOutcome, SendRequest } from '../admission/context.js';
-import { DuplicateIdempotencyKey, type MessageWriter, type NewMessage } from '../admission/ports.js';
+import { IdempotencyKeyTaken, type MessageWriter, type NewMessage } from '../admission/ports.js';
 import { unavailableUnlessSluiceError } from '../core/errors.js';
 import type { Clock } from '../limiter/index.js';
 import { DuplicateIdempotencyKeyError } from '../storage/errors.js';
@@ -52,7 +52,7 @@ export class SqlMessageWriter implements MessageWriter {
         requestHash: message.requestHash ?? null,
       });
     } catch (error) {
-      if (error instanceof DuplicateIdempotencyKeyError) throw new DuplicateIdempotencyKey(error.message);
+      if (error instanceof DuplicateIdempotencyKeyError) throw new IdempotencyKeyTaken(error.message);
       throw error;
     }
   }

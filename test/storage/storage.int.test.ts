@@ -14,7 +14,7 @@ import {
   type Message,
   migrateToLatest,
   migrationsFor,
-  type NewMessage,
+  type NewMessageRow,
   openDatabase,
   pendingMigrations,
   type Repositories,
@@ -57,7 +57,7 @@ for (const backend of backends) {
       await database.db.deleteFrom('messages').execute();
     };
 
-    const message = (tenantId: string, extra: Partial<NewMessage> = {}): NewMessage => ({
+    const message = (tenantId: string, extra: Partial<NewMessageRow> = {}): NewMessageRow => ({
       tenantId,
       channel: 'sms',
       recipient: '+8613800000000',

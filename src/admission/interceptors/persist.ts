@@ -1,6 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import type { Interceptor } from '../chain.js';
-import { DuplicateIdempotencyKey, type MessageWriter, type NewMessage } from '../ports.js';
+import { IdempotencyKeyTaken, type MessageWriter, type NewMessage } from '../ports.js';
 
 /**
  * The last step: the message becomes a row (`queued`, or `scheduled` with its due time). A storage
@@ -30,7 +30,7 @@ export function persistInterceptor(messages: MessageWriter): Interceptor {
       try {
         await messages.insert(row);
       } catch (error) {
-        if (error instanceof DuplicateIdempotencyKey && context.idempotencyKey) {
+        if (error instanceof IdempotencyKeyTaken && context.idempotencyKey) {
           // A concurrent twin won the key: answer as its replay (or CONFLICT), and give back what we took.
           const existing = await messages.findByIdempotencyKey(tenantId, context.idempotencyKey);
           if (existing && existing.requestHash === context.requestHash) {

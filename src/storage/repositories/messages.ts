@@ -56,7 +56,7 @@ import {
   type DeliveryAttempt,
   type Message,
   type NewDeliveryAttempt,
-  type NewMessage,
+  type NewMessageRow,
   type PartitionSelector,
   type SettleOptions,
   type StatusCount,
@@ -69,7 +69,7 @@ export type {
   DeliveryAttempt,
   Message,
   NewDeliveryAttempt,
-  NewMessage,
+  NewMessageRow,
   PartitionSelector,
   SettleOptions,
   StatusCount,
@@ -103,7 +103,7 @@ export class MessagesRepository {
    * Stores a new message (group-committed: resolves after the transaction holding it commits).
    * @throws DuplicateIdempotencyKeyError when the tenant already has a message with this key.
    */
-  async insert(input: NewMessage): Promise<Message> {
+  async insert(input: NewMessageRow): Promise<Message> {
     const row = newMessageRow(input);
     try {
       await this.writer.insert(row);

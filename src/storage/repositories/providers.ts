@@ -28,7 +28,7 @@ export class UnopenableSecretError extends Error {
   }
 }
 
-export interface Provider {
+export interface StoredProvider {
   id: string;
   /** Tenant id, or `'*'` for a shared provider. */
   scope: string;
@@ -64,7 +64,7 @@ export interface NewProvider {
 /** Fields to change; `secret: null` removes the secret, `secret` omitted keeps it. */
 export type ProviderChanges = Partial<Omit<NewProvider, 'scope' | 'channel'>>;
 
-function toProvider(row: ProvidersTable): Provider {
+function toStoredProvider(row: ProvidersTable): StoredProvider {
   return {
     id: row.id,
     scope: row.scope,
@@ -103,7 +103,7 @@ export class ProvidersRepository {
     return secret === undefined || secret === null ? null : this.box().seal(secret, id);
   }
 
-  async create(input: NewProvider): Promise<Provider> {
+  async create(input: NewProvider): Promise<StoredProvider> {
     const now = this.clock.now();
     const id = newId(now);
     const row: ProvidersTable = {
@@ -126,19 +126,19 @@ export class ProvidersRepository {
       if (isUniqueViolation(error)) throw new DuplicateNameError('provider', input.name, error);
       throw error;
     }
-    return toProvider(row);
+    return toStoredProvider(row);
   }
 
-  async get(id: string): Promise<Provider | undefined> {
+  async get(id: string): Promise<StoredProvider | undefined> {
     const row = await this.database.db.selectFrom('providers').selectAll().where('id', '=', id).executeTakeFirst();
-    return row && toProvider(row);
+    return row && toStoredProvider(row);
   }
 
   /**
    * @returns the updated provider, or `undefined` when there is no such provider.
    * @throws DuplicateNameError when renaming to a name taken in its scope and channel.
    */
-  async update(id: string, changes: ProviderChanges): Promise<Provider | undefined> {
+  async update(id: string, changes: ProviderChanges): Promise<StoredProvider | undefined> {
     const result = await this.database.db
       .updateTable('providers')
       .set({
@@ -173,18 +173,18 @@ export class ProvidersRepository {
   }
 
   /** Providers filtered by exact scope and/or channel (admin listing), by priority then id. */
-  async list(filter: { scope?: string; channel?: Channel } = {}): Promise<Provider[]> {
+  async list(filter: { scope?: string; channel?: Channel } = {}): Promise<StoredProvider[]> {
     let query = this.database.db.selectFrom('providers').selectAll().orderBy('priority').orderBy('id');
     if (filter.scope !== undefined) query = query.where('scope', '=', filter.scope);
     if (filter.channel !== undefined) query = query.where('channel', '=', filter.channel);
-    return (await query.execute()).map(toProvider);
+    return (await query.execute()).map(toStoredProvider);
   }
 
   /**
    * The enabled providers a tenant's message on `channel` may use — its own and the shared
    * ones — in failover order: priority ascending, then the tenant's own before shared ones.
    */
-  async listEnabledFor(tenantId: string, channel: Channel): Promise<Provider[]> {
+  async listEnabledFor(tenantId: string, channel: Channel): Promise<StoredProvider[]> {
     const rows = await this.database.db
       .selectFrom('providers')
       .selectAll()
@@ -195,7 +195,7 @@ export class ProvidersRepository {
       .orderBy('id')
       .execute();
     return rows
-      .map(toProvider)
+      .map(toStoredProvider)
       .sort(
         (a, b) => a.priority - b.priority || Number(a.scope === ANY) - Number(b.scope === ANY) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
       );

@@ -1,15 +1,15 @@
 /**
- * Inserting new messages: the row of a {@link NewMessage}, the multi-row INSERT the batched
+ * Inserting new messages: the row of a {@link NewMessageRow}, the multi-row INSERT the batched
  * writer runs for a batch of them, and the duplicate idempotency key told apart from other errors.
  */
 import { CompiledQuery, type Kysely } from 'kysely';
 import { DuplicateIdempotencyKeyError, isUniqueViolation } from '../../errors.js';
 import { newMessageId, shardOf } from '../../ids.js';
 import type { MessageRow, Tables } from '../../schema.js';
-import type { NewMessage } from './types.js';
+import type { NewMessageRow } from './types.js';
 
 /** The row of a new message: `scheduled` if due later than `now`, else `queued`. */
-export function newMessageRow(input: NewMessage): MessageRow {
+export function newMessageRow(input: NewMessageRow): MessageRow {
   const id = input.id ?? newMessageId(input.now);
   const dueAt = input.dueAt ?? input.now;
   return {

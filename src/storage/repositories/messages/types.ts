@@ -32,7 +32,7 @@ export interface Message {
   sentAt: number | null;
 }
 
-export interface NewMessage {
+export interface NewMessageRow {
   /** Default: a new `newMessageId(now)`. */
   id?: string;
   tenantId: string;

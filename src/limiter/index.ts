@@ -10,3 +10,4 @@ export { MemoryStore, type MemoryStoreOptions, StoreCapacityError } from './stor
 export { LuaScript, type ScriptClient } from './stores/redis/lua-script.js';
 export { RedisStore, type RedisStoreOptions } from './stores/redis/redis-store.js';
 export * from './types.js';
+export * from './events/index.js';

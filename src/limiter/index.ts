@@ -5,9 +5,9 @@
 
 export { type Clock, ManualClock, systemClock } from './clock.js';
 export * from './degrade/index.js';
+export * from './events/index.js';
 export { Limiter, type LimiterOptions, normalizeRule, normalizeRules, validateCheckRequest } from './limiter.js';
 export { MemoryStore, type MemoryStoreOptions, StoreCapacityError } from './stores/memory/memory-store.js';
 export { LuaScript, type ScriptClient } from './stores/redis/lua-script.js';
 export { RedisStore, type RedisStoreOptions } from './stores/redis/redis-store.js';
 export * from './types.js';
-export * from './events/index.js';

@@ -46,6 +46,7 @@ export class RedisEventStore implements EventStore {
   private readonly batcher: Batcher<Pending>;
   private readonly lastNRetentionMs: number;
   private readonly seenRetentionMs: number;
+  private readonly bases = new Map<string, { base: string; slot: number }>();
 
   constructor(options: RedisEventStoreOptions) {
     if (!options?.client) throw new TypeError('RedisEventStore needs a client (an ioredis Redis or Cluster)');
@@ -60,8 +61,14 @@ export class RedisEventStore implements EventStore {
 
   /** The key base of a subject, `${prefix}:{tag}:` (for tools and tests), and its slot. */
   keyBase(subject: string): { base: string; slot: number } {
+    const cached = this.bases.get(subject);
+    if (cached) return cached;
     const tag = this.hasher.tag(subject);
-    return { base: `${this.prefix}:{${tag}}:`, slot: calculateSlot(tag) };
+    const base = { base: `${this.prefix}:{${tag}}:`, slot: calculateSlot(tag) };
+    // Hot subjects are judged again and again; dropping the whole cache when full is O(1) amortised.
+    if (this.bases.size >= 50_000) this.bases.clear();
+    this.bases.set(subject, base);
+    return base;
   }
 
   /**

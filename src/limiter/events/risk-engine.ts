@@ -83,12 +83,16 @@ export function ruleSubject(scope: string, rule: RiskRule, dimensions: Dimension
   return `${scope}${rule.name.length}:${rule.name}:${JSON.stringify(rule.key.map((name) => dimensions[name]))}`;
 }
 
-const windowRule = (rule: WindowRiskRule): Rule => ({
-  windowMs: rule.windowMs,
-  limit: rule.limit,
-  banMs: rule.banMs,
-  algorithm: rule.algorithm,
-});
+/** The limiter's rule set of a window rule, one array per rule object so the limiter's validation is cached. */
+const windowSets = new WeakMap<WindowRiskRule, readonly Rule[]>();
+function limiterRules(rule: WindowRiskRule): readonly Rule[] {
+  let set = windowSets.get(rule);
+  if (!set) {
+    set = [{ windowMs: rule.windowMs, limit: rule.limit, banMs: rule.banMs, algorithm: rule.algorithm }];
+    windowSets.set(rule, set);
+  }
+  return set;
+}
 
 function eventOp(scope: string, rule: EventRiskRule, dimensions: Dimensions, record: boolean, outcome: string | undefined): EventOp {
   const subject = ruleSubject(scope, rule, dimensions);
@@ -117,7 +121,7 @@ export class RiskEngine {
     const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
     const at = now === undefined ? {} : { now };
     const windowCalls = windowRules.map((rule) => {
-      const request = { subject: ruleSubject(scope, rule, dimensions), rules: [windowRule(rule)], ...at };
+      const request = { subject: ruleSubject(scope, rule, dimensions), rules: limiterRules(rule), ...at };
       return record ? this.options.windows.check({ ...request, requestId }) : this.options.peek.peek(request);
     });
     const ops = eventRules.map((rule) => eventOp(scope, rule, dimensions, record, undefined));
@@ -191,7 +195,7 @@ export class RiskEngine {
         if (!decision.allowed) return undefined;
         return this.options.windows.undo({
           subject: ruleSubject(scope, rule, dimensions),
-          rules: [windowRule(rule)],
+          rules: limiterRules(rule),
           requestId,
           at: decision.at,
           ...(decision.degraded ? { degraded: decision.degraded } : {}),

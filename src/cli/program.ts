@@ -1,5 +1,5 @@
 /**
- * The `sluice` command tree: serve, migrate, tenant, rules, blacklist, provider, send, config check.
+ * The `sluice` command tree: serve, migrate, tenant, rules, risk, blacklist, provider, send, config check.
  * Operator commands work directly on the database (no admin token needed), through the same
  * services as the admin API and checked by the same schemas.
  */
@@ -8,6 +8,7 @@ import { addBlacklistCommands } from './commands/blacklist.js';
 import { addConfigCommands } from './commands/config.js';
 import { addMigrateCommand } from './commands/migrate.js';
 import { addProviderCommands } from './commands/provider.js';
+import { addRiskCommands } from './commands/risk.js';
 import { addRulesCommands } from './commands/rules.js';
 import { addSendCommand } from './commands/send.js';
 import { addServeCommand } from './commands/serve.js';
@@ -25,6 +26,7 @@ export function createProgram(): Command {
     addMigrateCommand,
     addTenantCommands,
     addRulesCommands,
+    addRiskCommands,
     addBlacklistCommands,
     addProviderCommands,
     addSendCommand,

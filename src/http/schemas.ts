@@ -1,7 +1,7 @@
 /** Request and response schemas (TypeBox): they validate bodies and make the OpenAPI at /docs. */
 import { type TSchema, Type } from '@sinclair/typebox';
 import { CHANNELS } from '../core/channels.js';
-import { ALGORITHMS, FALLBACK_MODES } from '../limiter/index.js';
+import { ALGORITHMS, FALLBACK_MODES, RISK_LIMITS } from '../limiter/index.js';
 import { PROVIDER_KINDS } from '../providers/kinds.js';
 import {
   ApiKeyView,
@@ -10,6 +10,7 @@ import {
   ChannelOrAny,
   ProviderView,
   perChannelObject,
+  RiskRuleView,
   stringEnum,
   TenantStatusName,
 } from '../services/views.js';
@@ -374,3 +375,44 @@ export const Readiness = Type.Object({
     }),
   ),
 });
+
+/** An action's name in paths and bodies: letters, digits, `.`, `_`, `-`, `:`. */
+const ActionName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._:-]+$' });
+
+export const RiskActionParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), action: ActionName });
+
+/** What PUT .../risk/:action takes; GET's answer can be PUT back (`action`, `version` are read-only). */
+export const RiskRuleSetBody = Type.Object(
+  {
+    action: Type.Optional(ActionName),
+    version: Type.Optional(Type.Integer({ minimum: 0 })),
+    rules: Type.Array(RiskRuleView, { minItems: 1, maxItems: RISK_LIMITS.rules }),
+  },
+  { additionalProperties: false },
+);
+
+/** An event's dimensions: at most 16, each value at most 256 characters. */
+const Dimensions = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: RISK_LIMITS.valueLength }), {
+  maxProperties: RISK_LIMITS.dimensions,
+  ...KEY,
+});
+
+export const RiskCheckBody = Type.Object(
+  {
+    action: ActionName,
+    dimensions: Dimensions,
+    requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    record: Type.Optional(Type.Boolean({ description: 'false: only look, record nothing' })),
+  },
+  { additionalProperties: false },
+);
+
+export const RiskEventBody = Type.Object(
+  {
+    action: ActionName,
+    dimensions: Dimensions,
+    outcome: Type.String({ minLength: 1, maxLength: RISK_LIMITS.outcomeLength, description: 'e.g. "failed": counted by last-n rules' }),
+    requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  },
+  { additionalProperties: false },
+);

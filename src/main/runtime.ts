@@ -31,7 +31,7 @@ import { resolveSecretKey } from '../infra/secret-key.js';
 import { SlowCallLog } from '../infra/slow-call-log.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
 import { DegradingLimiter } from '../limiter/degrade/index.js';
-import { type Clock, Limiter, MemoryStore, RedisStore, systemClock, TokenLeases } from '../limiter/index.js';
+import { type Clock, type FallbackMode, Limiter, MemoryStore, RedisStore, systemClock, TokenLeases } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
 import { SqlAdminService } from '../services/admin-service.js';
 import type { HttpDeps, Services } from '../services/contracts.js';
@@ -44,9 +44,11 @@ import { migrateToLatest } from '../storage/migrations/index.js';
 import { BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { MessagesRepository } from '../storage/repositories/messages.js';
 import { ProvidersRepository } from '../storage/repositories/providers.js';
+import { RiskRulesRepository } from '../storage/repositories/risk-rules.js';
 import { RulesRepository } from '../storage/repositories/rules.js';
 import { TenantsRepository } from '../storage/repositories/tenants.js';
 import { SecretBox } from '../storage/secret-box.js';
+import { createRiskControl } from './risk-control.js';
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -66,6 +68,7 @@ export interface Runtime {
   readonly repositories: {
     tenants: TenantsRepository;
     rules: RulesRepository;
+    riskRules: RiskRulesRepository;
     blacklist: BlacklistRepository;
     providers: ProvidersRepository;
     messages: MessagesRepository;
@@ -131,6 +134,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     const repositories = {
       tenants: new TenantsRepository(database, { clock }),
       rules: new RulesRepository(database, { clock }),
+      riskRules: new RiskRulesRepository(database, { clock }),
       blacklist: new BlacklistRepository(database, { clock }),
       providers: new ProvidersRepository(database, { clock, secretBox: new SecretBox(secretKey) }),
       messages: new MessagesRepository(database),
@@ -305,6 +309,23 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
           rule: decision.rule === undefined ? 'none' : String(decision.rule),
         }),
     });
+    const riskControl = createRiskControl({
+      cacheOptions,
+      repository: repositories.riskRules,
+      tenant: async (tenantId) => (await tenantConfigs.get(tenantId))?.tenant,
+      quota: degrading ?? limiter,
+      limiter,
+      degrading,
+      redis,
+      keySecret,
+      clock,
+      keyPrefix: settings.redisKeyPrefix,
+      fallbackMode: settings.fallbackMode as FallbackMode,
+      redisTimeoutMs: settings.redisTimeoutMs,
+      memoryMax: settings.limiterMemoryMax,
+      metrics,
+    });
+    closers.unshift(() => riskControl.close());
     const health = new ReadinessService({
       database,
       redis,
@@ -346,8 +367,9 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       },
       defaultRegion: settings.defaultRegion,
       blacklistChanged: () => blacklist.changed(),
+      riskRulesChanged: (tenantId, action) => riskControl.invalidate(tenantId, action),
     });
-    const services: Services = { messages: messageService, risk, admin, health };
+    const services: Services = { messages: messageService, risk, riskControl: riskControl.service, admin, health };
     const http: HttpDeps = {
       ...services,
       authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey).catch(unavailableUnlessSluiceError) : undefined),

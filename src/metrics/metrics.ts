@@ -44,6 +44,7 @@ export class Metrics {
   readonly decisionDuration: Histogram<'store' | 'outcome'>;
   readonly decisions: Counter<'outcome' | 'channel' | 'rule'>;
   readonly admissionRejections: Counter<'interceptor' | 'code'>;
+  readonly riskDecisions: Counter<'action' | 'rule' | 'outcome' | 'shadow'>;
 
   // Redis and degradation
   readonly redisCommandDuration: Histogram<'operation'>;
@@ -93,6 +94,12 @@ export class Metrics {
       name: 'sluice_decisions_total',
       help: 'Limiter decisions by outcome (OK|BANNED|RATE_LIMITED), channel and index of the rule hit (none if no rule hit).',
       labelNames: ['outcome', 'channel', 'rule'],
+      registers,
+    });
+    this.riskDecisions = new Counter({
+      name: 'sluice_risk_decisions_total',
+      help: 'Risk checks recorded, per rule: what the rule alone decided (allow|review|deny), by action, rule name and whether the rule is in shadow mode.',
+      labelNames: ['action', 'rule', 'outcome', 'shadow'],
       registers,
     });
     this.admissionRejections = new Counter({

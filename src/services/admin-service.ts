@@ -9,6 +9,7 @@ import { FALLBACK_MODES, type Limiter, normalizeRule } from '../limiter/index.js
 import { checkProviderSpec, credentialRouteFields, listedProviderConfig } from '../providers/registry.js';
 import type { BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { type ProvidersRepository, type StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
+import type { RiskRuleSet, RiskRulesRepository } from '../storage/repositories/risk-rules.js';
 import { type RuleSet, type RulesRepository, toLimiterRule } from '../storage/repositories/rules.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
 import { ANY, type ProviderKind, type StoredRule } from '../storage/schema.js';
@@ -26,6 +27,8 @@ import type {
   TenantDetails,
   TenantPage,
 } from './contracts.js';
+import { riskRulesOf } from './risk-rules.js';
+import type { RiskRuleSetView, RiskRuleView } from './views.js';
 
 /** What an admin change tells the tenant config cache (the tenant directory). */
 export interface ConfigInvalidation {
@@ -38,6 +41,7 @@ export interface ConfigInvalidation {
 export interface AdminServiceDeps {
   tenants: TenantsRepository;
   rules: RulesRepository;
+  riskRules: RiskRulesRepository;
   blacklist: BlacklistRepository;
   providers: ProvidersRepository;
   /** The tenant config cache: an admin change drops every instance's copy. */
@@ -45,9 +49,17 @@ export interface AdminServiceDeps {
   /** The limiter holding recipients' bans. */
   limiter: Pick<Limiter, 'unban' | 'reset'>;
   defaultRegion: string;
+  /** After an action's risk rule set changed in SQL: every instance drops its copy. */
+  riskRulesChanged: (tenantId: string, action: string) => Promise<void>;
   /** After a blacklist change in SQL: refresh the in-process copies (this instance's before answering). */
   blacklistChanged: () => Promise<void>;
 }
+
+const riskRuleSetView = (stored: RiskRuleSet): RiskRuleSetView => ({
+  action: stored.action,
+  rules: stored.rules as RiskRuleView[],
+  version: stored.version,
+});
 
 function providerView(provider: StoredProvider): ProviderView {
   return {
@@ -160,6 +172,21 @@ export class SqlAdminService implements AdminService {
   async getRules(tenantId: string, channel: Channel): Promise<RuleSetView> {
     await this.requireTenant(tenantId);
     return ruleSetView(channel, await this.deps.rules.get(tenantId, channel));
+  }
+
+  async setRiskRules(tenantId: string, action: string, rules: RiskRuleView[]): Promise<RiskRuleSetView> {
+    riskRulesOf(rules);
+    await this.requireTenant(tenantId);
+    const stored = await this.deps.riskRules.set(tenantId, action, rules);
+    await this.deps.riskRulesChanged(tenantId, action);
+    return riskRuleSetView(stored);
+  }
+
+  async getRiskRules(tenantId: string, action: string): Promise<RiskRuleSetView> {
+    await this.requireTenant(tenantId);
+    const stored = await this.deps.riskRules.get(tenantId, action);
+    if (!stored) throw new SluiceError('NOT_FOUND', `no risk rule set for action "${action}"`, { details: { field: 'action' } });
+    return riskRuleSetView(stored);
   }
 
   /**

@@ -13,6 +13,9 @@ import type {
   FallbackView,
   MessageView,
   ProviderView,
+  RiskDecisionView,
+  RiskRuleSetView,
+  RiskRuleView,
   RuleSetView,
   RuleView,
   TenantDetails,
@@ -52,6 +55,20 @@ export interface RiskService {
     tenantId: string,
     input: { subject: string; action: string; rules: Rule[]; requestId?: string; record: boolean },
   ): Promise<Decision>;
+}
+
+/** Risk control: events judged by the rule set stored for their action (`POST /v1/risk/check`, `/v1/risk/events`). */
+export interface RiskControlService {
+  /** NOT_FOUND without a rule set for the action; INVALID_REQUEST naming a dimension a rule needs and the event lacks. */
+  check(
+    tenantId: string,
+    input: { action: string; dimensions: Record<string, string>; requestId?: string; record: boolean },
+  ): Promise<RiskDecisionView>;
+  /** Records an outcome (last-n) and the event's values (distinct, seen) without a decision. */
+  recordEvent(
+    tenantId: string,
+    input: { action: string; dimensions: Record<string, string>; outcome: string; requestId?: string },
+  ): Promise<{ degraded?: boolean }>;
 }
 
 export interface NewProviderInput {
@@ -101,6 +118,13 @@ export interface AdminService {
   setRules(tenantId: string, channel: Channel, rules: RuleView[], fallback?: FallbackView | null): Promise<RuleSetView>;
   getRules(tenantId: string, channel: Channel): Promise<RuleSetView>;
   /**
+   * Replaces an action's risk rule set (live everywhere within a second). INVALID_REQUEST naming the
+   * field for a rule the engine refuses; NOT_FOUND for an unknown tenant.
+   */
+  setRiskRules(tenantId: string, action: string, rules: RiskRuleView[]): Promise<RiskRuleSetView>;
+  /** An action's risk rule set as PUT takes it; NOT_FOUND for an unknown tenant or an action without one. */
+  getRiskRules(tenantId: string, action: string): Promise<RiskRuleSetView>;
+  /**
    * Adds recipients under their canonical keys, as sends are matched: for `channel`, or on `*` for
    * each channel that reads the text; `added` lists the keys, `invalid` the texts that are no recipient.
    */
@@ -140,6 +164,7 @@ export interface HealthService {
 export interface Services {
   messages: MessageService;
   risk: RiskService;
+  riskControl: RiskControlService;
   admin: AdminService;
   health: HealthService;
 }

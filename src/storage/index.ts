@@ -17,6 +17,7 @@ import type { GroupCommitOptions } from './group-commit.js';
 import { BlacklistRepository } from './repositories/blacklist.js';
 import { MessagesRepository } from './repositories/messages.js';
 import { ProvidersRepository } from './repositories/providers.js';
+import { RiskRulesRepository } from './repositories/risk-rules.js';
 import { RulesRepository } from './repositories/rules.js';
 import { TenantsRepository } from './repositories/tenants.js';
 import type { SecretBox } from './secret-box.js';
@@ -29,6 +30,7 @@ export { MigrationError, type MigrationOptions, migrateToLatest, migrationsFor, 
 export * from './repositories/blacklist.js';
 export * from './repositories/messages.js';
 export * from './repositories/providers.js';
+export * from './repositories/risk-rules.js';
 export * from './repositories/rules.js';
 export * from './repositories/tenants.js';
 export * from './schema.js';
@@ -39,6 +41,7 @@ export interface Repositories {
   readonly database: Database;
   readonly tenants: TenantsRepository;
   readonly rules: RulesRepository;
+  readonly riskRules: RiskRulesRepository;
   readonly blacklist: BlacklistRepository;
   readonly providers: ProvidersRepository;
   readonly messages: MessagesRepository;
@@ -61,6 +64,7 @@ export function createRepositories(database: Database, options: RepositoryOption
     database,
     tenants: new TenantsRepository(database, clock),
     rules: new RulesRepository(database, clock),
+    riskRules: new RiskRulesRepository(database, clock),
     blacklist: new BlacklistRepository(database, clock),
     providers: new ProvidersRepository(database, {
       ...clock,

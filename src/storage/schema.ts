@@ -79,6 +79,24 @@ export interface RuleSetsTable {
   updated_at: number;
 }
 
+export interface RiskRuleSetsTable {
+  tenant_id: string;
+  /** The caller's action name (`login`, `otp`...). */
+  action: string;
+  /** JSON array of {@link StoredRiskRule}. */
+  rules: string;
+  /** 1 on first write, +1 on every replace. */
+  version: number;
+  updated_at: number;
+}
+
+/**
+ * One risk rule as configured (seconds, like the HTTP API): `name`, `kind`, `key`, `mode`,
+ * `effect` and the kind's parameters (`windowSeconds`, `limit`, `banSeconds`, `algorithm`, `n`,
+ * `m`, `outcome`, `of`, `capacity`, `falsePositiveRate`). The library validates it (`normalizeRiskRules`).
+ */
+export type StoredRiskRule = Record<string, unknown> & { name: string; kind: string; key: string[] };
+
 export interface BlacklistTable {
   /** Tenant id, or `'*'` for the global list. */
   scope: string;
@@ -160,6 +178,7 @@ export interface Tables {
   api_keys: ApiKeysTable;
   tenant_quotas: TenantQuotasTable;
   rule_sets: RuleSetsTable;
+  risk_rule_sets: RiskRuleSetsTable;
   blacklist: BlacklistTable;
   providers: ProvidersTable;
   messages: MessagesTable;

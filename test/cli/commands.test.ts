@@ -64,6 +64,17 @@ describe('sluice CLI', () => {
       version: 1,
     });
     expect((await attempt(['rules', 'set', tenant.id, 'sms', 'sixty:1'])).stderr).toContain('WINDOW_SECONDS:LIMIT');
+    // Risk rules: JSON in, the admin API's GET answer out; a missing parameter is named.
+    const risk = [{ name: 'per-phone', kind: 'window', key: ['phone'], windowSeconds: 300, limit: 3 }];
+    expect(JSON.parse(await sluice('risk', 'set', tenant.id, 'otp', JSON.stringify(risk)))).toEqual({
+      action: 'otp',
+      rules: risk,
+      version: 1,
+    });
+    expect(JSON.parse(await sluice('risk', 'show', tenant.id, 'otp'))).toEqual({ action: 'otp', rules: risk, version: 1 });
+    expect((await attempt(['risk', 'set', tenant.id, 'otp', '[{"name":"x","kind":"last-n","key":["user"],"n":5}]'])).stderr).toContain(
+      'rules[0].m',
+    );
     // A fallback is set with --fallback, kept by a later `rules set` without it, dropped by `default`.
     const withFallback = JSON.parse(
       await sluice('rules', 'set', tenant.id, 'email', '60:3', '--fallback', 'static', '--fallback-rule', '3600:10'),

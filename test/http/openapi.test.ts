@@ -254,7 +254,23 @@ describe('statuses', () => {
     await tenantCall(apiKey, 'POST', '/v1/frequency/check', { ...check, rules: [] });
     await tenantCall(apiKey, 'POST', '/v1/frequency/check', { ...check, subject: big });
     await raw(apiKey, '/v1/frequency/check', 'subject=x', 'text/plain');
+    const riskRules = [
+      { name: 'per-user', kind: 'window', key: ['user'], windowSeconds: 60, limit: 1 },
+      { name: 'fails', kind: 'last-n', key: ['user'], n: 5, m: 3, outcome: 'failed' },
+    ];
+    await admin('PUT', `/v1/admin/tenants/${id}/risk/login`, { rules: riskRules });
+    await admin('PUT', `/v1/admin/tenants/${id}/risk/login`, { rules: [{ ...riskRules[0], kind: 'nope' }] });
+    await admin('PUT', `/v1/admin/tenants/unknown/risk/login`, { rules: riskRules });
+    await admin('GET', `/v1/admin/tenants/${id}/risk/login`);
+    await admin('GET', `/v1/admin/tenants/${id}/risk/signup`);
+    await tenantCall(apiKey, 'POST', '/v1/risk/check', { action: 'login', dimensions: { user: 'u1' } });
+    await tenantCall(apiKey, 'POST', '/v1/risk/check', { action: 'login', dimensions: {} });
+    await tenantCall(apiKey, 'POST', '/v1/risk/check', { action: 'signup', dimensions: { user: 'u1' } });
+    await tenantCall(apiKey, 'POST', '/v1/risk/events', { action: 'login', dimensions: { user: 'u1' }, outcome: 'failed' });
+    await tenantCall(apiKey, 'POST', '/v1/risk/events', { action: 'signup', dimensions: { user: 'u1' }, outcome: 'failed' });
+    await raw(apiKey, '/v1/risk/check', 'action=x', 'text/plain');
     await admin('PATCH', `/v1/admin/tenants/${id}`, { status: 'suspended' });
+    await tenantCall(apiKey, 'POST', '/v1/risk/check', { action: 'login', dimensions: { user: 'u1' } });
     await tenantCall(apiKey, 'POST', '/v1/frequency/check', check);
     await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(7)));
 

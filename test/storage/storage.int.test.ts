@@ -73,6 +73,7 @@ for (const backend of backends) {
           '0002-provider-name-unique',
           '0003-tenant-status-index',
           '0004-blacklist-canonical-keys',
+          '0005-risk-rule-sets',
         ]);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);
@@ -191,6 +192,33 @@ for (const backend of backends) {
           repos.rules.set(tenant.id, 'webhook', { rules: [{ windowSeconds: 1, limit: 1, banSeconds: 0 }] }),
           repos.rules.set(tenant.id, 'webhook', { rules: [{ windowSeconds: 2, limit: 2, banSeconds: 0 }] }),
         ]);
+        expect(results.map((r) => r.version).sort()).toEqual([1, 2]);
+      });
+    });
+
+    describe('risk rules', () => {
+      it('sets per action, bumps the version, lists, deletes, and goes with its tenant', async () => {
+        const tenant = await newTenant();
+        const rule = { name: 'phone-5m', kind: 'window', key: ['phone'], windowSeconds: 300, limit: 3 };
+        expect(await repos.riskRules.get(tenant.id, 'otp')).toBeUndefined();
+        const v1 = await repos.riskRules.set(tenant.id, 'otp', [rule]);
+        expect(v1).toMatchObject({ tenantId: tenant.id, action: 'otp', version: 1, rules: [rule] });
+        const v2 = await repos.riskRules.set(tenant.id, 'otp', [{ ...rule, limit: 5 }]);
+        expect(v2.version).toBe(2);
+        await repos.riskRules.set(tenant.id, 'login', [rule]);
+        expect((await repos.riskRules.listForTenant(tenant.id)).map((r) => r.action)).toEqual(['login', 'otp']);
+        expect(await repos.riskRules.get(tenant.id, 'otp')).toEqual(v2);
+        const other = await newTenant();
+        expect(await repos.riskRules.get(other.id, 'otp')).toBeUndefined();
+        expect(await repos.riskRules.delete(tenant.id, 'login')).toBe(true);
+        expect(await repos.riskRules.delete(tenant.id, 'login')).toBe(false);
+        await expect(repos.riskRules.set('no-such-tenant', 'otp', [rule])).rejects.toThrow();
+      });
+
+      it('concurrent first writes both land, as versions 1 and 2', async () => {
+        const tenant = await newTenant();
+        const rule = { name: 'r', kind: 'window', key: ['user'], windowSeconds: 1, limit: 1 };
+        const results = await Promise.all([repos.riskRules.set(tenant.id, 'a', [rule]), repos.riskRules.set(tenant.id, 'a', [rule])]);
         expect(results.map((r) => r.version).sort()).toEqual([1, 2]);
       });
     });

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
 import { SluiceError } from '../../core/errors.js';
 import type { BlacklistScope, HttpDeps } from '../../services/contracts.js';
-import { BlacklistPage, ProviderView, RuleSetView, TenantDetails, TenantPage } from '../../services/views.js';
+import { BlacklistPage, ProviderView, RiskRuleSetView, RuleSetView, TenantDetails, TenantPage } from '../../services/views.js';
 import { requireAdmin } from '../auth.js';
 import { dependencyErrorHandler } from '../error-handler.js';
 import {
@@ -31,6 +31,8 @@ import {
   ProviderList,
   ProviderPatchBody,
   ProviderQuery,
+  RiskActionParam,
+  RiskRuleSetBody,
   RuleSetBody,
   SECURITY,
   TenantPatchBody,
@@ -175,6 +177,31 @@ export const adminRoutes =
       '/v1/admin/tenants/:id/rules/:channel',
       { schema: adminSchema("A tenant channel's rules, in the shape PUT takes", { params: ChannelParam }, { 200: RuleSetView }) },
       async (request) => admin.getRules(request.params.id, request.params.channel),
+    );
+
+    app.put(
+      '/v1/admin/tenants/:id/risk/:action',
+      {
+        schema: adminSchema(
+          "Replace an action's risk rule set (live within a second everywhere); GET's answer can be PUT back",
+          { params: RiskActionParam, body: RiskRuleSetBody },
+          { 200: RiskRuleSetView },
+        ),
+      },
+      async (request) => {
+        const { action, rules } = request.body;
+        if (action !== undefined && action !== request.params.action) {
+          throw new SluiceError('INVALID_REQUEST', `the body's action (${action}) is not the path's (${request.params.action})`, {
+            details: { field: 'action' },
+          });
+        }
+        return admin.setRiskRules(request.params.id, request.params.action, rules);
+      },
+    );
+    app.get(
+      '/v1/admin/tenants/:id/risk/:action',
+      { schema: adminSchema("An action's risk rule set, in the shape PUT takes", { params: RiskActionParam }, { 200: RiskRuleSetView }) },
+      async (request) => admin.getRiskRules(request.params.id, request.params.action),
     );
 
     // A tenant's blacklist and the global one (every tenant): the same bodies and answers.

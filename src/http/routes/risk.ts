@@ -1,0 +1,62 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { HttpDeps } from '../../services/contracts.js';
+import { RiskDecisionView } from '../../services/views.js';
+import { authenticateTenant, tenantOf } from '../auth.js';
+import { errorResponses, RiskCheckBody, RiskEventBody, SECURITY } from '../schemas.js';
+
+/**
+ * Risk control on stored rule sets: `check` judges one event by its action's rules (a denial is
+ * 200 with `decision: deny`, as the frequency check answers); `events` records an outcome.
+ */
+export const riskRoutes =
+  (deps: HttpDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.addHook('onRequest', authenticateTenant(deps));
+
+    app.post(
+      '/v1/risk/check',
+      {
+        schema: {
+          summary: "Judge one event by its action's stored risk rules: allow, review or deny (a denial is 200, not a 429)",
+          security: SECURITY.tenant,
+          body: RiskCheckBody,
+          response: { ...errorResponses(400, 401, 403, 404, 413, 415, 429), 200: RiskDecisionView },
+        },
+      },
+      async (request) => {
+        const body = request.body;
+        return deps.riskControl.check(tenantOf(request).id, {
+          action: body.action,
+          dimensions: body.dimensions,
+          ...(body.requestId ? { requestId: body.requestId } : {}),
+          record: body.record ?? true,
+        });
+      },
+    );
+
+    app.post(
+      '/v1/risk/events',
+      {
+        schema: {
+          summary: "Record an event's outcome (last-n rules) and values (distinct, seen) without a decision",
+          security: SECURITY.tenant,
+          body: RiskEventBody,
+          response: {
+            ...errorResponses(400, 401, 403, 404, 413, 415, 429),
+            202: Type.Object({ recorded: Type.Boolean(), degraded: Type.Optional(Type.Boolean()) }),
+          },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body;
+        const result = await deps.riskControl.recordEvent(tenantOf(request).id, {
+          action: body.action,
+          dimensions: body.dimensions,
+          outcome: body.outcome,
+          ...(body.requestId ? { requestId: body.requestId } : {}),
+        });
+        return reply.code(202).send({ recorded: true, ...result });
+      },
+    );
+  };

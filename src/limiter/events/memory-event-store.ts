@@ -1,0 +1,109 @@
+/**
+ * The event rules' state in process (the embedded default, and the fallback while Redis is down).
+ * Same semantics and hashing as the Redis store (`./types.ts`); a subject's state is dropped when
+ * it is empty or, beyond `maxSubjects`, oldest written first.
+ */
+import { type Clock, systemClock } from '../clock.js';
+import { ValueHasher } from './hashing.js';
+import type { EventOp, EventResult, EventStore } from './types.js';
+
+export interface MemoryEventStoreOptions {
+  clock?: Clock;
+  /** Secret of the value digests (as the Redis store's `keySecret`). */
+  keySecret?: string | Buffer;
+  /** Most subjects kept; default 100,000. */
+  maxSubjects?: number;
+}
+
+interface Filter {
+  generation: number;
+  /** Its size in bits: a rule resized starts a new filter (as the Redis key names the size). */
+  size: number;
+  bits: Uint8Array;
+}
+
+type State =
+  | { kind: 'last-n'; outcomes: string[] }
+  | { kind: 'distinct'; values: Map<string, number> }
+  | { kind: 'seen'; filters: Filter[] };
+
+export class MemoryEventStore implements EventStore {
+  private readonly clock: Clock;
+  private readonly hasher: ValueHasher;
+  private readonly maxSubjects: number;
+  private readonly states = new Map<string, State>();
+
+  constructor(options: MemoryEventStoreOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.hasher = new ValueHasher(options.keySecret);
+    this.maxSubjects = options.maxSubjects ?? 100_000;
+  }
+
+  /** Subjects with state. */
+  get size(): number {
+    return this.states.size;
+  }
+
+  async apply(ops: readonly EventOp[], now?: number): Promise<EventResult[]> {
+    const t = now ?? this.clock.now();
+    return ops.map((op) => this.applyOne(op, t));
+  }
+
+  private state<K extends State['kind']>(subject: string, kind: K, create: () => Extract<State, { kind: K }>): Extract<State, { kind: K }> {
+    const key = `${kind}\0${subject}`;
+    let state = this.states.get(key) as Extract<State, { kind: K }> | undefined;
+    if (!state) {
+      if (this.states.size >= this.maxSubjects) {
+        const oldest = this.states.keys().next();
+        if (!oldest.done) this.states.delete(oldest.value);
+      }
+      state = create();
+      this.states.set(key, state);
+    }
+    return state;
+  }
+
+  private applyOne(op: EventOp, t: number): EventResult {
+    if (op.kind === 'last-n') {
+      const state = this.state(op.subject, 'last-n', () => ({ kind: 'last-n', outcomes: [] }));
+      if (op.push !== undefined) {
+        state.outcomes.unshift(op.push);
+        state.outcomes.length = Math.min(state.outcomes.length, op.n);
+      }
+      let count = 0;
+      for (let i = 0; i < Math.min(op.n, state.outcomes.length); i++) if (state.outcomes[i] === op.outcome) count++;
+      return { fired: count >= op.m, count };
+    }
+    if (op.kind === 'distinct') {
+      const state = this.state(op.subject, 'distinct', () => ({ kind: 'distinct', values: new Map() }));
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const [member, at] of state.values) {
+        if (at <= t - op.windowMs) state.values.delete(member);
+        else if (at < oldest) oldest = at;
+      }
+      const member = this.hasher.member(op.value);
+      const present = state.values.get(member);
+      const count = state.values.size;
+      const fired = present === undefined && count >= op.limit;
+      if (op.record && !fired) state.values.set(member, Math.max(present ?? t, t));
+      return fired ? { fired, count, retryAfterMs: Math.max(0, oldest + op.windowMs - t) } : { fired, count };
+    }
+    const state = this.state(op.subject, 'seen', () => ({ kind: 'seen', filters: [] }));
+    const generation = op.windowMs === undefined ? 0 : Math.floor(t / op.windowMs);
+    state.filters = state.filters.filter((f) => f.size === op.bits && (f.generation === generation || f.generation === generation - 1));
+    const positions = this.hasher.positions(op.value, op.bits, op.hashes);
+    const has = (filter: Filter | undefined) =>
+      filter !== undefined && positions.every((p) => (filter.bits[p >> 3]! & (1 << (p & 7))) !== 0);
+    let current = state.filters.find((f) => f.generation === generation);
+    const inCurrent = has(current);
+    const seen = inCurrent || has(state.filters.find((f) => f.generation === generation - 1));
+    if (op.record && !inCurrent) {
+      if (!current) {
+        current = { generation, size: op.bits, bits: new Uint8Array(Math.ceil(op.bits / 8)) };
+        state.filters.push(current);
+      }
+      for (const p of positions) current.bits[p >> 3]! |= 1 << (p & 7);
+    }
+    return { fired: !seen, count: seen ? 1 : 0 };
+  }
+}

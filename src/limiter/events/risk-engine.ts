@@ -1,0 +1,219 @@
+/**
+ * The risk engine: judges one event against a rule set. Window rules go to the limiter (one
+ * subject per rule), event rules to an {@link EventStore}; both are issued in the same turn, so
+ * with Redis a check costs one `check-batch` and one `risk-batch` script call per slot touched,
+ * sent together (two commands on the connection, one round trip's wait).
+ *
+ * Decision: `deny` if an enforced deny rule fires, else `review` if an enforced review rule
+ * fires, else `allow`; shadow rules are evaluated and recorded the same way and only reported.
+ * A check answered `deny` takes its window admissions back (a denied check records nothing in
+ * window rules); event rules keep what they recorded (a distinct rule that fired added nothing).
+ */
+import { randomUUID } from 'node:crypto';
+import type { FallbackMode } from '../degrade/fallback-policy.js';
+import type { CheckRequest, Decision, Rule, UndoRequest } from '../types.js';
+import { seenFilterSize, validateDimensions } from './rules.js';
+import type { Dimensions, EventOp, EventResult, EventRiskRule, EventStore, RiskEffect, RiskRule, WindowRiskRule } from './types.js';
+
+/** What the engine needs of the limiter: a `Limiter` or a `DegradingLimiter` fits. */
+export interface WindowLimiter {
+  check(request: CheckRequest): Promise<Decision & { degraded?: FallbackMode }>;
+  undo(request: UndoRequest & { degraded?: FallbackMode }): Promise<unknown>;
+}
+
+/** The event store's answer, marked with the fallback mode that made it when degraded. */
+export interface AppliedEvents {
+  results: EventResult[];
+  degraded?: FallbackMode;
+}
+
+/** What the engine needs of the event store: {@link directEvents} or a `DegradingEventStore`. */
+export interface EventApplier {
+  apply(ops: readonly EventOp[], now?: number): Promise<AppliedEvents>;
+}
+
+/** An event store used as it is (no fallback). */
+export const directEvents = (store: EventStore): EventApplier => ({
+  apply: async (ops, now) => ({ results: await store.apply(ops, now) }),
+});
+
+export type RiskReasonCode = 'RATE_LIMITED' | 'BANNED' | 'LAST_N_MATCHED' | 'DISTINCT_LIMIT' | 'NOT_SEEN';
+export type RiskVerdict = 'allow' | RiskEffect;
+
+/** One rule that fired. */
+export interface RiskReason {
+  rule: string;
+  kind: RiskRule['kind'];
+  code: RiskReasonCode;
+  effect: RiskEffect;
+  count?: number;
+  limit?: number;
+  retryAfterMs?: number;
+  shadow: boolean;
+}
+
+export interface RiskDecision {
+  allowed: boolean;
+  decision: RiskVerdict;
+  /** Every rule that fired, shadow ones included, in rule-set order. */
+  reasons: RiskReason[];
+  /** Per rule, in order: what it alone would have decided (for metrics). */
+  verdicts: RiskVerdict[];
+  /** Set when a store was down and a fallback mode decided part of the answer. */
+  degraded?: FallbackMode;
+}
+
+export interface RiskEngineOptions {
+  /** Window rules with recording (a `Limiter` or `DegradingLimiter`). */
+  windows: WindowLimiter;
+  /** Window rules without recording (`record: false`). */
+  peek: { peek(request: { subject: string; rules: readonly Rule[]; now?: number }): Promise<Decision> };
+  events: EventApplier;
+}
+
+export interface RiskCheckOptions {
+  /** Default true: record the event in every rule's state. */
+  record?: boolean;
+  requestId?: string;
+  now?: number;
+}
+
+/** The subject of one rule's state: scope, rule name and key values, unambiguous by lengths and JSON. */
+export function ruleSubject(scope: string, rule: RiskRule, dimensions: Dimensions): string {
+  return `${scope}${rule.name.length}:${rule.name}:${JSON.stringify(rule.key.map((name) => dimensions[name]))}`;
+}
+
+/** The limiter's rule set of a window rule, one array per rule object so the limiter's validation is cached. */
+const windowSets = new WeakMap<WindowRiskRule, readonly Rule[]>();
+function limiterRules(rule: WindowRiskRule): readonly Rule[] {
+  let set = windowSets.get(rule);
+  if (!set) {
+    set = [{ windowMs: rule.windowMs, limit: rule.limit, banMs: rule.banMs, algorithm: rule.algorithm }];
+    windowSets.set(rule, set);
+  }
+  return set;
+}
+
+function eventOp(scope: string, rule: EventRiskRule, dimensions: Dimensions, record: boolean, outcome: string | undefined): EventOp {
+  const subject = ruleSubject(scope, rule, dimensions);
+  if (rule.kind === 'last-n') {
+    return { kind: 'last-n', subject, n: rule.n, m: rule.m, outcome: rule.outcome, ...(outcome === undefined ? {} : { push: outcome }) };
+  }
+  const value = dimensions[rule.of]!;
+  if (rule.kind === 'distinct') return { kind: 'distinct', subject, windowMs: rule.windowMs, limit: rule.limit, value, record };
+  const { bits, hashes } = seenFilterSize(rule);
+  return { kind: 'seen', subject, ...(rule.windowMs === undefined ? {} : { windowMs: rule.windowMs }), bits, hashes, value, record };
+}
+
+export class RiskEngine {
+  constructor(private readonly options: RiskEngineOptions) {}
+
+  /**
+   * Judges an event. `scope` prefixes every subject (e.g. the tenant and action); rules must be
+   * normalized (`normalizeRiskRules`). Throws `RiskRuleError` for a missing or oversized dimension.
+   */
+  async check(scope: string, rules: readonly RiskRule[], dimensions: Dimensions, options: RiskCheckOptions = {}): Promise<RiskDecision> {
+    validateDimensions(rules, dimensions);
+    const record = options.record ?? true;
+    const now = options.now;
+    const requestId = options.requestId ?? randomUUID();
+    const windowRules = rules.filter((rule): rule is WindowRiskRule => rule.kind === 'window');
+    const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
+    const at = now === undefined ? {} : { now };
+    const windowCalls = windowRules.map((rule) => {
+      const request = { subject: ruleSubject(scope, rule, dimensions), rules: limiterRules(rule), ...at };
+      return record ? this.options.windows.check({ ...request, requestId }) : this.options.peek.peek(request);
+    });
+    const ops = eventRules.map((rule) => eventOp(scope, rule, dimensions, record, undefined));
+    const [windowDecisions, events] = await Promise.all([
+      Promise.all(windowCalls),
+      ops.length > 0 ? this.options.events.apply(ops, now) : Promise.resolve<AppliedEvents>({ results: [] }),
+    ]);
+
+    const reasons: RiskReason[] = [];
+    const verdicts: RiskVerdict[] = [];
+    let degraded: FallbackMode | undefined = events.degraded;
+    let wi = 0;
+    let ei = 0;
+    for (const rule of rules) {
+      let reason: Omit<RiskReason, 'rule' | 'kind' | 'effect' | 'shadow'> | undefined;
+      if (rule.kind === 'window') {
+        const decision = windowDecisions[wi++]! as Decision & { degraded?: FallbackMode };
+        degraded ??= decision.degraded;
+        if (!decision.allowed) {
+          reason = {
+            code: decision.code === 'BANNED' ? 'BANNED' : 'RATE_LIMITED',
+            ...(decision.counts[0] === undefined ? {} : { count: decision.counts[0] }),
+            limit: rule.limit,
+            retryAfterMs: decision.retryAfterMs,
+          };
+        }
+      } else {
+        const result = events.results[ei++]!;
+        if (result.fired) reason = eventReason(rule, result);
+      }
+      verdicts.push(reason ? rule.effect : 'allow');
+      if (reason) reasons.push({ rule: rule.name, kind: rule.kind, effect: rule.effect, ...reason, shadow: rule.mode === 'shadow' });
+    }
+    const enforced = reasons.filter((reason) => !reason.shadow);
+    const decision: RiskVerdict = enforced.some((r) => r.effect === 'deny') ? 'deny' : enforced.length > 0 ? 'review' : 'allow';
+    if (decision === 'deny' && record) await this.undoWindows(windowRules, windowDecisions, scope, dimensions, requestId);
+    return { allowed: decision !== 'deny', decision, reasons, verdicts, ...(degraded ? { degraded } : {}) };
+  }
+
+  /**
+   * Records an outcome without a decision: pushed to every last-n rule, and the event's values
+   * added to distinct (while they fit the limit) and seen rules. Window rules count checks only.
+   */
+  async record(
+    scope: string,
+    rules: readonly RiskRule[],
+    dimensions: Dimensions,
+    outcome: string,
+    now?: number,
+  ): Promise<{ degraded?: FallbackMode }> {
+    validateDimensions(rules, dimensions);
+    const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
+    if (eventRules.length === 0) return {};
+    const applied = await this.options.events.apply(
+      eventRules.map((rule) => eventOp(scope, rule, dimensions, true, outcome)),
+      now,
+    );
+    return applied.degraded ? { degraded: applied.degraded } : {};
+  }
+
+  private async undoWindows(
+    rules: readonly WindowRiskRule[],
+    decisions: readonly (Decision & { degraded?: FallbackMode })[],
+    scope: string,
+    dimensions: Dimensions,
+    requestId: string,
+  ): Promise<void> {
+    await Promise.all(
+      rules.map((rule, i) => {
+        const decision = decisions[i]!;
+        if (!decision.allowed) return undefined;
+        return this.options.windows.undo({
+          subject: ruleSubject(scope, rule, dimensions),
+          rules: limiterRules(rule),
+          requestId,
+          at: decision.at,
+          ...(decision.degraded ? { degraded: decision.degraded } : {}),
+        });
+      }),
+    );
+  }
+}
+
+function eventReason(rule: EventRiskRule, result: EventResult): Omit<RiskReason, 'rule' | 'kind' | 'effect' | 'shadow'> {
+  if (rule.kind === 'last-n') return { code: 'LAST_N_MATCHED', count: result.count, limit: rule.m };
+  if (rule.kind === 'distinct') {
+    return {
+      code: 'DISTINCT_LIMIT',
+      count: result.count,
+      limit: rule.limit,
+      ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),
+    };
+  }
+  return { code: 'NOT_SEEN' };
+}

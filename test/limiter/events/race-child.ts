@@ -1,0 +1,43 @@
+/**
+ * One racing process of test/limiter/events/race.int.test.ts. It connects, prints `ready`, waits
+ * for `go` on stdin, then fires `<ops>` concurrent ops on one subject and prints
+ * `{"fired": n, "passed": m}`. `distinct`: each op brings a value of its own (limit 5 an hour);
+ * `last-n`: each op pushes `failed` (even index) or `ok` (n = 1000, m = 1000).
+ *
+ * Usage: node --import tsx race-child.ts <redis-url | host:port,...> <prefix> <subject> <ops> <distinct|last-n> <child id>
+ */
+import { createInterface } from 'node:readline';
+import { Cluster, Redis } from 'ioredis';
+import { RedisEventStore } from '../../../src/limiter/events/redis-event-store.js';
+import type { EventOp } from '../../../src/limiter/events/types.js';
+
+const [target, prefix, subject, ops, kind, id] = process.argv.slice(2);
+if (!target || !prefix || !subject || !ops || !kind || !id) {
+  console.error('usage: race-child.ts <redis-url | host:port,...> <prefix> <subject> <ops> <distinct|last-n> <child id>');
+  process.exit(2);
+}
+const client = target.startsWith('redis://')
+  ? new Redis(target)
+  : new Cluster(
+      target.split(',').map((hostPort) => {
+        const [host, port] = hostPort.split(':');
+        return { host: host!, port: Number(port) };
+      }),
+    );
+const store = new RedisEventStore({ client, prefix, keySecret: 'race' });
+const op = (i: number): EventOp =>
+  kind === 'distinct'
+    ? { kind: 'distinct', subject, windowMs: 3_600_000, limit: 5, value: `${id}:${i}`, record: true }
+    : { kind: 'last-n', subject, n: 1000, m: 1000, outcome: 'failed', push: i % 2 === 0 ? 'failed' : 'ok' };
+
+// Warm the connection (and the cluster's slot map) so every child starts its burst at once.
+await store.apply([{ kind: 'last-n', subject: `${subject}:warm`, n: 1, m: 1, outcome: 'x' }]);
+console.log('ready');
+const input = createInterface({ input: process.stdin });
+await new Promise<void>((resolve) => input.once('line', () => resolve()));
+input.close();
+// One apply per op: each is its own call, as concurrent checks of one process are.
+const results = await Promise.all(Array.from({ length: Number(ops) }, (_, i) => store.apply([op(i)]).then((r) => r[0]!)));
+const fired = results.filter((result) => result.fired).length;
+console.log(JSON.stringify({ fired, passed: results.length - fired }));
+client.disconnect();

@@ -1,0 +1,85 @@
+/**
+ * The event rules' atomicity with real processes: 4 processes × 200 concurrent ops on one subject.
+ * distinct (limit 5, every op a new value): exactly 5 pass in total. last-n (n = 1000): no push
+ * is lost, the count of `failed` afterwards is exactly the number pushed. Standalone and cluster.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Cluster, Redis } from 'ioredis';
+import { expect, it } from 'vitest';
+import { RedisEventStore } from '../../../src/limiter/events/redis-event-store.js';
+import { describeWith, servers } from '../../support/servers.js';
+
+const CHILD = fileURLToPath(new URL('./race-child.ts', import.meta.url));
+const PROCESSES = 4;
+const OPS = 200;
+
+function startRacer(target: string, prefix: string, subject: string, kind: string, id: number) {
+  const child: ChildProcessWithoutNullStreams = spawn(
+    process.execPath,
+    ['--import', 'tsx', CHILD, target, prefix, subject, String(OPS), kind, String(id)],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const lines = createInterface({ input: child.stdout });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const ready = new Promise<void>((resolve, reject) => {
+    lines.on('line', (line) => line === 'ready' && resolve());
+    void exited.then((code) => reject(new Error(`race child exited (${code}) before ready: ${stderr}`)));
+  });
+  const result = new Promise<{ fired: number; passed: number }>((resolve, reject) => {
+    lines.on('line', (line) => line.startsWith('{') && resolve(JSON.parse(line)));
+    void exited.then((code) => reject(new Error(`race child exited (${code}) without a result: ${stderr}`)));
+  });
+  return { child, ready, result };
+}
+
+async function race(target: string, connect: () => Redis | Cluster, kind: 'distinct' | 'last-n') {
+  const prefix = `test:evrace:${randomUUID().slice(0, 8)}`;
+  const subject = `race:${randomUUID()}`;
+  const racers = Array.from({ length: PROCESSES }, (_, id) => startRacer(target, prefix, subject, kind, id));
+  const client = connect();
+  try {
+    await Promise.all(racers.map((racer) => racer.ready));
+    for (const racer of racers) racer.child.stdin.write('go\n');
+    const results = await Promise.all(racers.map((racer) => racer.result));
+    const passed = results.reduce((sum, r) => sum + r.passed, 0);
+    const store = new RedisEventStore({ client, prefix, keySecret: 'race' });
+    if (kind === 'distinct') {
+      expect(passed).toBe(5);
+      const [after] = await store.apply([{ kind: 'distinct', subject, windowMs: 3_600_000, limit: 5, value: 'late', record: false }]);
+      expect(after).toMatchObject({ fired: true, count: 5 });
+    } else {
+      const [after] = await store.apply([{ kind: 'last-n', subject, n: 1000, m: 1000, outcome: 'failed' }]);
+      expect(after!.count).toBe((PROCESSES * OPS) / 2);
+    }
+  } finally {
+    for (const racer of racers) racer.child.kill();
+    const { base } = new RedisEventStore({ client, prefix, keySecret: 'race' }).keyBase(subject);
+    await client.del(`${base}d`, `${base}n`);
+    client.disconnect();
+  }
+}
+
+const clusterTarget = () => servers.redisCluster!.map(({ host, port }) => `${host}:${port}`).join(',');
+
+describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'RedisEventStore race between processes (standalone)', () => {
+  for (const kind of ['distinct', 'last-n'] as const) {
+    it(`${PROCESSES} processes × ${OPS} concurrent ${kind} ops on one subject hold exactly`, async () => {
+      await race(servers.redisUrl!, () => new Redis(servers.redisUrl!), kind);
+    }, 60_000);
+  }
+});
+
+describeWith(servers.redisCluster, 'SLUICE_TEST_REDIS_CLUSTER', 'RedisEventStore race between processes (cluster)', () => {
+  for (const kind of ['distinct', 'last-n'] as const) {
+    it(`${PROCESSES} processes × ${OPS} concurrent ${kind} ops on one subject hold exactly`, async () => {
+      await race(clusterTarget(), () => new Cluster(servers.redisCluster!), kind);
+    }, 60_000);
+  }
+});

@@ -14,9 +14,11 @@ import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../infra/log
 import type { HttpDeps } from '../services/contracts.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
+import { batchRoutes } from './routes/batch.js';
 import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
+import { templateRoutes } from './routes/templates.js';
 
 /** A caller's `X-Request-Id` taken as the request's id: 1 to 128 of letters, digits and `._:-`. */
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -217,5 +219,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   await app.register(messageRoutes(deps));
   await app.register(frequencyRoutes(deps));
   await app.register(adminRoutes(deps));
+  await app.register(batchRoutes(deps));
+  await app.register(templateRoutes(deps));
   return app;
 }

@@ -1,5 +1,6 @@
 /** Request and response schemas (TypeBox): they validate bodies and make the OpenAPI at /docs. */
 import { type TSchema, Type } from '@sinclair/typebox';
+import { PRIORITIES } from '../admission/context.js';
 import { CHANNELS } from '../core/channels.js';
 import { ALGORITHMS, FALLBACK_MODES } from '../limiter/index.js';
 import { PROVIDER_KINDS } from '../providers/kinds.js';
@@ -33,11 +34,19 @@ export const SendBody = Type.Object(
           "When to send: an ISO 8601 date-time with its offset, or epoch milliseconds (not seconds). The recipient's sliding-log rules count the message at this time",
       }),
     ),
+    priority: Type.Optional(
+      stringEnum(PRIORITIES, { description: 'transactional (the default) is claimed before bulk under a saturated pace' }),
+    ),
   },
   { additionalProperties: false },
 );
 
-export const Accepted = Type.Object({ id: Type.String(), status: Type.String() });
+export const Accepted = Type.Object({
+  id: Type.String(),
+  status: Type.String(),
+  dueAt: Type.Optional(Type.String({ description: 'When a scheduled message is due' })),
+  deferredBy: Type.Optional(Type.String({ description: '`quiet-hours` when the tenant channel’s quiet hours moved the message' })),
+});
 
 /** Who may call a route, for the OpenAPI document (`security` of each operation). */
 export const SECURITY = {

@@ -10,7 +10,8 @@ export interface SendRequest {
   channel: string;
   to: string;
   template?: string;
-  params?: Record<string, string>;
+  /** A stored template's params (numbers for its `number` params), or a pass-through vendor template's. */
+  params?: Record<string, string | number>;
   subject?: string;
   body?: string;
   html?: string;
@@ -42,7 +43,7 @@ export interface ValidatedMessage {
    */
   payload: {
     template?: string;
-    params?: Record<string, string>;
+    params?: Record<string, string | number>;
     subject?: string;
     body?: string;
     html?: string;

@@ -17,7 +17,10 @@ import {
 
 /** TypeBox turns a record's key schema into a pattern and drops its length: `propertyNames` keeps it. */
 const KEY = { propertyNames: { maxLength: 64 } };
-const Params = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1024 }), { maxProperties: 50, ...KEY });
+const Params = Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: 1024 }), Type.Number()]), {
+  maxProperties: 50,
+  ...KEY,
+});
 
 export const SendBody = Type.Object(
   {

@@ -76,7 +76,7 @@ export function createTencentSmsProvider(options: TencentSmsProviderOptions): Pr
       const signName = vendor?.signName ?? options.signName;
       const params = message.params ?? {};
       // Tencent templates take positional parameters ({1}, {2}...): the vendor entry's order, else the params' own.
-      const positional = vendor?.paramOrder ? vendor.paramOrder.map((name) => params[name] ?? '') : Object.values(params);
+      const positional = (vendor?.paramOrder ? vendor.paramOrder.map((name) => params[name] ?? '') : Object.values(params)).map(String);
       if (!templateId) {
         throw new ProviderError(`provider ${options.id}: message ${message.id} names no template and no default templateId is configured`, {
           retryable: false,

@@ -77,14 +77,15 @@ export async function nextDueAt(db: Kysely<Tables>, selector: PartitionSelector 
 
 /**
  * One keyset page (by id, after `afterId`) of the partition's claimable-by-`untilMs` ids: pending
- * ones scored by `dueAt`, `sending` ones by `leaseUntil` (claimable again when it passes).
+ * ones scored by `dueAt`, `sending` ones by `leaseUntil` (claimable again when it passes); bulk
+ * ones say so (`priority`), for the due index's bulk lane.
  */
 export async function listDueIds(
   db: Kysely<Tables>,
   selector: PartitionSelector & { untilMs: number; afterId?: string; limit: number },
-): Promise<{ id: string; dueAt: number }[]> {
+): Promise<{ id: string; dueAt: number; priority?: 'bulk' }[]> {
   let query = partitionQuery(db, selector)
-    .select(['id', 'status', 'due_at', 'lease_until'])
+    .select(['id', 'status', 'due_at', 'lease_until', 'priority'])
     .where((eb) =>
       eb.or([
         eb.and([eb('status', 'in', PENDING_STATUSES), eb('due_at', '<=', selector.untilMs)]),
@@ -96,5 +97,9 @@ export async function listDueIds(
     .limit(selector.limit);
   if (selector.afterId !== undefined) query = query.where('id', '>', selector.afterId);
   const rows = await query.execute();
-  return rows.map((row) => ({ id: row.id, dueAt: Number(row.status === 'sending' ? row.lease_until : row.due_at) }));
+  return rows.map((row) => ({
+    id: row.id,
+    dueAt: Number(row.status === 'sending' ? row.lease_until : row.due_at),
+    ...(Number(row.priority) === 1 ? { priority: 'bulk' as const } : {}),
+  }));
 }

@@ -57,6 +57,9 @@ export interface RenderedTemplate {
   vendor?: Record<string, VendorTemplate>;
 }
 
+/** Template names: letters, digits, `_`, `.`, `-` (no `:`: names are part of cache keys). */
+export const TEMPLATE_NAME = '^[A-Za-z0-9_.-]{1,128}$';
+
 const TEXT_FIELDS = ['subject', 'body', 'html'] as const;
 const verbatim = (value: unknown) => String(value);
 

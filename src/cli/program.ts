@@ -1,5 +1,5 @@
 /**
- * The `sluice` command tree: serve, migrate, tenant, rules, blacklist, provider, send, config check.
+ * The `sluice` command tree: serve, migrate, tenant, rules, template, blacklist, provider, send, config check.
  * Operator commands work directly on the database (no admin token needed), through the same
  * services as the admin API and checked by the same schemas.
  */
@@ -11,6 +11,7 @@ import { addProviderCommands } from './commands/provider.js';
 import { addRulesCommands } from './commands/rules.js';
 import { addSendCommand } from './commands/send.js';
 import { addServeCommand } from './commands/serve.js';
+import { addTemplateCommands } from './commands/template.js';
 import { addTenantCommands } from './commands/tenant.js';
 import { commandContext } from './context.js';
 
@@ -25,6 +26,7 @@ export function createProgram(): Command {
     addMigrateCommand,
     addTenantCommands,
     addRulesCommands,
+    addTemplateCommands,
     addBlacklistCommands,
     addProviderCommands,
     addSendCommand,

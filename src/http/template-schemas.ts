@@ -1,13 +1,12 @@
 /** Request and response schemas of templates, quiet hours and batch sends (TypeBox: validation and /docs). */
 import { Type } from '@sinclair/typebox';
 import { PRIORITIES } from '../admission/context.js';
+import { TEMPLATE_NAME } from '../admission/templates.js';
 import { CHANNELS } from '../core/channels.js';
 import { ChannelName, stringEnum } from '../services/views.js';
 import { SendBody } from './schemas.js';
 
 const KEY = { propertyNames: { maxLength: 64 } };
-/** Template names: what a send's `template` says; no `:` (cache keys), no spaces. */
-export const TEMPLATE_NAME = '^[A-Za-z0-9_.-]{1,128}$';
 
 export const TemplateParams = Type.Object({
   id: Type.String({ maxLength: 64 }),

@@ -1,7 +1,7 @@
 /** Operator actions on templates and quiet hours (admin API and CLI); each change invalidates the live config everywhere. */
 import type { QuietHours } from '../admission/quiet-hours.js';
 import { isTimeZone, TIME_OF_DAY } from '../admission/quiet-hours.js';
-import { checkTemplate, type TemplateSpec } from '../admission/templates.js';
+import { checkTemplate, TEMPLATE_NAME, type TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
 import type { QuietHoursRepository } from '../storage/repositories/quiet-hours.js';
@@ -35,6 +35,10 @@ export class SqlTemplateService implements TemplateAdminService {
   }
 
   async putTemplate(tenantId: string, channel: Channel, name: string, spec: TemplateSpec): Promise<TemplateVersionView> {
+    if (!new RegExp(TEMPLATE_NAME).test(name))
+      throw new SluiceError('INVALID_REQUEST', 'a template name is 1 to 128 letters, digits, `_`, `.` or `-`', {
+        details: { field: 'name' },
+      });
     checkTemplate(channel, spec);
     await this.tenant(tenantId);
     const stored = await this.deps.templates

@@ -2,7 +2,9 @@ import { isChannel } from '../../core/channels.js';
 import { SluiceError } from '../../core/errors.js';
 import type { Interceptor } from '../chain.js';
 import type { TemplateLookup } from '../ports.js';
-import { renderTemplate } from '../templates.js';
+import { renderTemplate, TEMPLATE_NAME } from '../templates.js';
+
+const STORABLE = new RegExp(TEMPLATE_NAME);
 
 /**
  * A send naming a template stored for its tenant and channel is rendered with the template's
@@ -18,10 +20,13 @@ export function templateInterceptor(templates: TemplateLookup): Interceptor {
     async run(context) {
       const { template, channel } = context.request;
       if (typeof template !== 'string' || template.length === 0 || !isChannel(channel)) return undefined;
-      const stored = await templates.current(context.tenant!.id, channel, template);
+      // A name no template can have is not looked up (nor sent to SQL, which may refuse its bytes).
+      const stored = STORABLE.test(template) ? await templates.current(context.tenant!.id, channel, template) : undefined;
       if (!stored) {
         if (channel === 'sms') return undefined;
-        throw new SluiceError('NOT_FOUND', `no ${channel} template named "${template.slice(0, 128)}"`, { details: { field: 'template' } });
+        throw new SluiceError('NOT_FOUND', `no ${channel} template named ${JSON.stringify(template.slice(0, 128))}`, {
+          details: { field: 'template' },
+        });
       }
       const request = context.request;
       for (const field of ['subject', 'body', 'html'] as const) {

@@ -115,21 +115,33 @@ export class RedisDueIndex implements DueIndex {
    * never clears the marker, so `needsRebuild` stays `false` throughout.
    */
   async rebuild(partition: string, entries: AsyncIterable<DueEntry> | Iterable<DueEntry>): Promise<number> {
-    let added = 0;
-    for (const [lane, laneEntries] of await byLane(partition, entries)) added += await this.rebuildLane(lane, laneEntries);
-    return added;
-  }
-
-  private async rebuildLane(lane: string, entries: DueEntry[]): Promise<number> {
-    const keys = dueIndexKeys(this.prefix, lane);
     const token = randomBytes(8).toString('hex');
-    let marker = await this.client.get(keys.rebuilt);
-    if (marker === null || marker.startsWith(BUILDING)) {
-      marker = `${BUILDING}${token}`;
-      await this.client.set(keys.rebuilt, marker);
+    const lanes = [partition, bulkLane(partition)].map((lane) => ({ keys: dueIndexKeys(this.prefix, lane), marker: '' }));
+    for (const lane of lanes) {
+      let marker = await this.client.get(lane.keys.rebuilt);
+      if (marker === null || marker.startsWith(BUILDING)) {
+        marker = `${BUILDING}${token}`;
+        await this.client.set(lane.keys.rebuilt, marker);
+      }
+      lane.marker = marker;
     }
-    const added = await this.addAll(keys, entries);
-    await finishRebuildScript.run(this.client, 1, [keys.rebuilt, marker, `ready:${token}`]);
+    // Streamed into both lanes as it is read: a wipe part way through leaves a marker the end check refuses.
+    const [transactional, bulk] = lanes as [(typeof lanes)[number], (typeof lanes)[number]];
+    const pending: [DueEntry[], DueEntry[]] = [[], []];
+    let added = 0;
+    const flush = async (which: 0 | 1) => {
+      const batch = pending[which];
+      pending[which] = [];
+      if (batch.length > 0) added += await this.addAll((which === 0 ? transactional : bulk).keys, batch);
+    };
+    for await (const entry of entries) {
+      const which = entry.priority === 'bulk' ? 1 : 0;
+      pending[which].push(entry);
+      if (pending[which].length >= this.writeBatch) await flush(which);
+    }
+    await flush(0);
+    await flush(1);
+    for (const lane of lanes) await finishRebuildScript.run(this.client, 1, [lane.keys.rebuilt, lane.marker, `ready:${token}`]);
     return added;
   }
 

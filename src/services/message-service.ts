@@ -152,6 +152,8 @@ function toView(message: Message, attempts: Awaited<ReturnType<MessagesRepositor
     providerMessageId: message.providerMessageId,
     createdAt: iso(message.createdAt)!,
     sentAt: iso(message.sentAt),
+    priority: message.priority,
+    ...(message.payload.stored ? { template: { name: message.payload.stored.name, version: message.payload.stored.version } } : {}),
     deliveryAttempts: attempts.map((attempt) => ({
       attempt: attempt.attemptNo,
       provider: attempt.providerId,

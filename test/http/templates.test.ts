@@ -46,6 +46,8 @@ describe('templates', () => {
     expect(pinned.body).toBe('Your code is 1234, valid 5 min');
     expect(pinned.template).toBeUndefined();
     expect(pinned.vendor?.['aliyun-sms']?.templateCode).toBe('SMS_001');
+    const shown = (await t.call(tenant.apiKey, 'GET', `/v1/messages/${sent.json().id}`)).json();
+    expect(shown).toMatchObject({ template: { name: 'otp', version: 1 }, priority: 'transactional' });
     const later = await t.send(tenant.apiKey, { channel: 'sms', to: phone(2), template: 'otp', params: { code: '5678', minutes: 10 } });
     expect(later.statusCode, later.body).toBe(202);
     const latest = await payloadOf(later.json().id);

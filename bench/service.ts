@@ -16,6 +16,7 @@ import { formatCount, formatMs, markdownTable } from './support/table.js';
 
 const cli = new URL('../src/cli/main.ts', import.meta.url).pathname;
 const bare = new URL('./support/bare-fastify.ts', import.meta.url).pathname;
+const peerStack = new URL('./support/peer-stack.ts', import.meta.url).pathname;
 const CONNECTIONS = 100;
 const ADMIN = 'bench-admin';
 
@@ -198,11 +199,29 @@ export const benchmark: Benchmark = {
     } finally {
       batched.child.kill('SIGTERM');
       await new Promise((resolve) => batched.child.once('exit', resolve));
-      await redis.stop();
     }
     rows.push({ ...batchRow, accepted: (await storedMessages(batchDb)) / context.seconds });
     const single = rows.find((row) => row.name === 'sluice Redis + SQLite')!.accepted;
     const batchRatio = rows.at(-1)!.accepted / single;
+
+    // The stack a user would build instead, on the same Redis (bench/support/peer-stack.ts).
+    context.progress('peer: Fastify + libphonenumber-js + RateLimiterUnion + BullMQ');
+    const peerStackServer = await startServer(peerStack, [], { REDIS_URL: redis.url });
+    const { Redis } = await import('ioredis');
+    const counter = new Redis(redis.url);
+    try {
+      rows.push(await load('peer stack, queue.add', peerStackServer.base, 'x', context.seconds));
+      const before = await counter.llen('bull:messages:wait');
+      const peerBatch = await loadBatch(`peer stack, addBulk of ${BATCH}`, peerStackServer.base, 'x', context.seconds);
+      rows.push({ ...peerBatch, accepted: ((await counter.llen('bull:messages:wait')) - before) / context.seconds });
+    } finally {
+      peerStackServer.child.kill('SIGKILL');
+      counter.disconnect();
+      await redis.stop();
+    }
+    const peerSingle = rows.at(-2)!.accepted;
+    const peerBatchRate = rows.at(-1)!.accepted;
+    const sluiceBatch = rows.find((row) => row.name.startsWith('sluice Redis + SQLite, batch'))!.accepted;
 
     const reference = rows[0]!.accepted;
     const table = markdownTable(
@@ -223,6 +242,6 @@ export const benchmark: Benchmark = {
         String(row.non2xx),
       ]),
     );
-    return `autocannon, ${CONNECTIONS} connections (${BATCH_CONNECTIONS} for batches of ${BATCH}: accepted messages counted in the database; p50/p99 per request), ${context.seconds} s per row; each server in its own process (API role), distinct recipients, the seed's three rules on, SQLite synchronous=FULL with group commit.\n\n${table}\n\nTarget: sluice ≥ 50 % of bare Fastify's requests/s with every message durable in SQLite. Batches of ${BATCH} vs single sends (Redis + SQLite): ${batchRatio.toFixed(1)}× (target ≥ 5×).`;
+    return `autocannon, ${CONNECTIONS} connections (${BATCH_CONNECTIONS} for batches of ${BATCH}: accepted messages counted in the database; p50/p99 per request), ${context.seconds} s per row; each server in its own process (API role), distinct recipients, the seed's three rules on, SQLite synchronous=FULL with group commit.\n\n${table}\n\nTarget: sluice ≥ 50 % of bare Fastify's requests/s with every message durable in SQLite. Batches of ${BATCH} vs single sends (Redis + SQLite): ${batchRatio.toFixed(1)}× (target ≥ 5×). sluice Redis mode vs the peer stack: single sends ${(single / peerSingle).toFixed(2)}× (target ≥ 1.5×), batches vs addBulk ${(sluiceBatch / peerBatchRate).toFixed(2)}× (target ≥ 2×).`;
   },
 };

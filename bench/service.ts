@@ -16,6 +16,7 @@ import { formatCount, formatMs, markdownTable } from './support/table.js';
 
 const cli = new URL('../src/cli/main.ts', import.meta.url).pathname;
 const bare = new URL('./support/bare-fastify.ts', import.meta.url).pathname;
+const peerStack = new URL('./support/peer-stack.ts', import.meta.url).pathname;
 const CONNECTIONS = 100;
 const ADMIN = 'bench-admin';
 
@@ -93,6 +94,48 @@ async function load(name: string, base: string, apiKey: string, seconds: number)
   return { name, accepted: result['2xx'] / seconds, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
 }
 
+/** Messages per batch request, and the connections that carry them (each request is 100 messages' work). */
+const BATCH = 100;
+const BATCH_CONNECTIONS = 10;
+
+/**
+ * `POST /v1/messages/batch` with {@link BATCH} distinct recipients per request. Accepted messages
+ * are counted in the server's SQLite file afterwards (`accepted` of the row), not inferred from
+ * 200s: a 200 batch may hold refused messages.
+ */
+async function loadBatch(name: string, base: string, apiKey: string, seconds: number): Promise<Omit<Row, 'accepted'>> {
+  let counter = 0;
+  const result = await autocannon({
+    url: `${base}/v1/messages/batch`,
+    connections: BATCH_CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+        setupRequest: (request) => {
+          const messages = Array.from({ length: BATCH }, () => {
+            counter++;
+            return { channel: 'sms', to: `+86139${String(counter % 100_000_000).padStart(8, '0')}`, body: 'Your code is 1234' };
+          });
+          return { ...request, body: JSON.stringify({ messages }) };
+        },
+      },
+    ],
+  });
+  return { name, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+}
+
+async function storedMessages(dbFile: string): Promise<number> {
+  const { default: Sqlite } = await import('better-sqlite3');
+  const db = new Sqlite(dbFile, { readonly: true });
+  try {
+    return Number((db.prepare('SELECT count(*) AS n FROM messages').get() as { n: number }).n);
+  } finally {
+    db.close();
+  }
+}
+
 export const benchmark: Benchmark = {
   name: 'service',
   title: 'Service: POST /v1/messages',
@@ -133,8 +176,52 @@ export const benchmark: Benchmark = {
       rows.push(await load('sluice Redis + SQLite', withRedis.base, await setUpTenant(withRedis.base), context.seconds));
     } finally {
       withRedis.child.kill('SIGKILL');
+    }
+
+    // The same server, a fresh database, batches of 100: what one batch request saves.
+    context.progress('sluice Redis + SQLite, batches of 100');
+    const batchDb = join(dir, 'batch.db');
+    const batched = await startServer(cli, ['serve'], {
+      ...common,
+      SLUICE_DB_URL: `sqlite:${batchDb}`,
+      SLUICE_SECRET_KEY_FILE: join(dir, 'k3'),
+      SLUICE_REDIS_URL: redis.url,
+      SLUICE_REDIS_KEY_PREFIX: 'batch:',
+    });
+    let batchRow: Omit<Row, 'accepted'>;
+    try {
+      batchRow = await loadBatch(
+        `sluice Redis + SQLite, batch of ${BATCH}`,
+        batched.base,
+        await setUpTenant(batched.base),
+        context.seconds,
+      );
+    } finally {
+      batched.child.kill('SIGTERM');
+      await new Promise((resolve) => batched.child.once('exit', resolve));
+    }
+    rows.push({ ...batchRow, accepted: (await storedMessages(batchDb)) / context.seconds });
+    const single = rows.find((row) => row.name === 'sluice Redis + SQLite')!.accepted;
+    const batchRatio = rows.at(-1)!.accepted / single;
+
+    // The stack a user would build instead, on the same Redis (bench/support/peer-stack.ts).
+    context.progress('peer: Fastify + libphonenumber-js + RateLimiterUnion + BullMQ');
+    const peerStackServer = await startServer(peerStack, [], { REDIS_URL: redis.url });
+    const { Redis } = await import('ioredis');
+    const counter = new Redis(redis.url);
+    try {
+      rows.push(await load('peer stack, queue.add', peerStackServer.base, 'x', context.seconds));
+      const before = await counter.llen('bull:messages:wait');
+      const peerBatch = await loadBatch(`peer stack, addBulk of ${BATCH}`, peerStackServer.base, 'x', context.seconds);
+      rows.push({ ...peerBatch, accepted: ((await counter.llen('bull:messages:wait')) - before) / context.seconds });
+    } finally {
+      peerStackServer.child.kill('SIGKILL');
+      counter.disconnect();
       await redis.stop();
     }
+    const peerSingle = rows.at(-2)!.accepted;
+    const peerBatchRate = rows.at(-1)!.accepted;
+    const sluiceBatch = rows.find((row) => row.name.startsWith('sluice Redis + SQLite, batch'))!.accepted;
 
     const reference = rows[0]!.accepted;
     const table = markdownTable(
@@ -155,6 +242,6 @@ export const benchmark: Benchmark = {
         String(row.non2xx),
       ]),
     );
-    return `autocannon, ${CONNECTIONS} connections, ${context.seconds} s per row; each server in its own process (API role), distinct recipients, the seed's three rules on, SQLite synchronous=FULL with group commit.\n\n${table}\n\nTarget: sluice ≥ 50 % of bare Fastify's requests/s with every message durable in SQLite.`;
+    return `autocannon, ${CONNECTIONS} connections (${BATCH_CONNECTIONS} for batches of ${BATCH}: accepted messages counted in the database; p50/p99 per request), ${context.seconds} s per row; each server in its own process (API role), distinct recipients, the seed's three rules on, SQLite synchronous=FULL with group commit.\n\n${table}\n\nTarget: sluice ≥ 50 % of bare Fastify's requests/s with every message durable in SQLite. Batches of ${BATCH} vs single sends (Redis + SQLite): ${batchRatio.toFixed(1)}× (target ≥ 5×). sluice Redis mode vs the peer stack: single sends ${(single / peerSingle).toFixed(2)}× (target ≥ 1.5×), batches vs addBulk ${(sluiceBatch / peerBatchRate).toFixed(2)}× (target ≥ 2×).`;
   },
 };

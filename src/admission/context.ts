@@ -1,16 +1,24 @@
 import type { Channel } from '../core/channels.js';
+import type { RenderedTemplate, VendorTemplate } from './templates.js';
+
+/** Which claim goes first under a saturated pace: `transactional` (OTPs, alerts) before `bulk` (campaigns). */
+export const PRIORITIES = ['transactional', 'bulk'] as const;
+export type Priority = (typeof PRIORITIES)[number];
 
 /** A send request as the caller gave it (HTTP body, CLI flags or a test), before validation. */
 export interface SendRequest {
   channel: string;
   to: string;
   template?: string;
-  params?: Record<string, string>;
+  /** A stored template's params (numbers for its `number` params), or a pass-through vendor template's. */
+  params?: Record<string, string | number>;
   subject?: string;
   body?: string;
   html?: string;
   /** ISO 8601 time or epoch ms at which to send; absent: now. */
   sendAt?: string | number;
+  /** Absent: `transactional` for a single send, `bulk` in a batch. */
+  priority?: Priority;
 }
 
 /** The tenant as the chain sees it (from the config cache). */
@@ -28,10 +36,26 @@ export interface ValidatedMessage {
   recipient: string;
   /** The recipient's canonical key (`normalizeRecipient`'s `key`): what frequency rules and blacklists are keyed on. */
   recipientKey: string;
-  payload: { template?: string; params?: Record<string, string>; subject?: string; body?: string; html?: string };
+  /**
+   * What the provider sends. With a stored template: its rendered texts, the version pinned
+   * (`stored`) and the vendor templates; `template` is then absent (it names a vendor template
+   * only on a pass-through send).
+   */
+  payload: {
+    template?: string;
+    params?: Record<string, string | number>;
+    subject?: string;
+    body?: string;
+    html?: string;
+    stored?: { name: string; version: number };
+    vendor?: Record<string, VendorTemplate>;
+  };
+  priority: Priority;
   /** When to send (epoch ms); `now` for immediate sends. */
   dueAt: number;
   scheduled: boolean;
+  /** Set when a step moved `dueAt` later than asked (`quiet-hours`): the answer says so. */
+  deferredBy?: 'quiet-hours';
 }
 
 /** The answer when a request is accepted (or an idempotent replay of an accepted one). */
@@ -55,6 +79,8 @@ export interface AdmissionContext {
   readonly requestHash: string | undefined;
   readonly request: SendRequest;
   tenant?: TenantView;
+  /** Set by the template step when the send names a stored template: validation takes its content. */
+  rendered?: RenderedTemplate;
   message?: ValidatedMessage;
   outcome?: AdmissionOutcome;
 }

@@ -5,10 +5,20 @@ import { blacklistInterceptor } from './interceptors/blacklist.js';
 import { frequencyInterceptor } from './interceptors/frequency.js';
 import { idempotencyInterceptor } from './interceptors/idempotency.js';
 import { persistInterceptor } from './interceptors/persist.js';
+import { quietHoursInterceptor } from './interceptors/quiet-hours.js';
 import { type QuotaCounter, quotaInterceptor } from './interceptors/quota.js';
+import { templateInterceptor } from './interceptors/template.js';
 import { tenantStatusInterceptor } from './interceptors/tenant-status.js';
 import { type ValidationOptions, validationInterceptor } from './interceptors/validation.js';
-import type { BlacklistLookup, FrequencyGate, IdempotencyGuard, MessageWriter, TenantDirectory } from './ports.js';
+import type {
+  BlacklistLookup,
+  FrequencyGate,
+  IdempotencyGuard,
+  MessageWriter,
+  QuietHoursLookup,
+  TemplateLookup,
+  TenantDirectory,
+} from './ports.js';
 
 export interface DefaultChainDeps {
   directory: TenantDirectory;
@@ -23,14 +33,19 @@ export interface DefaultChainDeps {
   observer?: ChainObserver;
   /** Told every frequency decision (metrics). */
   onDecision?: (channel: string, decision: Decision) => void;
+  /** Stored templates: a `template` step before quota (a send with bad params consumes nothing). */
+  templates?: TemplateLookup;
+  /** Quiet hours: a `quiet-hours` step after validation, before frequency. */
+  quietHours?: QuietHoursLookup;
 }
 
 /**
- * auth → tenant status → idempotency → quota → validation → blacklist → frequency → persist.
- * Idempotency sits before the consuming steps so a replay consumes nothing.
+ * auth → tenant status → idempotency → [template] → quota → validation → blacklist →
+ * [quiet-hours] → frequency → persist. Idempotency sits before the consuming steps so a replay
+ * consumes nothing.
  */
 export function defaultChain(deps: DefaultChainDeps): AdmissionChain {
-  return new AdmissionChain(
+  let chain = new AdmissionChain(
     [
       authInterceptor(deps.directory),
       tenantStatusInterceptor(),
@@ -43,4 +58,7 @@ export function defaultChain(deps: DefaultChainDeps): AdmissionChain {
     ],
     deps.observer,
   );
+  if (deps.templates) chain = chain.with(templateInterceptor(deps.templates), 'quota');
+  if (deps.quietHours) chain = chain.with(quietHoursInterceptor(deps.quietHours), 'frequency');
+  return chain;
 }

@@ -5,6 +5,8 @@
 import type { Channel } from '../core/channels.js';
 import type { Decision, FallbackMode, Rule } from '../limiter/index.js';
 import type { AdmissionOutcome, TenantView, ValidatedMessage } from './context.js';
+import type { QuietHours } from './quiet-hours.js';
+import type { StoredTemplate } from './templates.js';
 
 /** The degradation policy of a tenant channel while Redis is slow or down (DESIGN.md §7). */
 export interface FallbackPolicy {
@@ -89,4 +91,15 @@ export interface FrequencyGate {
    * rules, the local share of `rules`) when a fallback did, none when no rule did (`deny`).
    */
   decidingRules(rules: readonly Rule[], decision: Decision, fallback: FallbackPolicy | undefined): readonly Rule[] | undefined;
+}
+
+/** The stored templates of a tenant, as admission reads them (the live cache). */
+export interface TemplateLookup {
+  /** The current (highest, not retired) version of the template, or undefined when there is none. */
+  current(tenantId: string, channel: Channel, name: string): Promise<StoredTemplate | undefined>;
+}
+
+/** A tenant channel's quiet hours, as admission reads them (the live cache). */
+export interface QuietHoursLookup {
+  get(tenantId: string, channel: Channel): Promise<QuietHours | undefined>;
 }

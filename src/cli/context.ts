@@ -2,7 +2,7 @@
 import pino from 'pino';
 import { loggerOptions } from '../infra/logging.js';
 import { createRuntime, type Runtime } from '../main/runtime.js';
-import type { AdminService } from '../services/contracts.js';
+import type { AdminService, TemplateAdminService } from '../services/contracts.js';
 import { loadSettings, type Settings } from '../settings/settings.js';
 
 export interface CommandContext {
@@ -13,6 +13,8 @@ export interface CommandContext {
    * then closes the runtime. Operator commands need no admin token: they work on the database.
    */
   withAdmin<T>(work: (admin: AdminService) => Promise<T>): Promise<T>;
+  /** {@link withAdmin} for templates and quiet hours. */
+  withTemplates<T>(work: (templates: TemplateAdminService) => Promise<T>): Promise<T>;
 }
 
 /** The one place the CLI reaches the admin service inside a runtime. */
@@ -21,16 +23,18 @@ export const adminOf = (runtime: Runtime): AdminService => runtime.services.admi
 /** A context whose settings file is `configFile()`, read when a command runs (after parsing). */
 export function commandContext(configFile: () => string | undefined): CommandContext {
   const settings = () => loadSettings(process.env, configFile() ?? process.env.SLUICE_CONFIG);
+  const withRuntime = async <T>(work: (runtime: Runtime) => Promise<T>): Promise<T> => {
+    // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
+    const runtime = await createRuntime(settings(), { logger: pino(loggerOptions('warn'), pino.destination(2)) });
+    try {
+      return await work(runtime);
+    } finally {
+      await runtime.close();
+    }
+  };
   return {
     settings,
-    async withAdmin(work) {
-      // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
-      const runtime = await createRuntime(settings(), { logger: pino(loggerOptions('warn'), pino.destination(2)) });
-      try {
-        return await work(adminOf(runtime));
-      } finally {
-        await runtime.close();
-      }
-    },
+    withAdmin: (work) => withRuntime((runtime) => work(adminOf(runtime))),
+    withTemplates: (work) => withRuntime((runtime) => work(runtime.services.templates)),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The `sluice` command tree: serve, migrate, tenant, rules, risk, blacklist, provider, send, config check.
+ * The `sluice` command tree: serve, migrate, tenant, rules, risk, template, blacklist, provider, send, config check.
  * Operator commands work directly on the database (no admin token needed), through the same
  * services as the admin API and checked by the same schemas.
  */
@@ -12,6 +12,7 @@ import { addRiskCommands } from './commands/risk.js';
 import { addRulesCommands } from './commands/rules.js';
 import { addSendCommand } from './commands/send.js';
 import { addServeCommand } from './commands/serve.js';
+import { addTemplateCommands } from './commands/template.js';
 import { addTenantCommands } from './commands/tenant.js';
 import { commandContext } from './context.js';
 
@@ -27,6 +28,7 @@ export function createProgram(): Command {
     addTenantCommands,
     addRulesCommands,
     addRiskCommands,
+    addTemplateCommands,
     addBlacklistCommands,
     addProviderCommands,
     addSendCommand,

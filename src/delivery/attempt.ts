@@ -59,7 +59,9 @@ export async function runAttempt(message: Message, context: AttemptContext, stop
     // Back in the due index too; the partition's next holder also finds it by its rebuild.
     const now = clock.now();
     if (await messages.release(message.id, { attempt, now }))
-      await context.dueIndex?.add(context.partition, message.id, now).catch(() => undefined);
+      await context.dueIndex
+        ?.addMany(context.partition, [{ id: message.id, dueAt: now, priority: message.priority }])
+        .catch(() => undefined);
     return;
   }
   const outbound: OutboundMessage = {
@@ -137,7 +139,7 @@ async function settleFailure(
     metrics?.retries.inc({ channel: message.channel });
     const moved = await messages.markRetry(message.id, { attempt, now, dueAt, error: text, record: attemptRow });
     if (moved) {
-      await context.dueIndex?.add(context.partition, message.id, dueAt);
+      await context.dueIndex?.addMany(context.partition, [{ id: message.id, dueAt, priority: message.priority }]);
       context.onRetry(dueAt);
     }
   } else {

@@ -15,10 +15,12 @@ import type { HttpDeps } from '../services/contracts.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
 import { nameOperation, TAGS } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
+import { batchRoutes } from './routes/batch.js';
 import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
 import { riskRoutes } from './routes/risk.js';
+import { templateRoutes } from './routes/templates.js';
 
 /** A caller's `X-Request-Id` taken as the request's id: 1 to 128 of letters, digits and `._:-`. */
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -230,5 +232,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   await app.register(frequencyRoutes(deps));
   await app.register(riskRoutes(deps));
   await app.register(adminRoutes(deps));
+  await app.register(batchRoutes(deps));
+  await app.register(templateRoutes(deps));
   return app;
 }

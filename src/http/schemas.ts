@@ -1,5 +1,6 @@
 /** Request and response schemas (TypeBox): they validate bodies and make the OpenAPI at /docs. */
 import { type TSchema, Type } from '@sinclair/typebox';
+import { PRIORITIES } from '../admission/context.js';
 import { CHANNELS } from '../core/channels.js';
 import { ALGORITHMS, FALLBACK_MODES, RISK_LIMITS } from '../limiter/index.js';
 import { PROVIDER_KINDS } from '../providers/kinds.js';
@@ -17,7 +18,10 @@ import {
 
 /** TypeBox turns a record's key schema into a pattern and drops its length: `propertyNames` keeps it. */
 const KEY = { propertyNames: { maxLength: 64 } };
-const Params = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1024 }), { maxProperties: 50, ...KEY });
+const Params = Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: 1024 }), Type.Number()]), {
+  maxProperties: 50,
+  ...KEY,
+});
 
 export const SendBody = Type.Object(
   {
@@ -34,6 +38,9 @@ export const SendBody = Type.Object(
           "When to send: an ISO 8601 date-time with its offset, or epoch milliseconds (not seconds). The recipient's sliding-log rules count the message at this time",
       }),
     ),
+    priority: Type.Optional(
+      stringEnum(PRIORITIES, { description: 'transactional (the default) is claimed before bulk under a saturated pace' }),
+    ),
   },
   {
     additionalProperties: false,
@@ -41,7 +48,12 @@ export const SendBody = Type.Object(
   },
 );
 
-export const Accepted = Type.Object({ id: Type.String(), status: Type.String() });
+export const Accepted = Type.Object({
+  id: Type.String(),
+  status: Type.String(),
+  dueAt: Type.Optional(Type.String({ description: 'When a scheduled message is due' })),
+  deferredBy: Type.Optional(Type.String({ description: '`quiet-hours` when the tenant channel’s quiet hours moved the message' })),
+});
 
 /** Who may call a route, for the OpenAPI document (`security` of each operation). */
 export const SECURITY = {

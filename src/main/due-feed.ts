@@ -76,7 +76,7 @@ export function startDueFeed(runtime: Runtime): DueFeed {
       pending = { entries: [], earliest: Number.POSITIVE_INFINITY };
       accepted.set(partition, pending);
     }
-    pending.entries.push({ id: message.id, dueAt: message.dueAt });
+    pending.entries.push({ id: message.id, dueAt: message.dueAt, ...(message.priority === 'bulk' ? { priority: 'bulk' as const } : {}) });
     pending.earliest = Math.min(pending.earliest, message.dueAt);
   });
 

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { BlacklistCache } from '../admission/adapters/blacklist-cache.js';
 import { DegradingFrequencyGate, LocalFrequencyGate } from '../admission/adapters/frequency-gate.js';
 import { LockingIdempotencyGuard } from '../admission/adapters/idempotency-guard.js';
+import { CachedQuietHours, CachedTemplates, loadQuietHours, loadTemplate } from '../admission/adapters/template-directory.js';
 import {
   CachedTenantDirectory,
   loadTenantConfig,
@@ -19,7 +20,9 @@ import type { AdmissionOutcome } from '../admission/context.js';
 import { defaultChain } from '../admission/default-chain.js';
 import { releaseFrequencySlot } from '../admission/interceptors/frequency.js';
 import type { FrequencyGate, NewMessage } from '../admission/ports.js';
+import type { QuietHours } from '../admission/quiet-hours.js';
 import { isQuotaSubject, isRiskSubject, subjectTenant } from '../admission/subjects.js';
+import type { StoredTemplate } from '../admission/templates.js';
 import { unavailableUnlessSluiceError } from '../core/errors.js';
 import { type DueIndex, RedisDueIndex } from '../delivery/due-index/index.js';
 import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../infra/change-bus.js';
@@ -38,14 +41,17 @@ import type { HttpDeps, Services } from '../services/contracts.js';
 import { ReadinessService } from '../services/health-service.js';
 import { SqlMessageService, SqlMessageWriter } from '../services/message-service.js';
 import { LimiterRiskService } from '../services/risk-service.js';
+import { SqlTemplateService } from '../services/template-service.js';
 import type { Settings } from '../settings/settings.js';
 import { type Database, openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
 import { BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { MessagesRepository } from '../storage/repositories/messages.js';
 import { ProvidersRepository } from '../storage/repositories/providers.js';
+import { QuietHoursRepository } from '../storage/repositories/quiet-hours.js';
 import { RiskRulesRepository } from '../storage/repositories/risk-rules.js';
 import { RulesRepository } from '../storage/repositories/rules.js';
+import { TemplatesRepository } from '../storage/repositories/templates.js';
 import { TenantsRepository } from '../storage/repositories/tenants.js';
 import { SecretBox } from '../storage/secret-box.js';
 import { createRiskControl } from './risk-control.js';
@@ -72,6 +78,8 @@ export interface Runtime {
     blacklist: BlacklistRepository;
     providers: ProvidersRepository;
     messages: MessagesRepository;
+    templates: TemplatesRepository;
+    quietHours: QuietHoursRepository;
   };
   readonly directory: CachedTenantDirectory;
   /** The limiter holding recipients' logs and bans (Redis, or in process). */
@@ -138,6 +146,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       blacklist: new BlacklistRepository(database, { clock }),
       providers: new ProvidersRepository(database, { clock, secretBox: new SecretBox(secretKey) }),
       messages: new MessagesRepository(database),
+      templates: new TemplatesRepository(database, { clock }),
+      quietHours: new QuietHoursRepository(database, { clock }),
     };
     closers.unshift(() => repositories.messages.drain());
 
@@ -175,6 +185,16 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       () => tenantConfigs.close(),
     );
     const directory = new CachedTenantDirectory(apiKeys, tenantConfigs);
+    const templates = new CachedTemplates(
+      new LiveCache<StoredTemplate>({ ...cacheOptions, name: 'template', load: (key) => loadTemplate(repositories.templates, key) }),
+    );
+    const quietHours = new CachedQuietHours(
+      new LiveCache<QuietHours>({ ...cacheOptions, name: 'quiet', load: (key) => loadQuietHours(repositories.quietHours, key) }),
+    );
+    closers.unshift(
+      () => templates.close(),
+      () => quietHours.close(),
+    );
     const blacklist = new BlacklistCache(repositories.blacklist, bus, {
       // SLUICE_CONFIG_CACHE_MS=0 turns off every in-process copy of configuration.
       maxEntries: settings.configCacheMs === 0 ? 0 : settings.blacklistMemoryMax,
@@ -276,6 +296,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     );
     const chain = defaultChain({
       directory,
+      templates,
+      quietHours,
       blacklist,
       messages: writer,
       idempotency: new LockingIdempotencyGuard({
@@ -369,7 +391,21 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       blacklistChanged: () => blacklist.changed(),
       riskRulesChanged: (tenantId, action) => riskControl.invalidate(tenantId, action),
     });
-    const services: Services = { messages: messageService, risk, riskControl: riskControl.service, admin, health };
+    const templateAdmin = new SqlTemplateService({
+      tenants: repositories.tenants,
+      templates: repositories.templates,
+      quietHours: repositories.quietHours,
+      invalidateTemplate: (tenantId, channel, name) => templates.invalidate(tenantId, channel, name),
+      invalidateQuietHours: (tenantId, channel) => quietHours.invalidate(tenantId, channel),
+    });
+    const services: Services = {
+      messages: messageService,
+      risk,
+      riskControl: riskControl.service,
+      admin,
+      health,
+      templates: templateAdmin,
+    };
     const http: HttpDeps = {
       ...services,
       authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey).catch(unavailableUnlessSluiceError) : undefined),

@@ -15,7 +15,15 @@ import type { Clock } from '../limiter/clock.js';
 import { aliyunCanonicalQuery, aliyunPercentEncode, aliyunSignature, aliyunTimestamp } from './aliyun-signature.js';
 import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
 import { maskRecipient, scrubRecipient } from './mask.js';
-import { isRetryableHttpStatus, type OutboundMessage, type Provider, ProviderError, type SendResult, truncate } from './provider.js';
+import {
+  isRetryableHttpStatus,
+  type OutboundMessage,
+  type Provider,
+  ProviderError,
+  type SendResult,
+  truncate,
+  vendorTemplateFor,
+} from './provider.js';
 import { defineProviderKind } from './provider-kind.js';
 
 const ALIYUN_SMS_DEFAULT_ENDPOINT = 'https://dysmsapi.aliyuncs.com';
@@ -74,7 +82,8 @@ export function createAliyunSmsProvider(options: AliyunSmsProviderOptions): Prov
     kind: 'aliyun-sms',
     channel: options.channel,
     async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
-      const templateCode = message.template ?? options.defaultTemplateCode;
+      const vendor = vendorTemplateFor(message, { id: options.id, kind: 'aliyun-sms' });
+      const templateCode = vendor?.templateCode ?? message.template ?? options.defaultTemplateCode;
       if (!templateCode) {
         throw new ProviderError(
           `provider ${options.id}: message ${message.id} names no template and no default templateCode is configured`,
@@ -96,7 +105,7 @@ export function createAliyunSmsProvider(options: AliyunSmsProviderOptions): Prov
         Version: '2017-05-25',
         // Aliyun reads mainland numbers with or without 86, international ones as country code + number, no `+`.
         PhoneNumbers: message.to.replace(/^\+/, ''),
-        SignName: options.signName,
+        SignName: vendor?.signName ?? options.signName,
         TemplateCode: templateCode,
         OutId: message.id,
       };

@@ -32,6 +32,7 @@ function formatLine(message: OutboundMessage): string {
   if (message.template) parts.push(`template=${message.template}`);
   if (message.params && Object.keys(message.params).length > 0) parts.push(`params=${JSON.stringify(message.params)}`);
   if (message.body !== undefined) parts.push(`body=${JSON.stringify(message.body)}`);
+  if (message.html !== undefined) parts.push(`html=${JSON.stringify(message.html)}`);
   return parts.join(' ');
 }
 

@@ -40,6 +40,31 @@ export interface OutboundMessage {
   body?: string;
   /** Email only: the HTML part. */
   html?: string;
+  /**
+   * A stored template's approved vendor templates, by provider id or kind (the id wins): each
+   * SMS provider sends through its own entry ({@link vendorTemplateFor}), so failover to another
+   * vendor uses that vendor's template code and sign. `body` is then the rendered text.
+   */
+  vendor?: Record<string, VendorTemplateRef>;
+}
+
+/** One vendor's approved template (admission/templates.ts `VendorTemplate`, as providers read it). */
+export interface VendorTemplateRef {
+  templateCode: string;
+  signName?: string;
+  /** Positional vendors: the params in placeholder order. */
+  paramOrder?: string[];
+}
+
+/** The vendor template this provider (by id, then by kind) sends `message` through, if the message has one. */
+export function vendorTemplateFor(message: OutboundMessage, provider: { id: string; kind: string }): VendorTemplateRef | undefined {
+  const vendor = message.vendor;
+  if (!vendor) return undefined;
+  return Object.hasOwn(vendor, provider.id)
+    ? vendor[provider.id]
+    : Object.hasOwn(vendor, provider.kind)
+      ? vendor[provider.kind]
+      : undefined;
 }
 
 export interface SendResult {

@@ -22,6 +22,7 @@ import {
   ProviderError,
   type SendResult,
   truncate,
+  vendorTemplateFor,
 } from './provider.js';
 import { defineProviderKind } from './provider-kind.js';
 import { tc3Sign } from './tencent-signature.js';
@@ -70,7 +71,12 @@ export function createTencentSmsProvider(options: TencentSmsProviderOptions): Pr
     kind: 'tencent-sms',
     channel: options.channel,
     async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
-      const templateId = message.template ?? options.defaultTemplateId;
+      const vendor = vendorTemplateFor(message, { id: options.id, kind: 'tencent-sms' });
+      const templateId = vendor?.templateCode ?? message.template ?? options.defaultTemplateId;
+      const signName = vendor?.signName ?? options.signName;
+      const params = message.params ?? {};
+      // Tencent templates take positional parameters ({1}, {2}...): the vendor entry's order, else the params' own.
+      const positional = (vendor?.paramOrder ? vendor.paramOrder.map((name) => params[name] ?? '') : Object.values(params)).map(String);
       if (!templateId) {
         throw new ProviderError(`provider ${options.id}: message ${message.id} names no template and no default templateId is configured`, {
           retryable: false,
@@ -80,10 +86,9 @@ export function createTencentSmsProvider(options: TencentSmsProviderOptions): Pr
       const payload = JSON.stringify({
         PhoneNumberSet: [message.to],
         SmsSdkAppId: options.sdkAppId,
-        ...(options.signName ? { SignName: options.signName } : {}),
+        ...(signName ? { SignName: signName } : {}),
         TemplateId: templateId,
-        // Tencent templates take positional parameters ({1}, {2}...): the params' insertion order.
-        ...(message.params && Object.keys(message.params).length > 0 ? { TemplateParamSet: Object.values(message.params) } : {}),
+        ...(positional.length > 0 ? { TemplateParamSet: positional } : {}),
         SessionContext: message.id,
       });
       const timestamp = Math.floor(options.clock.now() / 1000);

@@ -4,6 +4,8 @@
  */
 import type { AdmissionChain } from '../admission/chain.js';
 import type { SendRequest, TenantView } from '../admission/context.js';
+import type { QuietHours } from '../admission/quiet-hours.js';
+import type { TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
 import type { Decision, Rule } from '../limiter/index.js';
 import type { TenantStatus } from '../storage/schema.js';
@@ -35,15 +37,28 @@ export type {
   TenantPage,
 } from './views.js';
 
+/** What a send answers: with `dueAt` (ISO) when it was scheduled, and `deferredBy` when a step (quiet hours) moved it. */
+export interface SendOutcome {
+  id: string;
+  status: string;
+  replayed: boolean;
+  dueAt?: string;
+  deferredBy?: string;
+}
+
+/** One message of a batch: its outcome, or the error that refused it. */
+export interface BatchResult extends Partial<SendOutcome> {
+  index: number;
+  error?: { code: string; message: string; [detail: string]: unknown };
+}
+
 /** Sending, reading and cancelling messages: what a tenant may do. */
 export interface MessageService {
   readonly chain: AdmissionChain;
   /** Runs the chain; resolves `{id, status, replayed}` or rejects with a SluiceError. */
-  send(
-    apiKey: string | undefined,
-    request: SendRequest,
-    idempotencyKey?: string,
-  ): Promise<{ id: string; status: string; replayed: boolean }>;
+  send(apiKey: string | undefined, request: SendRequest, idempotencyKey?: string): Promise<SendOutcome>;
+  /** Each request through the chain on its own (priority `bulk` unless given); results in request order. */
+  sendBatch(apiKey: string | undefined, requests: readonly SendRequest[], idempotencyKey?: string): Promise<BatchResult[]>;
   get(tenantId: string, id: string): Promise<MessageView | undefined>;
   /** 'too-late' when already sending or done. */
   cancel(tenantId: string, id: string): Promise<'canceled' | 'not-found' | 'too-late'>;
@@ -160,6 +175,34 @@ export interface HealthService {
   ready(): Promise<{ ready: boolean; checks: Record<string, { ok: boolean; detail?: string; warning?: string }> }>;
 }
 
+/** One stored template version, as the admin API shows it. */
+export interface TemplateVersionView extends TemplateSpec {
+  channel: Channel;
+  name: string;
+  version: number;
+  createdAt: string;
+  retiredAt: string | null;
+}
+
+export interface QuietHoursView extends QuietHours {
+  channel: Channel;
+}
+
+/** Templates and quiet hours per tenant channel (admin). NOT_FOUND for an unknown tenant. */
+export interface TemplateAdminService {
+  /** Checks and stores `spec` as the next version: INVALID_REQUEST naming the field. */
+  putTemplate(tenantId: string, channel: Channel, name: string, spec: TemplateSpec): Promise<TemplateVersionView>;
+  /** Every version, newest first; NOT_FOUND when never stored. */
+  templateVersions(tenantId: string, channel: Channel, name: string): Promise<TemplateVersionView[]>;
+  /** The current version of every live template. */
+  listTemplates(tenantId: string, channel?: Channel): Promise<TemplateVersionView[]>;
+  /** false when it had no live version. */
+  retireTemplate(tenantId: string, channel: Channel, name: string): Promise<boolean>;
+  setQuietHours(tenantId: string, channel: Channel, quiet: QuietHours): Promise<QuietHoursView>;
+  getQuietHours(tenantId: string, channel: Channel): Promise<QuietHoursView | undefined>;
+  removeQuietHours(tenantId: string, channel: Channel): Promise<boolean>;
+}
+
 /** The services of a running sluice, each behind its contract. */
 export interface Services {
   messages: MessageService;
@@ -167,6 +210,7 @@ export interface Services {
   riskControl: RiskControlService;
   admin: AdminService;
   health: HealthService;
+  templates: TemplateAdminService;
 }
 
 export interface MetricsEndpoint {

@@ -44,6 +44,13 @@ export const MessageView = Type.Object({
   providerMessageId: Nullable(Type.String()),
   createdAt: Iso,
   sentAt: Nullable(Iso),
+  priority: Type.Optional(stringEnum(['transactional', 'bulk'] as const)),
+  template: Type.Optional(
+    Type.Object(
+      { name: Type.String(), version: Type.Integer() },
+      { description: 'The stored template and the version it was rendered with' },
+    ),
+  ),
   deliveryAttempts: Type.Array(
     Type.Object({
       attempt: Type.Integer(),

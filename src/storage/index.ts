@@ -17,8 +17,10 @@ import type { GroupCommitOptions } from './group-commit.js';
 import { BlacklistRepository } from './repositories/blacklist.js';
 import { MessagesRepository } from './repositories/messages.js';
 import { ProvidersRepository } from './repositories/providers.js';
+import { QuietHoursRepository } from './repositories/quiet-hours.js';
 import { RiskRulesRepository } from './repositories/risk-rules.js';
 import { RulesRepository } from './repositories/rules.js';
+import { TemplatesRepository } from './repositories/templates.js';
 import { TenantsRepository } from './repositories/tenants.js';
 import type { SecretBox } from './secret-box.js';
 
@@ -30,8 +32,10 @@ export { MigrationError, type MigrationOptions, migrateToLatest, migrationsFor, 
 export * from './repositories/blacklist.js';
 export * from './repositories/messages.js';
 export * from './repositories/providers.js';
+export * from './repositories/quiet-hours.js';
 export * from './repositories/risk-rules.js';
 export * from './repositories/rules.js';
+export * from './repositories/templates.js';
 export * from './repositories/tenants.js';
 export * from './schema.js';
 export * from './secret-box.js';
@@ -45,6 +49,8 @@ export interface Repositories {
   readonly blacklist: BlacklistRepository;
   readonly providers: ProvidersRepository;
   readonly messages: MessagesRepository;
+  readonly templates: TemplatesRepository;
+  readonly quietHours: QuietHoursRepository;
   /** Drains pending message inserts, then closes the database. */
   close(): Promise<void>;
 }
@@ -71,6 +77,8 @@ export function createRepositories(database: Database, options: RepositoryOption
       ...(options.secretBox === undefined ? {} : { secretBox: options.secretBox }),
     }),
     messages,
+    templates: new TemplatesRepository(database, clock),
+    quietHours: new QuietHoursRepository(database, clock),
     async close() {
       await messages.drain();
       await database.close();

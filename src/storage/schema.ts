@@ -158,6 +158,30 @@ export interface MessagesTable {
   created_at: number;
   updated_at: number;
   sent_at: number | null;
+  /** 0 transactional, 1 bulk: a claim takes lane 0's due messages first. */
+  priority: number;
+}
+
+/** One version of a message template (0007); the current one is the highest, unless retired. */
+export interface MessageTemplatesTable {
+  tenant_id: string;
+  channel: Channel;
+  name: string;
+  version: number;
+  /** JSON: params, body, subject, html, vendor (admission/templates.ts `TemplateSpec`). */
+  spec: string;
+  created_at: number;
+  /** Set on every version by DELETE; a later PUT makes a new live version. */
+  retired_at: number | null;
+}
+
+/** Quiet hours of a tenant channel (0007). */
+export interface QuietHoursTable {
+  tenant_id: string;
+  channel: Channel;
+  /** JSON: timeZone, windows, applies. */
+  spec: string;
+  updated_at: number;
 }
 
 export interface DeliveryAttemptsTable {
@@ -183,6 +207,8 @@ export interface Tables {
   providers: ProvidersTable;
   messages: MessagesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  message_templates: MessageTemplatesTable;
+  quiet_hours: QuietHoursTable;
 }
 
 /** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */
@@ -215,6 +241,10 @@ export interface MessagePayload {
   subject?: string;
   body?: string;
   html?: string;
+  /** A stored template's name and the version it was rendered with (pinned at acceptance). */
+  stored?: { name: string; version: number };
+  /** The stored template's vendor templates, by provider id or kind. */
+  vendor?: Record<string, { templateCode: string; signName?: string; paramOrder?: string[]; [extra: string]: unknown }>;
 }
 
 export type TenantRow = Selectable<TenantsTable>;

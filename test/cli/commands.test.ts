@@ -204,6 +204,25 @@ describe('sluice CLI', () => {
     );
   }, 120_000);
 
+  it('template set, show, list and remove manage templates as the admin API does', async () => {
+    await sluice('migrate');
+    const tenant = JSON.parse(await sluice('tenant', 'create', 'templated')) as { id: string };
+    const set = (...args: string[]) => sluice('template', 'set', tenant.id, 'sms', 'otp', ...args);
+    const first = JSON.parse(await set('--param', 'code:string:8', '--body', 'Your code is {{code}}', '--vendor', 'aliyun-sms:SMS_1:Shop'));
+    expect(first).toMatchObject({
+      version: 1,
+      params: { code: { type: 'string', maxLength: 8 } },
+      vendor: { 'aliyun-sms': { templateCode: 'SMS_1', signName: 'Shop' } },
+    });
+    expect(JSON.parse(await set('--json', '{"params":{"code":{"type":"string"}},"body":"Code {{code}}"}')).version).toBe(2);
+    const versions = JSON.parse(await sluice('template', 'show', tenant.id, 'sms', 'otp')) as { version: number }[];
+    expect(versions.map((v) => v.version)).toEqual([2, 1]);
+    expect((JSON.parse(await sluice('template', 'list', tenant.id)) as { name: string }[]).map((v) => v.name)).toEqual(['otp']);
+    await refused(['template', 'set', tenant.id, 'sms', 'bad', '--body', 'Hi {{who}}'], 'not a declared param');
+    expect(JSON.parse(await sluice('template', 'remove', tenant.id, 'sms', 'otp'))).toMatchObject({ retired: true });
+    await refused(['template', 'remove', tenant.id, 'sms', 'otp'], 'NOT_FOUND');
+  }, 60_000);
+
   it('provider update changes only what is given, checked as the admin API checks a PATCH', async () => {
     await sluice('migrate');
     const added = await sluice(

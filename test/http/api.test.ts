@@ -634,13 +634,14 @@ describe('error codes', () => {
   const invalidBodies: [string, () => Record<string, unknown>][] = [
     ['channel of the wrong type', () => ({ channel: 1, to: phone(1), body: 'x' })],
     ['to of the wrong type', () => ({ channel: 'sms', to: 13_800_000_000, body: 'x' })],
-    ['params with a non-string value', () => ({ channel: 'sms', to: phone(1), template: 't', params: { code: 1234 } })],
+    ['params with a value neither string nor number', () => ({ channel: 'sms', to: phone(1), template: 't', params: { code: true } })],
     [
       'a webhook URL over 320 characters once percent-encoded',
       () => ({ channel: 'webhook', to: `https://h.example.com/${'界'.repeat(200)}`, body: 'x' }),
     ],
     ['a params name over 64 characters', () => ({ channel: 'sms', to: phone(1), template: 't', params: { ['k'.repeat(65)]: 'v' } })],
-    ['an unknown field', () => ({ ...sms(phone(1)), priority: 'high' })],
+    ['an unknown field', () => ({ ...sms(phone(1)), urgency: 'high' })],
+    ['an unknown priority', () => ({ ...sms(phone(1)), priority: 'high' })],
     ['a missing to', () => ({ channel: 'sms', body: 'x' })],
     ['an invalid phone', () => sms('12345')],
     ['letters as a phone', () => sms('call me maybe')],

@@ -225,6 +225,30 @@ describe('statuses', () => {
     await admin('DELETE', `/v1/admin/providers/${second}`);
     await admin('DELETE', '/v1/admin/providers/unknown');
 
+    // Templates and quiet hours.
+    const otp = { params: { code: { type: 'string', pattern: '^\\d{4,8}$' } }, body: 'Your code is {{code}}' };
+    await admin('PUT', `/v1/admin/tenants/${id}/templates/sms/otp`, otp);
+    await admin('PUT', `/v1/admin/tenants/${id}/templates/sms/otp`, { ...otp, body: 'Hi {{who}}' });
+    await admin('PUT', `/v1/admin/tenants/unknown/templates/sms/otp`, otp);
+    await admin('GET', `/v1/admin/tenants/${id}/templates/sms/otp`);
+    await admin('GET', `/v1/admin/tenants/${id}/templates/sms/none`);
+    await admin('GET', `/v1/admin/tenants/${id}/templates?channel=sms`);
+    await admin('GET', `/v1/admin/tenants/${id}/templates?channel=fax`);
+    await admin('PUT', `/v1/admin/tenants/${id}/templates/email/gone`, { params: {}, subject: 's', body: 'b' });
+    await admin('DELETE', `/v1/admin/tenants/${id}/templates/email/gone`);
+    await admin('DELETE', `/v1/admin/tenants/${id}/templates/email/gone`);
+    const quiet = { timeZone: 'Asia/Shanghai', windows: [{ from: '21:00', to: '08:00' }], applies: 'bulk' };
+    await admin('PUT', `/v1/admin/tenants/${id}/quiet-hours/email`, quiet);
+    await admin('PUT', `/v1/admin/tenants/${id}/quiet-hours/email`, { ...quiet, timeZone: 'Mars/Olympus' });
+    await admin('GET', `/v1/admin/tenants/${id}/quiet-hours/email`);
+    await admin('GET', `/v1/admin/tenants/${id}/quiet-hours/sms`);
+    await admin('DELETE', `/v1/admin/tenants/${id}/quiet-hours/email`);
+    await admin('DELETE', `/v1/admin/tenants/${id}/quiet-hours/email`);
+    await tenantCall(apiKey, 'POST', '/v1/messages/batch', { messages: [sms(phone(8)), sms('12345')] });
+    await tenantCall(apiKey, 'POST', '/v1/messages/batch', { messages: [] });
+    await tenantCall('sk_unknown', 'POST', '/v1/messages/batch', { messages: [sms(phone(8))] });
+    await raw(apiKey, '/v1/messages/batch', 'messages=1', 'text/plain');
+
     // Messages.
     const accepted = (await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(3)), { 'idempotency-key': 'k-1' })).json().id as string;
     await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(3)), { 'idempotency-key': 'k-1' });

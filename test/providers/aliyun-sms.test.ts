@@ -170,6 +170,27 @@ describe('Aliyun SendSms against a local stand-in', () => {
     expect(JSON.parse(params.TemplateParam ?? '')).toEqual({ code: '12 34*~', name: '张三' });
   });
 
+  it("sends a stored template through its Aliyun entry's TemplateCode and SignName (by kind, or by provider id first)", async () => {
+    aliyunAnswers({ Code: 'OK', Message: 'OK', BizId: 'b-1', RequestId: 'r' });
+    const stored: OutboundMessage = {
+      ...message,
+      template: undefined,
+      params: { code: '1234' },
+      body: 'Your code is 1234',
+      vendor: { 'aliyun-sms': { templateCode: 'SMS_KIND', signName: '商城' }, 'tencent-sms': { templateCode: '1001' } },
+    };
+    await provider().send(stored);
+    let { ok, params } = verifyAliyunRequest(server.requests.at(-1)!, ACCESS_KEY_SECRET);
+    expect(ok).toBe(true);
+    expect(params).toMatchObject({ TemplateCode: 'SMS_KIND', SignName: '商城' });
+    expect(JSON.parse(params.TemplateParam ?? '')).toEqual({ code: '1234' });
+
+    await provider().send({ ...stored, vendor: { ...stored.vendor, 'aliyun-main': { templateCode: 'SMS_ID' } } });
+    ({ ok, params } = verifyAliyunRequest(server.requests.at(-1)!, ACCESS_KEY_SECRET));
+    expect(ok).toBe(true);
+    expect(params).toMatchObject({ TemplateCode: 'SMS_ID', SignName: '阿里云短信测试' });
+  });
+
   it('uses a fresh SignatureNonce per request', async () => {
     aliyunAnswers({ Code: 'OK', BizId: 'b' });
     await provider().send(message);

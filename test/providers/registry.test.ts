@@ -168,6 +168,17 @@ describe('createProvider', () => {
     expect(result).toEqual({ providerMessageId: 'console-m1' });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toBe('[sluice sms] id=m1 tenant=t1 to=+8613812340000 body="Your code is 1234"\n');
+    // An email rendered from a template shows its subject, text and HTML parts.
+    await provider.send({
+      id: 'm2',
+      tenantId: 't1',
+      channel: 'email',
+      to: 'a@example.com',
+      subject: 'Hi',
+      body: 'Hi Ann',
+      html: '<p>Hi Ann</p>',
+    });
+    expect(lines[1]).toBe('[sluice email] id=m2 tenant=t1 to=a@example.com subject="Hi" body="Hi Ann" html="<p>Hi Ann</p>"\n');
   });
 });
 

@@ -172,6 +172,22 @@ describe('Tencent SendSms against a local stand-in', () => {
     });
   });
 
+  it('sends a stored template through its Tencent entry: TemplateId, SignName, params in paramOrder', async () => {
+    tencentAnswers(statusAnswer('Ok', 'send success'));
+    await provider().send({
+      ...message,
+      template: undefined,
+      params: { code: '4321', minutes: '5' },
+      vendor: {
+        'aliyun-sms': { templateCode: 'SMS_1' },
+        'tencent-sms': { templateCode: '2002', signName: '商城', paramOrder: ['minutes', 'code'] },
+      },
+    });
+    const request = server.requests.at(-1)!;
+    expect(verifyTc3(request, SECRET_KEY)).toEqual({ ok: true });
+    expect(JSON.parse(request.body)).toMatchObject({ TemplateId: '2002', SignName: '商城', TemplateParamSet: ['5', '4321'] });
+  });
+
   it('signs with whatever the clock says', async () => {
     tencentAnswers(statusAnswer('Ok', 'send success'));
     clock.advance(86_400_000);

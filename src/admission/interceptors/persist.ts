@@ -19,6 +19,7 @@ export function persistInterceptor(messages: MessageWriter): Interceptor {
         recipient: message.recipient,
         recipientKey: message.recipientKey,
         payload: message.payload,
+        priority: message.priority,
         dueAt: message.dueAt,
         scheduled: message.scheduled,
         id: context.id,

@@ -2,6 +2,7 @@ import { isChannel } from '../../core/channels.js';
 import { SluiceError } from '../../core/errors.js';
 import { normalizeRecipient } from '../../core/recipients.js';
 import type { Interceptor } from '../chain.js';
+import { PRIORITIES, type ValidatedMessage } from '../context.js';
 
 export interface ValidationOptions {
   defaultRegion: string;
@@ -24,6 +25,8 @@ export function validationInterceptor(options: ValidationOptions): Interceptor {
     name: 'validation',
     run(context) {
       const request = context.request;
+      // A stored template supplies the content (template.ts rendered it); the rest is the request's.
+      const content = context.rendered ?? request;
       if (!isChannel(request.channel))
         throw invalid(`unknown channel "${String(request.channel).slice(0, 20)}": use sms, email or webhook`, 'channel');
       const channel = request.channel;
@@ -32,12 +35,12 @@ export function validationInterceptor(options: ValidationOptions): Interceptor {
       if (!normalized.ok) throw invalid(normalized.reason, 'to');
 
       const has = (text: string | undefined) => typeof text === 'string' && text.length > 0;
-      if (channel === 'sms' && !has(request.template) && !has(request.body))
+      if (channel === 'sms' && !has(request.template) && !has(content.body))
         throw invalid('sms needs `template` (with `params`) or `body`', 'template');
-      if (channel === 'email' && (!has(request.subject) || (!has(request.body) && !has(request.html)))) {
-        throw invalid('email needs `subject` and `body` or `html`', has(request.subject) ? 'body' : 'subject');
+      if (channel === 'email' && (!has(content.subject) || (!has(content.body) && !has(content.html)))) {
+        throw invalid('email needs `subject` and `body` or `html`, or a stored `template`', has(content.subject) ? 'body' : 'subject');
       }
-      if (channel === 'webhook' && !has(request.body)) throw invalid('webhook needs `body`', 'body');
+      if (channel === 'webhook' && !has(content.body)) throw invalid('webhook needs `body`, or a stored `template`', 'body');
       if (request.params !== undefined && channel !== 'sms' && !has(request.template)) {
         throw invalid('`params` go with a `template`', 'params');
       }
@@ -67,12 +70,25 @@ export function validationInterceptor(options: ValidationOptions): Interceptor {
           scheduled = true;
         }
       }
-      const { template, params, subject, body, html } = request;
+      const rendered = context.rendered;
+      const payload: ValidatedMessage['payload'] = rendered
+        ? {
+            params: rendered.params,
+            subject: rendered.subject,
+            body: rendered.body,
+            html: rendered.html,
+            stored: { name: rendered.name, version: rendered.version },
+            vendor: rendered.vendor,
+          }
+        : { template: request.template, params: request.params, subject: request.subject, body: request.body, html: request.html };
+      const priority = request.priority ?? 'transactional';
+      if (!PRIORITIES.includes(priority)) throw invalid('`priority` is transactional or bulk', 'priority');
       context.message = {
         channel,
         recipient: normalized.recipient,
         recipientKey: normalized.key,
-        payload: { template, params, subject, body, html },
+        payload,
+        priority,
         dueAt,
         scheduled,
       };

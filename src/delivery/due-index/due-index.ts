@@ -22,8 +22,9 @@ export interface DueIndex {
   addMany(partition: string, entries: Iterable<DueEntry>): Promise<number>;
 
   /**
-   * Atomically takes up to `limit` entries due at or before `now`, earliest first (by due time,
-   * then id; exact while the bucket width stays the same), and removes
+   * Atomically takes up to `limit` entries due at or before `now`, transactional ones first, then
+   * bulk ones, each earliest first (by due time, then id; exact while the bucket width stays the
+   * same), and removes
    * them from the index: two concurrent claimers never receive the same entry. The caller owns
    * what it got; if it cannot process an id (crash, shutdown) the id is recovered by `rebuild`.
    */
@@ -68,4 +69,10 @@ export interface DueIndex {
 export interface DueEntry {
   id: string;
   dueAt: number;
+  /**
+   * `bulk` entries sit in a lane of their own, claimed only with what the transactional lane
+   * leaves of a claim's limit: a campaign's backlog never holds an OTP back by more than the
+   * claim batch already taken. Absent: transactional.
+   */
+  priority?: 'transactional' | 'bulk';
 }

@@ -24,6 +24,20 @@ export interface DueIndexClient extends ScriptClient {
 
 const BUILDING = 'building:';
 
+/** The bulk lane of a partition: a partition of its own in Redis (its own hash tag), claimed after the transactional one. */
+const bulkLane = (partition: string) => `${partition}:bulk`;
+const laneOf = (partition: string, entry: DueEntry) => (entry.priority === 'bulk' ? bulkLane(partition) : partition);
+
+/** Splits `entries` by lane, reading them once. */
+async function byLane(partition: string, entries: AsyncIterable<DueEntry> | Iterable<DueEntry>): Promise<Map<string, DueEntry[]>> {
+  const lanes = new Map<string, DueEntry[]>([
+    [partition, []],
+    [bulkLane(partition), []],
+  ]);
+  for await (const entry of entries) lanes.get(laneOf(partition, entry))!.push(entry);
+  return lanes;
+}
+
 export interface RedisDueIndexOptions {
   /** An ioredis `Redis` or `Cluster`. */
   client: DueIndexClient;
@@ -59,25 +73,37 @@ export class RedisDueIndex implements DueIndex {
   }
 
   async addMany(partition: string, entries: Iterable<DueEntry>): Promise<number> {
-    return this.addAll(dueIndexKeys(this.prefix, partition), entries);
+    let added = 0;
+    for (const [lane, laneEntries] of await byLane(partition, entries)) {
+      if (laneEntries.length > 0) added += await this.addAll(dueIndexKeys(this.prefix, lane), laneEntries);
+    }
+    return added;
   }
 
+  /** The transactional lane first; the bulk lane gets only what it leaves of `limit` (two script calls at most). */
   async claim(partition: string, now: number, limit: number): Promise<string[]> {
-    const keys = dueIndexKeys(this.prefix, partition);
     const take = Math.min(Math.floor(limit), this.maxClaim);
     if (!(take > 0)) return [];
-    const ids = await claimScript.run(this.client, 1, [keys.buckets, keys.bucketPrefix, now, take]);
-    return ids as string[];
+    const claimed = await this.claimLane(partition, now, take);
+    if (claimed.length < take) claimed.push(...(await this.claimLane(bulkLane(partition), now, take - claimed.length)));
+    return claimed;
+  }
+
+  private async claimLane(lane: string, now: number, take: number): Promise<string[]> {
+    const keys = dueIndexKeys(this.prefix, lane);
+    return (await claimScript.run(this.client, 1, [keys.buckets, keys.bucketPrefix, now, take])) as string[];
   }
 
   async remove(partition: string, id: string, dueAt?: number): Promise<void> {
-    const keys = dueIndexKeys(this.prefix, partition);
-    await removeScript.run(this.client, 1, [
-      keys.buckets,
-      keys.bucketPrefix,
-      id,
-      dueAt === undefined ? '' : String(bucketOf(dueAt, this.bucketMs)),
-    ]);
+    for (const lane of [partition, bulkLane(partition)]) {
+      const keys = dueIndexKeys(this.prefix, lane);
+      await removeScript.run(this.client, 1, [
+        keys.buckets,
+        keys.bucketPrefix,
+        id,
+        dueAt === undefined ? '' : String(bucketOf(dueAt, this.bucketMs)),
+      ]);
+    }
   }
 
   /**
@@ -89,21 +115,43 @@ export class RedisDueIndex implements DueIndex {
    * never clears the marker, so `needsRebuild` stays `false` throughout.
    */
   async rebuild(partition: string, entries: AsyncIterable<DueEntry> | Iterable<DueEntry>): Promise<number> {
-    const keys = dueIndexKeys(this.prefix, partition);
     const token = randomBytes(8).toString('hex');
-    let marker = await this.client.get(keys.rebuilt);
-    if (marker === null || marker.startsWith(BUILDING)) {
-      marker = `${BUILDING}${token}`;
-      await this.client.set(keys.rebuilt, marker);
+    const lanes = [partition, bulkLane(partition)].map((lane) => ({ keys: dueIndexKeys(this.prefix, lane), marker: '' }));
+    for (const lane of lanes) {
+      let marker = await this.client.get(lane.keys.rebuilt);
+      if (marker === null || marker.startsWith(BUILDING)) {
+        marker = `${BUILDING}${token}`;
+        await this.client.set(lane.keys.rebuilt, marker);
+      }
+      lane.marker = marker;
     }
-    const added = await this.addAll(keys, entries);
-    await finishRebuildScript.run(this.client, 1, [keys.rebuilt, marker, `ready:${token}`]);
+    // Streamed into both lanes as it is read: a wipe part way through leaves a marker the end check refuses.
+    const [transactional, bulk] = lanes as [(typeof lanes)[number], (typeof lanes)[number]];
+    const pending: [DueEntry[], DueEntry[]] = [[], []];
+    let added = 0;
+    const flush = async (which: 0 | 1) => {
+      const batch = pending[which];
+      pending[which] = [];
+      if (batch.length > 0) added += await this.addAll((which === 0 ? transactional : bulk).keys, batch);
+    };
+    for await (const entry of entries) {
+      const which = entry.priority === 'bulk' ? 1 : 0;
+      pending[which].push(entry);
+      if (pending[which].length >= this.writeBatch) await flush(which);
+    }
+    await flush(0);
+    await flush(1);
+    for (const lane of lanes) await finishRebuildScript.run(this.client, 1, [lane.keys.rebuilt, lane.marker, `ready:${token}`]);
     return added;
   }
 
+  /** Either lane's marker missing (or mid-build) means the partition needs a rebuild. */
   async needsRebuild(partition: string): Promise<boolean> {
-    const marker = await this.client.get(dueIndexKeys(this.prefix, partition).rebuilt);
-    return marker === null || marker.startsWith(BUILDING);
+    for (const lane of [partition, bulkLane(partition)]) {
+      const marker = await this.client.get(dueIndexKeys(this.prefix, lane).rebuilt);
+      if (marker === null || marker.startsWith(BUILDING)) return true;
+    }
+    return false;
   }
 
   private async addAll(keys: DueIndexKeys, entries: AsyncIterable<DueEntry> | Iterable<DueEntry>): Promise<number> {
@@ -125,13 +173,21 @@ export class RedisDueIndex implements DueIndex {
   }
 
   async nextDueAt(partition: string, until: number): Promise<number | undefined> {
-    const keys = dueIndexKeys(this.prefix, partition);
-    const due = await nextDueScript.run(this.client, 1, [keys.buckets, keys.bucketPrefix, until]);
-    return due === null ? undefined : Number(due);
+    let earliest: number | undefined;
+    for (const lane of [partition, bulkLane(partition)]) {
+      const keys = dueIndexKeys(this.prefix, lane);
+      const due = await nextDueScript.run(this.client, 1, [keys.buckets, keys.bucketPrefix, until]);
+      if (due !== null && (earliest === undefined || Number(due) < earliest)) earliest = Number(due);
+    }
+    return earliest;
   }
 
   async size(partition: string, dueBy?: number): Promise<number> {
-    const keys = dueIndexKeys(this.prefix, partition);
-    return (await sizeScript.run(this.client, 1, [keys.buckets, keys.bucketPrefix, dueBy ?? ''])) as number;
+    let total = 0;
+    for (const lane of [partition, bulkLane(partition)]) {
+      const keys = dueIndexKeys(this.prefix, lane);
+      total += (await sizeScript.run(this.client, 1, [keys.buckets, keys.bucketPrefix, dueBy ?? ''])) as number;
+    }
+    return total;
   }
 }

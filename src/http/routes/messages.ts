@@ -52,7 +52,8 @@ export const messageRoutes =
       },
       async (request, reply) => {
         const outcome = await deps.messages.send(bearerToken(request), request.body, request.headers['idempotency-key']);
-        return reply.status(outcome.replayed ? 200 : 202).send({ id: outcome.id, status: outcome.status });
+        const { replayed, ...answer } = outcome;
+        return reply.status(replayed ? 200 : 202).send(answer);
       },
     );
 

@@ -194,7 +194,9 @@ export class MessagesRepository {
    * before `untilMs` (score = `dueAt`) and `sending` ones whose lease ends by then (score =
    * `leaseUntil`: claimable again when it passes). Keyset-paged by id: pass the last id as `afterId`.
    */
-  listDueIds(selector: PartitionSelector & { untilMs: number; afterId?: string; limit: number }): Promise<{ id: string; dueAt: number }[]> {
+  listDueIds(
+    selector: PartitionSelector & { untilMs: number; afterId?: string; limit: number },
+  ): Promise<{ id: string; dueAt: number; priority?: 'bulk' }[]> {
     checkPartition(selector);
     return listDueIds(this.db, selector);
   }

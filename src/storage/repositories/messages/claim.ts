@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DialectCapabilities } from '../../database.js';
 import type { MessageRow, Tables } from '../../schema.js';
-import { byDueThenId, claimable, heldClaims, notSuspended } from './conditions.js';
+import { byLaneThenDue, claimable, heldClaims, notSuspended } from './conditions.js';
 import { moveFromSending } from './settle.js';
 import { type ClaimOptions, type HeldClaim, type Message, toMessage } from './types.js';
 
@@ -22,7 +22,7 @@ const EXHAUSTED_LEASE_ERROR = 'lease expired after the last attempt; outcome unk
  * the transaction `trx`: one guarded UPDATE stamping a random claim token, its rows returned with
  * it or, without the `returning` capability, read back by that token, so two concurrent claims
  * never return the same message.
- * @returns the messages this call moved, by due time then id; each one's `attempts` is its token.
+ * @returns the messages this call moved, transactional first, then by due time and id; each one's `attempts` is its token.
  */
 export async function claimIds(
   trx: Kysely<Tables>,
@@ -53,7 +53,7 @@ export async function claimIds(
     if (moved.numUpdatedRows === 0n) return [];
     rows = await trx.selectFrom('messages').selectAll().where('id', 'in', ids).where('claim_token', '=', token).execute();
   }
-  rows.sort(byDueThenId);
+  rows.sort(byLaneThenDue);
   const claimed: Message[] = [];
   for (const message of rows.map((row) => toMessage(row))) {
     if (message.attempts <= message.maxAttempts) claimed.push(message);

@@ -55,3 +55,7 @@ export function partitionQuery(db: Kysely<Tables>, selector: PartitionSelector) 
 /** Claim order: due time, then id (ids are time-sortable). */
 export const byDueThenId = (x: { due_at: number; id: string }, y: { due_at: number; id: string }) =>
   x.due_at - y.due_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+
+/** Transactional (lane 0) before bulk, then by due time and id: the order a claim hands messages out in. */
+export const byLaneThenDue = (x: { priority: number; due_at: number; id: string }, y: { priority: number; due_at: number; id: string }) =>
+  Number(x.priority) - Number(y.priority) || byDueThenId(x, y);

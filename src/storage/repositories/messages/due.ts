@@ -12,7 +12,8 @@ import { type PartitionSelector, PENDING_STATUSES } from './types.js';
 
 /**
  * Up to `limit` ids a claim at `now` may take, `sending` rows whose lease expired first (unless
- * `expiredLeases` is false), then pending ones by due time and id. Suspended tenants are left out
+ * `expiredLeases` is false), then pending transactional ones, then pending bulk ones, each by due
+ * time and id. Suspended tenants are left out
  * here as well as in the claim, or their backlog would fill every batch of candidates and starve
  * the other tenants.
  */
@@ -32,19 +33,28 @@ export async function dueCandidates(
           .orderBy('lease_until')
           .limit(limit)
           .execute();
+  // Lane by lane (transactional, then bulk), each a range scan of `(channel, status, priority,
+  // due_at)`: a bulk backlog fills only what transactional messages leave of the batch.
   const due: { id: string; due_at: number }[] = [];
-  for (const status of PENDING_STATUSES) {
-    const rows = await partitionQuery(db, selector)
-      .select(['id', 'due_at'])
-      .where('status', '=', status)
-      .where('due_at', '<=', now)
-      .where(notSuspended)
-      .orderBy('due_at')
-      .limit(limit)
-      .execute();
-    due.push(...rows.map((row) => ({ id: row.id, due_at: Number(row.due_at) })));
+  for (const lane of [0, 1]) {
+    const laneDue: { id: string; due_at: number }[] = [];
+    for (const status of PENDING_STATUSES) {
+      if (due.length >= limit) break;
+      const rows = await partitionQuery(db, selector)
+        .select(['id', 'due_at'])
+        .where('status', '=', status)
+        .where('priority', '=', lane)
+        .where('due_at', '<=', now)
+        .where(notSuspended)
+        .orderBy('due_at')
+        .limit(limit - due.length)
+        .execute();
+      laneDue.push(...rows.map((row) => ({ id: row.id, due_at: Number(row.due_at) })));
+    }
+    laneDue.sort(byDueThenId);
+    due.push(...laneDue);
+    if (due.length >= limit) break;
   }
-  due.sort(byDueThenId);
   return [...new Set([...expired, ...due].map((r) => r.id))].slice(0, limit);
 }
 
@@ -67,14 +77,15 @@ export async function nextDueAt(db: Kysely<Tables>, selector: PartitionSelector 
 
 /**
  * One keyset page (by id, after `afterId`) of the partition's claimable-by-`untilMs` ids: pending
- * ones scored by `dueAt`, `sending` ones by `leaseUntil` (claimable again when it passes).
+ * ones scored by `dueAt`, `sending` ones by `leaseUntil` (claimable again when it passes); bulk
+ * ones say so (`priority`), for the due index's bulk lane.
  */
 export async function listDueIds(
   db: Kysely<Tables>,
   selector: PartitionSelector & { untilMs: number; afterId?: string; limit: number },
-): Promise<{ id: string; dueAt: number }[]> {
+): Promise<{ id: string; dueAt: number; priority?: 'bulk' }[]> {
   let query = partitionQuery(db, selector)
-    .select(['id', 'status', 'due_at', 'lease_until'])
+    .select(['id', 'status', 'due_at', 'lease_until', 'priority'])
     .where((eb) =>
       eb.or([
         eb.and([eb('status', 'in', PENDING_STATUSES), eb('due_at', '<=', selector.untilMs)]),
@@ -86,5 +97,9 @@ export async function listDueIds(
     .limit(selector.limit);
   if (selector.afterId !== undefined) query = query.where('id', '>', selector.afterId);
   const rows = await query.execute();
-  return rows.map((row) => ({ id: row.id, dueAt: Number(row.status === 'sending' ? row.lease_until : row.due_at) }));
+  return rows.map((row) => ({
+    id: row.id,
+    dueAt: Number(row.status === 'sending' ? row.lease_until : row.due_at),
+    ...(Number(row.priority) === 1 ? { priority: 'bulk' as const } : {}),
+  }));
 }

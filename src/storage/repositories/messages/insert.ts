@@ -33,6 +33,7 @@ export function newMessageRow(input: NewMessageRow): MessageRow {
     created_at: input.now,
     updated_at: input.now,
     sent_at: null,
+    priority: input.priority === 'bulk' ? 1 : 0,
   };
 }
 

@@ -30,6 +30,7 @@ export interface Message {
   createdAt: number;
   updatedAt: number;
   sentAt: number | null;
+  priority: 'transactional' | 'bulk';
 }
 
 export interface NewMessageRow {
@@ -49,6 +50,8 @@ export interface NewMessageRow {
   idempotencyKey?: string | null;
   /** Hash of the request body, compared when the idempotency key is replayed. */
   requestHash?: string | null;
+  /** Default `transactional`; `bulk` messages are claimed after due transactional ones. */
+  priority?: 'transactional' | 'bulk';
 }
 
 export interface DeliveryAttempt {
@@ -142,6 +145,7 @@ export function toMessage(row: MessageRow, payload?: MessagePayload): Message {
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     sentAt: nullableNumber(row.sent_at),
+    priority: Number(row.priority) === 1 ? 'bulk' : 'transactional',
   };
 }
 

@@ -1,0 +1,42 @@
+import { isChannel } from '../../core/channels.js';
+import { SluiceError } from '../../core/errors.js';
+import type { Interceptor } from '../chain.js';
+import type { TemplateLookup } from '../ports.js';
+import { renderTemplate, TEMPLATE_NAME } from '../templates.js';
+
+const STORABLE = new RegExp(TEMPLATE_NAME);
+
+/**
+ * A send naming a template stored for its tenant and channel is rendered with the template's
+ * current version, which the message then pins (`context.rendered`, stored in its payload): a
+ * later change of the template never alters an accepted message. Params are checked against the
+ * template (400 naming the param). A name with no stored template is, on SMS, the vendor's
+ * template code passed through as before; on email and webhook, where there is no vendor
+ * template to pass through to, it is a 404 NOT_FOUND.
+ */
+export function templateInterceptor(templates: TemplateLookup): Interceptor {
+  return {
+    name: 'template',
+    async run(context) {
+      const { template, channel } = context.request;
+      if (typeof template !== 'string' || template.length === 0 || !isChannel(channel)) return undefined;
+      // A name no template can have is not looked up (nor sent to SQL, which may refuse its bytes).
+      const stored = STORABLE.test(template) ? await templates.current(context.tenant!.id, channel, template) : undefined;
+      if (!stored) {
+        if (channel === 'sms') return undefined;
+        throw new SluiceError('NOT_FOUND', `no ${channel} template named ${JSON.stringify(template.slice(0, 128))}`, {
+          details: { field: 'template' },
+        });
+      }
+      const request = context.request;
+      for (const field of ['subject', 'body', 'html'] as const) {
+        if (request[field] !== undefined)
+          throw new SluiceError('INVALID_REQUEST', `\`${field}\` comes from the template "${template}": leave it out`, {
+            details: { field },
+          });
+      }
+      context.rendered = renderTemplate(stored, request.params);
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/** Request and response schemas of templates, quiet hours and batch sends (TypeBox: validation and /docs). */
+import { Type } from '@sinclair/typebox';
+import { PRIORITIES } from '../admission/context.js';
+import { TEMPLATE_NAME } from '../admission/templates.js';
+import { CHANNELS } from '../core/channels.js';
+import { ChannelName, stringEnum } from '../services/views.js';
+import { SendBody } from './schemas.js';
+
+const KEY = { propertyNames: { maxLength: 64 } };
+
+export const TemplateParams = Type.Object({
+  id: Type.String({ maxLength: 64 }),
+  channel: ChannelName,
+  name: Type.String({ pattern: TEMPLATE_NAME, description: 'Letters, digits, `_`, `.`, `-`' }),
+});
+
+const ParamSpec = Type.Object(
+  {
+    type: stringEnum(['string', 'number'] as const),
+    maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
+    pattern: Type.Optional(Type.String({ maxLength: 256, description: 'A regular expression (unanchored, as JSON Schema: use ^…$)' })),
+  },
+  { additionalProperties: false },
+);
+
+const VendorSpec = Type.Object(
+  {
+    templateCode: Type.String({ minLength: 1, maxLength: 128, description: 'Aliyun TemplateCode, Tencent TemplateId' }),
+    signName: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    paramOrder: Type.Optional(
+      Type.Array(Type.String({ maxLength: 64 }), {
+        maxItems: 50,
+        description: 'Positional vendors (Tencent): the params in placeholder order',
+      }),
+    ),
+  },
+  { additionalProperties: Type.Union([Type.String({ maxLength: 256 }), Type.Number(), Type.Boolean()]) },
+);
+
+export const TemplateBody = Type.Object(
+  {
+    params: Type.Record(Type.String({ maxLength: 64 }), ParamSpec, { maxProperties: 50, ...KEY }),
+    body: Type.Optional(Type.String({ maxLength: 32_768 })),
+    subject: Type.Optional(Type.String({ maxLength: 998 })),
+    html: Type.Optional(Type.String({ maxLength: 65_536 })),
+    vendor: Type.Optional(
+      Type.Record(Type.String({ maxLength: 64 }), VendorSpec, {
+        maxProperties: 20,
+        ...KEY,
+        description: "SMS: per provider id or kind (`aliyun-sms`), that vendor's approved template and sign",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const TemplateVersionView = Type.Object({
+  channel: ChannelName,
+  name: Type.String(),
+  version: Type.Integer(),
+  params: TemplateBody.properties.params,
+  body: Type.Optional(Type.String()),
+  subject: Type.Optional(Type.String()),
+  html: Type.Optional(Type.String()),
+  vendor: Type.Optional(Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()))),
+  createdAt: Type.String(),
+  retiredAt: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const TemplateList = Type.Object({ templates: Type.Array(TemplateVersionView) });
+export const TemplateVersions = Type.Object({ versions: Type.Array(TemplateVersionView) });
+export const TemplateListQuery = Type.Object({ channel: Type.Optional(stringEnum(CHANNELS)) }, { additionalProperties: false });
+export const Retired = Type.Object({ channel: ChannelName, name: Type.String(), retired: Type.Literal(true) });
+
+export const QuietHoursBody = Type.Object(
+  {
+    timeZone: Type.String({ minLength: 1, maxLength: 64, description: 'An IANA zone, e.g. Asia/Shanghai' }),
+    windows: Type.Array(
+      Type.Object(
+        { from: Type.String({ pattern: '^\\d\\d:\\d\\d$' }), to: Type.String({ pattern: '^\\d\\d:\\d\\d$' }) },
+        { additionalProperties: false, description: 'Local HH:MM; from later than to crosses midnight' },
+      ),
+      { maxItems: 8 },
+    ),
+    applies: stringEnum(['bulk', 'all'] as const, { description: 'bulk: only bulk messages wait; all: every message' }),
+  },
+  { additionalProperties: false },
+);
+export const QuietHoursView = Type.Object({ channel: ChannelName, ...QuietHoursBody.properties });
+export const QuietHoursRemoved = Type.Object({ channel: ChannelName, removed: Type.Literal(true) });
+
+/** Most messages one batch carries. */
+export const MAX_BATCH = 1000;
+
+const Priority = stringEnum(PRIORITIES, { description: 'transactional (default for single sends) goes before bulk (default in batches)' });
+
+const Recipient = Type.Object({ to: SendBody.properties.to, params: SendBody.properties.params }, { additionalProperties: false });
+
+export const BatchBody = Type.Union([
+  Type.Object(
+    {
+      messages: Type.Array(Type.Object({ ...SendBody.properties, priority: Type.Optional(Priority) }, { additionalProperties: false }), {
+        minItems: 1,
+        maxItems: MAX_BATCH,
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      channel: SendBody.properties.channel,
+      template: Type.String({ minLength: 1, maxLength: 128 }),
+      params: SendBody.properties.params,
+      sendAt: SendBody.properties.sendAt,
+      priority: Type.Optional(Priority),
+      recipients: Type.Array(Recipient, { minItems: 1, maxItems: MAX_BATCH }),
+    },
+    {
+      additionalProperties: false,
+      description: 'A campaign: one template to many recipients, each with its own params over the shared ones',
+    },
+  ),
+]);
+
+export const BatchResults = Type.Object({
+  results: Type.Array(
+    Type.Object({
+      index: Type.Integer(),
+      id: Type.Optional(Type.String()),
+      status: Type.Optional(Type.String()),
+      dueAt: Type.Optional(Type.String()),
+      deferredBy: Type.Optional(Type.String()),
+      replayed: Type.Optional(Type.Boolean()),
+      error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true })),
+    }),
+  ),
+});

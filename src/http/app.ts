@@ -17,6 +17,7 @@ import { adminRoutes } from './routes/admin.js';
 import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 /** A caller's `X-Request-Id` taken as the request's id: 1 to 128 of letters, digits and `._:-`. */
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -217,5 +218,6 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   await app.register(messageRoutes(deps));
   await app.register(frequencyRoutes(deps));
   await app.register(adminRoutes(deps));
+  await app.register(webhookRoutes(deps));
   return app;
 }

@@ -8,10 +8,14 @@ import {
   CHANNEL_OR_ANY,
   ChannelName,
   ChannelOrAny,
+  EventStatusName,
+  EventTypeName,
   ProviderView,
   perChannelObject,
   stringEnum,
   TenantStatusName,
+  WebhookEventView,
+  WebhookView,
 } from '../services/views.js';
 
 /** TypeBox turns a record's key schema into a pattern and drops its length: `propertyNames` keeps it. */
@@ -338,3 +342,48 @@ export const Readiness = Type.Object({
     }),
   ),
 });
+
+const WebhookUrl = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'http(s); no credentials; public hosts unless SLUICE_WEBHOOK_ALLOW_PRIVATE',
+});
+const WebhookEvents = Type.Array(EventTypeName, { minItems: 1, maxItems: 16, uniqueItems: true });
+const WebhookDescription = Type.Union([Type.String({ maxLength: 512 }), Type.Null()]);
+
+export const NewWebhookBody = Type.Object(
+  {
+    url: WebhookUrl,
+    events: Type.Optional(WebhookEvents),
+    description: Type.Optional(WebhookDescription),
+  },
+  { additionalProperties: false },
+);
+export const WebhookPatchBody = Type.Object(
+  {
+    url: Type.Optional(WebhookUrl),
+    events: Type.Optional(WebhookEvents),
+    description: Type.Optional(WebhookDescription),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export const WebhookParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  webhookId: Type.String({ minLength: 1, maxLength: 64 }),
+});
+export const WebhookEventParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  webhookId: Type.String({ minLength: 1, maxLength: 64 }),
+  eventId: Type.String({ minLength: 1, maxLength: 64 }),
+});
+export const WebhookEventQuery = Type.Object(
+  {
+    status: Type.Optional(EventStatusName),
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: 'Events to list, 1 to 1000; default 100' })),
+  },
+  { additionalProperties: false },
+);
+export const WebhookList = Type.Object({ webhooks: Type.Array(WebhookView) });
+export const WebhookEventList = Type.Object({ events: Type.Array(WebhookEventView) });
+export const WebhookDeleted = Type.Object({ deleted: Type.Literal(true) });

@@ -38,6 +38,7 @@ import type { HttpDeps, Services } from '../services/contracts.js';
 import { ReadinessService } from '../services/health-service.js';
 import { SqlMessageService, SqlMessageWriter } from '../services/message-service.js';
 import { LimiterRiskService } from '../services/risk-service.js';
+import { SqlWebhookService } from '../services/webhook-service.js';
 import type { Settings } from '../settings/settings.js';
 import { type Database, openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
@@ -46,6 +47,8 @@ import { MessagesRepository } from '../storage/repositories/messages.js';
 import { ProvidersRepository } from '../storage/repositories/providers.js';
 import { RulesRepository } from '../storage/repositories/rules.js';
 import { TenantsRepository } from '../storage/repositories/tenants.js';
+import { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
+import { WebhooksRepository } from '../storage/repositories/webhooks.js';
 import { SecretBox } from '../storage/secret-box.js';
 
 export interface RuntimeOptions {
@@ -69,6 +72,8 @@ export interface Runtime {
     blacklist: BlacklistRepository;
     providers: ProvidersRepository;
     messages: MessagesRepository;
+    webhooks: WebhooksRepository;
+    webhookEvents: WebhookEventsRepository;
   };
   readonly directory: CachedTenantDirectory;
   /** The limiter holding recipients' logs and bans (Redis, or in process). */
@@ -134,6 +139,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       blacklist: new BlacklistRepository(database, { clock }),
       providers: new ProvidersRepository(database, { clock, secretBox: new SecretBox(secretKey) }),
       messages: new MessagesRepository(database),
+      webhooks: new WebhooksRepository(database, { clock, secretBox: new SecretBox(secretKey) }),
+      webhookEvents: new WebhookEventsRepository(database),
     };
     closers.unshift(() => repositories.messages.drain());
 
@@ -288,7 +295,15 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       defaultRegion: settings.defaultRegion,
       blacklistChanged: () => blacklist.changed(),
     });
-    const services: Services = { messages: messageService, risk, admin, health };
+    const webhooks = new SqlWebhookService({
+      tenants: repositories.tenants,
+      webhooks: repositories.webhooks,
+      events: repositories.webhookEvents,
+      urlPolicy: { allowPrivate: settings.webhookAllowPrivate, allowedHosts: settings.webhookAllowedHosts },
+      clock,
+      rotateGraceMs: settings.webhookRotateGraceHours * 3_600_000,
+    });
+    const services: Services = { messages: messageService, risk, admin, webhooks, health };
     const http: HttpDeps = {
       ...services,
       authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey).catch(unavailableUnlessSluiceError) : undefined),

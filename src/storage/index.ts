@@ -19,6 +19,8 @@ import { MessagesRepository } from './repositories/messages.js';
 import { ProvidersRepository } from './repositories/providers.js';
 import { RulesRepository } from './repositories/rules.js';
 import { TenantsRepository } from './repositories/tenants.js';
+import { WebhookEventsRepository } from './repositories/webhook-events.js';
+import { WebhooksRepository } from './repositories/webhooks.js';
 import type { SecretBox } from './secret-box.js';
 
 export * from './database.js';
@@ -31,6 +33,8 @@ export * from './repositories/messages.js';
 export * from './repositories/providers.js';
 export * from './repositories/rules.js';
 export * from './repositories/tenants.js';
+export * from './repositories/webhook-events.js';
+export * from './repositories/webhooks.js';
 export * from './schema.js';
 export * from './secret-box.js';
 
@@ -42,6 +46,8 @@ export interface Repositories {
   readonly blacklist: BlacklistRepository;
   readonly providers: ProvidersRepository;
   readonly messages: MessagesRepository;
+  readonly webhooks: WebhooksRepository;
+  readonly webhookEvents: WebhookEventsRepository;
   /** Drains pending message inserts, then closes the database. */
   close(): Promise<void>;
 }
@@ -67,6 +73,11 @@ export function createRepositories(database: Database, options: RepositoryOption
       ...(options.secretBox === undefined ? {} : { secretBox: options.secretBox }),
     }),
     messages,
+    webhooks: new WebhooksRepository(database, {
+      ...clock,
+      ...(options.secretBox === undefined ? {} : { secretBox: options.secretBox }),
+    }),
+    webhookEvents: new WebhookEventsRepository(database),
     async close() {
       await messages.drain();
       await database.close();

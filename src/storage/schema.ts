@@ -142,6 +142,60 @@ export interface MessagesTable {
   sent_at: number | null;
 }
 
+/** Subscribable message events (docs/api.md, "Status callbacks"); the type of a `webhook_events` row. */
+export const EVENT_TYPES = ['message.accepted', 'message.sent', 'message.failed', 'message.canceled'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** An event row's state: `pending` until its endpoint answered 2xx (`delivered`) or it was given up (`failed`). */
+export const EVENT_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+export interface WebhooksTable {
+  id: string;
+  tenant_id: string;
+  url: string;
+  /** JSON array of {@link EventType}. */
+  events: string;
+  description: string | null;
+  /** `SecretBox` ciphertext of the signing secret (context: the webhook id). */
+  secret: string;
+  /** The secret before the last rotation, still signed with until `previous_until`; NULL when none. */
+  previous_secret: string | null;
+  previous_until: number | null;
+  /** 0..1023 from a hash of the id: which event dispatcher partition sends its events. */
+  shard: number;
+  /** 1 enabled, 0 disabled (no events are written for it). */
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * The outbox: one row per (status change, subscribed webhook), written in the transaction of the
+ * status change. `event_id` is the same for every webhook of one change (`Sluice-Event-Id`).
+ */
+export interface WebhookEventsTable {
+  webhook_id: string;
+  event_id: string;
+  tenant_id: string;
+  message_id: string;
+  /** Order of the event within its message (accepted 0, finished 1): a later step waits for the earlier ones. */
+  step: number;
+  type: EventType;
+  /** The JSON body posted, exactly as signed. */
+  body: string;
+  status: EventStatus;
+  /** Posts tried so far. */
+  attempts: number;
+  /** While pending: when the next post is due (epoch ms). */
+  next_at: number;
+  /** A post failing after this is not retried: the event becomes `failed` (SLUICE_WEBHOOK_RETRY_HOURS after it was written or replayed). */
+  give_up_at: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DeliveryAttemptsTable {
   id: string;
   message_id: string;
@@ -164,6 +218,8 @@ export interface Tables {
   providers: ProvidersTable;
   messages: MessagesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  webhooks: WebhooksTable;
+  webhook_events: WebhookEventsTable;
 }
 
 /** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */

@@ -22,7 +22,7 @@ let document: Document;
 const answered = new Map<string, Set<number>>();
 
 beforeAll(async () => {
-  t = await startApp({ SLUICE_BODY_LIMIT_BYTES: '4096' });
+  t = await startApp({ SLUICE_BODY_LIMIT_BYTES: '4096', SLUICE_WEBHOOK_ALLOW_PRIVATE: 'true' });
   const metrics = t.runtime.http.metrics!;
   // The same services, recording each response as the route (not the URL) answered it.
   app = await buildHttpApp({
@@ -169,6 +169,27 @@ describe('statuses', () => {
     await admin('DELETE', `/v1/admin/providers/${second}`);
     await admin('DELETE', '/v1/admin/providers/unknown');
 
+    // Webhooks.
+    const hooks = `/v1/admin/tenants/${id}/webhooks`;
+    const webhookId = (await admin('POST', hooks, { url: 'http://127.0.0.1:9/hook', events: ['message.accepted'] })).json().id as string;
+    await admin('POST', hooks, { url: 'ftp://127.0.0.1/hook' });
+    await admin('POST', '/v1/admin/tenants/unknown/webhooks', { url: 'http://127.0.0.1:9/hook' });
+    await admin('GET', hooks);
+    await admin('GET', '/v1/admin/tenants/unknown/webhooks');
+    await admin('GET', `${hooks}/${webhookId}`);
+    await admin('GET', `${hooks}/unknown`);
+    await admin('PATCH', `${hooks}/${webhookId}`, { description: 'ops' });
+    await admin('PATCH', `${hooks}/${webhookId}`, {});
+    await admin('PATCH', `${hooks}/unknown`, { enabled: false });
+    await admin('POST', `${hooks}/${webhookId}/rotate-secret`);
+    await admin('POST', `${hooks}/unknown/rotate-secret`);
+    await admin('GET', `${hooks}/${webhookId}/events?status=pending&limit=10`);
+    await admin('GET', `${hooks}/unknown/events`);
+    await admin('POST', `${hooks}/${webhookId}/events/unknown/replay`);
+    const doomed = (await admin('POST', hooks, { url: 'http://127.0.0.1:9/other' })).json().id as string;
+    await admin('DELETE', `${hooks}/${doomed}`);
+    await admin('DELETE', `${hooks}/${doomed}`);
+
     // Messages.
     const accepted = (await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(3)), { 'idempotency-key': 'k-1' })).json().id as string;
     await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(3)), { 'idempotency-key': 'k-1' });
@@ -190,6 +211,8 @@ describe('statuses', () => {
     await t.runtime.repositories.messages.drain();
     await t.runtime.repositories.messages.claim(accepted, { now: t.clock.now(), leaseMs: 5000 });
     await tenantCall(apiKey, 'DELETE', `/v1/messages/${accepted}`);
+    const [event] = (await admin('GET', `${hooks}/${webhookId}/events?status=pending`)).json().events as { id: string }[];
+    await admin('POST', `${hooks}/${webhookId}/events/${event!.id}/replay`);
 
     // Risk control.
     const check = { subject: 'user-1', action: 'login', rules: [{ windowSeconds: 60, limit: 1 }] };

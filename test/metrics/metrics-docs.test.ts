@@ -36,7 +36,7 @@ describe('docs/metrics.md', () => {
     // Label names whose values come from fixed enums, configuration or route patterns; a new label
     // must be added here deliberately (never recipient, message id, tenant text or raw URL).
     const bounded = new Set(
-      'store outcome channel rule interceptor code operation kind to mode reason level result status partition provider method route status_code collector'.split(
+      'type store outcome channel rule interceptor code operation kind to mode reason level result status partition provider method route status_code collector'.split(
         ' ',
       ),
     );

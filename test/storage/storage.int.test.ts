@@ -73,6 +73,7 @@ for (const backend of backends) {
           '0002-provider-name-unique',
           '0003-tenant-status-index',
           '0004-blacklist-canonical-keys',
+          '0006-webhooks',
         ]);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);

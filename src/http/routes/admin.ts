@@ -43,7 +43,7 @@ import {
  * query parameter the route does not take; 413 and 415 for a body) and `conflicts` (409), beside
  * its success responses.
  */
-function adminSchema<T extends { params?: TSchema; querystring?: TSchema; body?: TSchema }>(
+export function adminSchema<T extends { params?: TSchema; querystring?: TSchema; body?: TSchema }>(
   summary: string,
   inputs: T,
   success: Record<number, TSchema>,

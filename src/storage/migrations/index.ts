@@ -11,6 +11,7 @@ import { initialMigration } from './0001-initial.js';
 import { providerNameUniqueMigration } from './0002-provider-name-unique.js';
 import { tenantStatusIndexMigration } from './0003-tenant-status-index.js';
 import { blacklistCanonicalKeysMigration } from './0004-blacklist-canonical-keys.js';
+import { webhooksMigration } from './0006-webhooks.js';
 
 /** What data migrations need of the settings. */
 export interface MigrationOptions {
@@ -25,6 +26,7 @@ export function migrationsFor(dialect: Dialect, options: MigrationOptions = {}):
     '0002-provider-name-unique': providerNameUniqueMigration(dialect),
     '0003-tenant-status-index': tenantStatusIndexMigration(dialect),
     '0004-blacklist-canonical-keys': blacklistCanonicalKeysMigration(options),
+    '0006-webhooks': webhooksMigration(dialect),
   };
 }
 

@@ -2,7 +2,7 @@
 import pino from 'pino';
 import { loggerOptions } from '../infra/logging.js';
 import { createRuntime, type Runtime } from '../main/runtime.js';
-import type { AdminService } from '../services/contracts.js';
+import type { AdminService, WebhookService } from '../services/contracts.js';
 import { loadSettings, type Settings } from '../settings/settings.js';
 
 export interface CommandContext {
@@ -13,6 +13,8 @@ export interface CommandContext {
    * then closes the runtime. Operator commands need no admin token: they work on the database.
    */
   withAdmin<T>(work: (admin: AdminService) => Promise<T>): Promise<T>;
+  /** As {@link withAdmin}, on the webhook service. */
+  withWebhooks<T>(work: (webhooks: WebhookService) => Promise<T>): Promise<T>;
 }
 
 /** The one place the CLI reaches the admin service inside a runtime. */
@@ -23,14 +25,17 @@ export function commandContext(configFile: () => string | undefined): CommandCon
   const settings = () => loadSettings(process.env, configFile() ?? process.env.SLUICE_CONFIG);
   return {
     settings,
-    async withAdmin(work) {
-      // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
-      const runtime = await createRuntime(settings(), { logger: pino(loggerOptions('warn'), pino.destination(2)) });
-      try {
-        return await work(adminOf(runtime));
-      } finally {
-        await runtime.close();
-      }
-    },
+    withAdmin: (work) => withRuntime(settings(), (runtime) => work(adminOf(runtime))),
+    withWebhooks: (work) => withRuntime(settings(), (runtime) => work(runtime.services.webhooks)),
   };
+}
+
+async function withRuntime<T>(settings: Settings, work: (runtime: Runtime) => Promise<T>): Promise<T> {
+  // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
+  const runtime = await createRuntime(settings, { logger: pino(loggerOptions('warn'), pino.destination(2)) });
+  try {
+    return await work(runtime);
+  } finally {
+    await runtime.close();
+  }
 }

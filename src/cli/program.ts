@@ -1,5 +1,5 @@
 /**
- * The `sluice` command tree: serve, migrate, tenant, rules, blacklist, provider, send, config check.
+ * The `sluice` command tree: serve, migrate, tenant, rules, blacklist, provider, webhook, send, config check.
  * Operator commands work directly on the database (no admin token needed), through the same
  * services as the admin API and checked by the same schemas.
  */
@@ -12,6 +12,7 @@ import { addRulesCommands } from './commands/rules.js';
 import { addSendCommand } from './commands/send.js';
 import { addServeCommand } from './commands/serve.js';
 import { addTenantCommands } from './commands/tenant.js';
+import { addWebhookCommands } from './commands/webhook.js';
 import { commandContext } from './context.js';
 
 /** A new command tree; nothing runs until it parses. */
@@ -27,6 +28,7 @@ export function createProgram(): Command {
     addRulesCommands,
     addBlacklistCommands,
     addProviderCommands,
+    addWebhookCommands,
     addSendCommand,
     addConfigCommands,
   ])

@@ -45,6 +45,7 @@ import { migrateToLatest } from '../storage/migrations/index.js';
 import { BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { MessagesRepository } from '../storage/repositories/messages.js';
 import { ProvidersRepository } from '../storage/repositories/providers.js';
+import { ReceiptsRepository } from '../storage/repositories/receipts.js';
 import { RulesRepository } from '../storage/repositories/rules.js';
 import { TenantsRepository } from '../storage/repositories/tenants.js';
 import { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
@@ -74,6 +75,7 @@ export interface Runtime {
     messages: MessagesRepository;
     webhooks: WebhooksRepository;
     webhookEvents: WebhookEventsRepository;
+    receipts: ReceiptsRepository;
   };
   readonly directory: CachedTenantDirectory;
   /** The limiter holding recipients' logs and bans (Redis, or in process). */
@@ -141,6 +143,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       messages: new MessagesRepository(database),
       webhooks: new WebhooksRepository(database, { clock, secretBox: new SecretBox(secretKey) }),
       webhookEvents: new WebhookEventsRepository(database),
+      receipts: new ReceiptsRepository(database),
     };
     closers.unshift(() => repositories.messages.drain());
 

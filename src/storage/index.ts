@@ -17,6 +17,7 @@ import type { GroupCommitOptions } from './group-commit.js';
 import { BlacklistRepository } from './repositories/blacklist.js';
 import { MessagesRepository } from './repositories/messages.js';
 import { ProvidersRepository } from './repositories/providers.js';
+import { ReceiptsRepository } from './repositories/receipts.js';
 import { RulesRepository } from './repositories/rules.js';
 import { TenantsRepository } from './repositories/tenants.js';
 import { WebhookEventsRepository } from './repositories/webhook-events.js';
@@ -31,6 +32,7 @@ export { MigrationError, type MigrationOptions, migrateToLatest, migrationsFor, 
 export * from './repositories/blacklist.js';
 export * from './repositories/messages.js';
 export * from './repositories/providers.js';
+export * from './repositories/receipts.js';
 export * from './repositories/rules.js';
 export * from './repositories/tenants.js';
 export * from './repositories/webhook-events.js';
@@ -48,6 +50,7 @@ export interface Repositories {
   readonly messages: MessagesRepository;
   readonly webhooks: WebhooksRepository;
   readonly webhookEvents: WebhookEventsRepository;
+  readonly receipts: ReceiptsRepository;
   /** Drains pending message inserts, then closes the database. */
   close(): Promise<void>;
 }
@@ -78,6 +81,7 @@ export function createRepositories(database: Database, options: RepositoryOption
       ...(options.secretBox === undefined ? {} : { secretBox: options.secretBox }),
     }),
     webhookEvents: new WebhookEventsRepository(database),
+    receipts: new ReceiptsRepository(database),
     async close() {
       await messages.drain();
       await database.close();

@@ -25,10 +25,11 @@ export type TenantStatus = (typeof TENANT_STATUSES)[number];
 
 /**
  * Lifecycle of a message (DESIGN.md §6):
- * `queued|scheduled → sending → sent | failed`, `sending → scheduled` (retry), `queued|scheduled → canceled`.
+ * `queued|scheduled → sending → sent | failed`, `sending → scheduled` (retry), `queued|scheduled → canceled`,
+ * and `sent → delivered | undelivered` on the vendor's delivery receipt (SMS only: other channels stop at `sent`).
  * Every move is a guarded UPDATE; nothing moves backwards.
  */
-export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled'] as const;
+export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled', 'delivered', 'undelivered'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** How one delivery attempt ended: `retryable` failures are retried with backoff, `permanent` ones fail the message. */
@@ -140,10 +141,40 @@ export interface MessagesTable {
   created_at: number;
   updated_at: number;
   sent_at: number | null;
+  /** The vendor's delivery receipt: `delivered`/`undelivered`, its code (`DELIVRD`, `UNDELIV`...), when the phone got it (or not). */
+  receipt_status: string | null;
+  receipt_code: string | null;
+  receipt_at: number | null;
+}
+
+/** The hash of a provider's receipt token: `POST /v1/receipts/:providerId` must carry the token. */
+export interface ReceiptTokensTable {
+  provider_id: string;
+  /** SHA-256 hex of the token (256 random bits: a fast hash is enough). */
+  token_hash: string;
+  created_at: number;
+}
+
+/** A receipt that arrived before its message's send was settled (vendors can be faster than our commit); applied at the settle. */
+export interface PendingReceiptsTable {
+  provider_id: string;
+  provider_message_id: string;
+  /** 1 delivered, 0 undelivered. */
+  delivered: number;
+  code: string;
+  at: number;
+  received_at: number;
 }
 
 /** Subscribable message events (docs/api.md, "Status callbacks"); the type of a `webhook_events` row. */
-export const EVENT_TYPES = ['message.accepted', 'message.sent', 'message.failed', 'message.canceled'] as const;
+export const EVENT_TYPES = [
+  'message.accepted',
+  'message.sent',
+  'message.failed',
+  'message.canceled',
+  'message.delivered',
+  'message.undelivered',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** An event row's state: `pending` until its endpoint answered 2xx (`delivered`) or it was given up (`failed`). */
@@ -220,6 +251,8 @@ export interface Tables {
   delivery_attempts: DeliveryAttemptsTable;
   webhooks: WebhooksTable;
   webhook_events: WebhookEventsTable;
+  receipt_tokens: ReceiptTokensTable;
+  pending_receipts: PendingReceiptsTable;
 }
 
 /** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */

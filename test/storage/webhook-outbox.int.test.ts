@@ -258,5 +258,90 @@ for (const backend of backends) {
         expect(await repos.webhooks.list(tenant.id)).toEqual([]);
       });
     });
+
+    describe('receipts', () => {
+      const sentBy = async (tenantId: string, providerId: string, providerMessageId: string) => {
+        const m = await repos.messages.insert(message(tenantId));
+        const claimed = await claim(m.id);
+        expect(await repos.messages.markSent(m.id, { attempt: claimed.attempts, now: T0 + 5, providerId, providerMessageId })).toBe(true);
+        return m;
+      };
+
+      it('moves a sent message to delivered or undelivered, keeps the vendor code, writes the event; a duplicate changes nothing', async () => {
+        const tenant = await newTenant();
+        await repos.webhooks.create({
+          tenantId: tenant.id,
+          url: 'https://a.example/hook',
+          events: ['message.delivered', 'message.undelivered'],
+        });
+        const good = await sentBy(tenant.id, 'prv_a', 'biz-good');
+        const bad = await sentBy(tenant.id, 'prv_a', 'biz-bad');
+        expect(
+          await repos.receipts.apply(
+            'prv_a',
+            [
+              { providerMessageId: 'biz-good', delivered: true, code: 'DELIVERED', at: T0 + 100 },
+              { providerMessageId: 'biz-bad', delivered: false, code: 'MK:0001', at: T0 + 200 },
+            ],
+            T0 + 300,
+          ),
+        ).toEqual(['applied', 'applied']);
+        expect(await repos.messages.get(good.id)).toMatchObject({
+          status: 'delivered',
+          receipt: { status: 'delivered', code: 'DELIVERED', at: T0 + 100 },
+        });
+        expect(await repos.messages.get(bad.id)).toMatchObject({
+          status: 'undelivered',
+          receipt: { status: 'undelivered', code: 'MK:0001' },
+        });
+        const [event] = await eventsOf(bad.id);
+        expect(JSON.parse(event!.body).data).toMatchObject({
+          status: 'undelivered',
+          receipt: { status: 'undelivered', code: 'MK:0001', at: new Date(T0 + 200).toISOString() },
+        });
+        expect(
+          await repos.receipts.apply('prv_a', [{ providerMessageId: 'biz-good', delivered: false, code: 'LATE', at: T0 }], T0 + 400),
+        ).toEqual(['duplicate']);
+        expect((await repos.messages.get(good.id))?.status).toBe('delivered');
+        expect(await eventsOf(good.id)).toHaveLength(1);
+      });
+
+      it('a receipt before the settle waits and is applied by it; another provider cannot reach the message', async () => {
+        const tenant = await newTenant();
+        await repos.webhooks.create({ tenantId: tenant.id, url: 'https://a.example/hook', events: ['message.sent', 'message.delivered'] });
+        expect(
+          await repos.receipts.apply('prv_b', [{ providerMessageId: 'biz-early', delivered: true, code: 'DELIVRD', at: T0 + 1 }], T0 + 2),
+        ).toEqual(['pending']);
+        expect(
+          await repos.receipts.apply('prv_b', [{ providerMessageId: 'biz-early', delivered: true, code: 'DELIVRD', at: T0 + 1 }], T0 + 3),
+        ).toEqual(['duplicate']);
+        // Another provider's receipt with the same vendor id never moves this provider's message.
+        expect(
+          await repos.receipts.apply('prv_other', [{ providerMessageId: 'biz-late', delivered: false, code: 'X', at: T0 }], T0),
+        ).toEqual(['pending']);
+        const early = await sentBy(tenant.id, 'prv_b', 'biz-early');
+        expect(await repos.messages.get(early.id)).toMatchObject({ status: 'delivered', receipt: { code: 'DELIVRD' } });
+        expect((await eventsOf(early.id)).map((row) => row.type)).toEqual(['message.sent', 'message.delivered']);
+        const late = await sentBy(tenant.id, 'prv_b', 'biz-late');
+        expect((await repos.messages.get(late.id))?.status).toBe('sent');
+        expect(await repos.receipts.purgePending(T0 + 10)).toBeGreaterThanOrEqual(1);
+      });
+
+      it('issues a token per provider, stored hashed; a new one replaces it', async () => {
+        const token = await repos.receipts.issueToken('prv_t', T0);
+        expect(await repos.receipts.checkToken('prv_t', token)).toBe(true);
+        expect(await repos.receipts.checkToken('prv_t', `${token}x`)).toBe(false);
+        expect(await repos.receipts.checkToken('prv_u', token)).toBe(false);
+        const stored = await database.db
+          .selectFrom('receipt_tokens')
+          .select('token_hash')
+          .where('provider_id', '=', 'prv_t')
+          .executeTakeFirstOrThrow();
+        expect(stored.token_hash).not.toContain(token);
+        const next = await repos.receipts.issueToken('prv_t', T0);
+        expect(await repos.receipts.checkToken('prv_t', token)).toBe(false);
+        expect(await repos.receipts.checkToken('prv_t', next)).toBe(true);
+      });
+    });
   });
 }

@@ -1,9 +1,11 @@
 /**
  * 0006: tenants' webhook endpoints and the outbox of their events (`webhook_events`), written in
- * the transaction of each message status change so that no crash loses or invents an event.
+ * the transaction of each message status change so that no crash loses or invents an event; and
+ * vendors' delivery receipts: the receipt on the message (looked up by the vendor's id), the
+ * providers' receipt tokens, the receipts that arrive before their send is settled.
  */
 import type { Kysely, Migration } from 'kysely';
-import type { Dialect } from '../database.js';
+import { DIALECT_CAPABILITIES, type Dialect } from '../database.js';
 import { columnTypes } from './column-types.js';
 
 export function webhooksMigration(dialect: Dialect): Migration {
@@ -53,10 +55,38 @@ export function webhooksMigration(dialect: Dialect): Migration {
       await db.schema.createIndex('webhook_events_message').on('webhook_events').columns(['webhook_id', 'message_id', 'step']).execute();
       // Retention and the list of failed events.
       await db.schema.createIndex('webhook_events_finished').on('webhook_events').columns(['status', 'updated_at']).execute();
+
+      await db.schema.alterTable('messages').addColumn('receipt_status', 'varchar(16)').execute();
+      await db.schema.alterTable('messages').addColumn('receipt_code', t.shortText).execute();
+      await db.schema.alterTable('messages').addColumn('receipt_at', 'bigint').execute();
+      // A receipt names the message by the vendor's id (BizId, SerialNo).
+      await db.schema.createIndex('messages_provider_message').on('messages').columns(['provider_message_id', 'provider_id']).execute();
+      await t
+        .table(db.schema.createTable('receipt_tokens'))
+        .addColumn('provider_id', t.id, (c) => c.primaryKey())
+        .addColumn('token_hash', 'varchar(64)', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await t
+        .table(db.schema.createTable('pending_receipts'))
+        .addColumn('provider_id', t.id, (c) => c.notNull())
+        .addColumn('provider_message_id', t.shortText, (c) => c.notNull())
+        .addColumn('delivered', 'integer', (c) => c.notNull())
+        .addColumn('code', t.shortText, (c) => c.notNull())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('received_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('pending_receipts_pk', ['provider_message_id', 'provider_id'])
+        .execute();
     },
 
     // biome-ignore lint/suspicious/noExplicitAny: see up().
     async down(db: Kysely<any>) {
+      await db.schema.dropTable('pending_receipts').execute();
+      await db.schema.dropTable('receipt_tokens').execute();
+      const drop = db.schema.dropIndex('messages_provider_message');
+      await (DIALECT_CAPABILITIES[dialect].indexNamedByTable ? drop.on('messages') : drop).execute();
+      for (const column of ['receipt_at', 'receipt_code', 'receipt_status'])
+        await db.schema.alterTable('messages').dropColumn(column).execute();
       await db.schema.dropTable('webhook_events').execute();
       await db.schema.dropTable('webhooks').execute();
     },

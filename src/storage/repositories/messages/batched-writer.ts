@@ -10,6 +10,7 @@ import type { Database, DialectCapabilities } from '../../database.js';
 import { retryTransient } from '../../errors.js';
 import { type GroupCommitOptions, type GroupCommitStats, GroupCommitWriter } from '../../group-commit.js';
 import type { DeliveryAttemptsTable, MessageRow, Tables } from '../../schema.js';
+import { applyPendingReceipts } from '../receipts.js';
 import { type StatusChange, writeEvents, writeSettleEvents } from './events.js';
 import { MessageInserts } from './insert.js';
 import { moveFromSending, moveManyFromSending, type Settle } from './settle.js';
@@ -74,6 +75,13 @@ async function writeBatch(
     trx,
     settles.flatMap(({ item }, position) => (moved[position] ? [{ id: item.id, status: item.changes.status, at: item.options.now }] : [])),
   );
+  // Receipts that came before these sends were settled: applied now, after the `sent` events.
+  const sent = settles.flatMap(({ item }, position) =>
+    moved[position] && item.changes.status === 'sent' && item.changes.provider_id && item.changes.provider_message_id
+      ? [{ providerId: item.changes.provider_id, providerMessageId: item.changes.provider_message_id }]
+      : [],
+  );
+  if (sent.length > 0) await applyPendingReceipts(trx, sent, settles[0]!.item.options.now);
   for (const { index, item } of claims) results[index] = await item.run(trx);
   return results;
 }

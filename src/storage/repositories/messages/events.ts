@@ -26,6 +26,8 @@ export interface StatusChange {
   providerId?: string | null;
   providerMessageId?: string | null;
   error?: string | null;
+  /** The vendor's delivery receipt (`message.delivered`, `message.undelivered`). */
+  receipt?: { status: string; code: string; at: number } | null;
 }
 
 /** The order of an event type within its message: a later step is posted after the earlier ones. */
@@ -34,6 +36,8 @@ const STEP: Readonly<Record<EventType, number>> = {
   'message.sent': 1,
   'message.failed': 1,
   'message.canceled': 1,
+  'message.delivered': 2,
+  'message.undelivered': 2,
 };
 
 /** How long a failing event is retried before it is `failed`, unless the repository is told otherwise. */
@@ -47,6 +51,8 @@ export function eventTypeOf(status: MessageStatus): EventType | undefined {
   if (status === 'sent') return 'message.sent';
   if (status === 'failed') return 'message.failed';
   if (status === 'canceled') return 'message.canceled';
+  if (status === 'delivered') return 'message.delivered';
+  if (status === 'undelivered') return 'message.undelivered';
   return undefined;
 }
 
@@ -62,6 +68,7 @@ export function eventBody(id: string, change: StatusChange): string {
   if (change.providerId) data.provider = change.providerId;
   if (change.providerMessageId) data.providerMessageId = change.providerMessageId;
   if (change.error) data.error = change.error;
+  if (change.receipt) data.receipt = { ...change.receipt, at: new Date(change.receipt.at).toISOString() };
   return JSON.stringify({ id, type: change.type, createdAt: new Date(change.at).toISOString(), data });
 }
 
@@ -129,7 +136,20 @@ export async function writeSettleEvents(
   if (final.length === 0) return;
   const rows = await trx
     .selectFrom('messages')
-    .select(['id', 'tenant_id', 'channel', 'recipient', 'status', 'attempts', 'provider_id', 'provider_message_id', 'last_error'])
+    .select([
+      'id',
+      'tenant_id',
+      'channel',
+      'recipient',
+      'status',
+      'attempts',
+      'provider_id',
+      'provider_message_id',
+      'last_error',
+      'receipt_status',
+      'receipt_code',
+      'receipt_at',
+    ])
     .where(
       'id',
       'in',
@@ -154,6 +174,9 @@ export async function writeSettleEvents(
       providerId: row.provider_id,
       providerMessageId: row.provider_message_id,
       ...(move.status === 'failed' ? { error: row.last_error } : {}),
+      ...(row.receipt_status !== null && (move.status === 'delivered' || move.status === 'undelivered')
+        ? { receipt: { status: row.receipt_status, code: row.receipt_code ?? '', at: Number(row.receipt_at) } }
+        : {}),
     });
   }
   await writeEvents(trx, changes);

@@ -33,6 +33,9 @@ export function newMessageRow(input: NewMessage): MessageRow {
     created_at: input.now,
     updated_at: input.now,
     sent_at: null,
+    receipt_status: null,
+    receipt_code: null,
+    receipt_at: null,
   };
 }
 

@@ -47,6 +47,7 @@ export const Accepted = Type.Object({ id: Type.String(), status: Type.String() }
 export const SECURITY = {
   tenant: [{ apiKey: [] }],
   admin: [{ adminToken: [] }],
+  receipt: [{ receiptToken: [] }],
   none: [],
 };
 
@@ -387,3 +388,14 @@ export const WebhookEventQuery = Type.Object(
 export const WebhookList = Type.Object({ webhooks: Type.Array(WebhookView) });
 export const WebhookEventList = Type.Object({ events: Type.Array(WebhookEventView) });
 export const WebhookDeleted = Type.Object({ deleted: Type.Literal(true) });
+
+export const ReceiptQuery = Type.Object(
+  { token: Type.Optional(Type.String({ maxLength: 128, description: 'The receipt token (or the Sluice-Receipt-Token header)' })) },
+  { additionalProperties: false },
+);
+export const ReceiptBody = Type.Array(Type.Unknown(), { description: "The vendor's push, as it sends it: a JSON array of reports" });
+export const VendorAnswer = Type.Record(Type.String(), Type.Unknown(), { description: "The vendor's expected answer" });
+export const ReceiptToken = Type.Object({
+  token: Type.String({ description: 'Shown once; stored hashed' }),
+  path: Type.String({ description: "The receipt URL's path and query, to give the vendor's console after this host" }),
+});

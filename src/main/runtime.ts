@@ -37,6 +37,7 @@ import { SqlAdminService } from '../services/admin-service.js';
 import type { HttpDeps, Services } from '../services/contracts.js';
 import { ReadinessService } from '../services/health-service.js';
 import { SqlMessageService, SqlMessageWriter } from '../services/message-service.js';
+import { SqlReceiptService } from '../services/receipt-service.js';
 import { LimiterRiskService } from '../services/risk-service.js';
 import { SqlWebhookService } from '../services/webhook-service.js';
 import type { Settings } from '../settings/settings.js';
@@ -306,7 +307,14 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       clock,
       rotateGraceMs: settings.webhookRotateGraceHours * 3_600_000,
     });
-    const services: Services = { messages: messageService, risk, admin, webhooks, health };
+    const receipts = new SqlReceiptService({
+      providers: repositories.providers,
+      receipts: repositories.receipts,
+      clock,
+      onReceipt: (provider, outcome, delivered) =>
+        metrics.receipts.inc({ provider, outcome, status: delivered === undefined ? 'none' : delivered ? 'delivered' : 'undelivered' }),
+    });
+    const services: Services = { messages: messageService, risk, admin, webhooks, receipts, health };
     const http: HttpDeps = {
       ...services,
       authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey).catch(unavailableUnlessSluiceError) : undefined),

@@ -67,6 +67,7 @@ export class Metrics {
   readonly webhookEvents: Counter<'type' | 'outcome'>;
   readonly webhookEventLatency: Histogram<'type'>;
   readonly webhookEventsPending: Gauge<'partition'>;
+  readonly receipts: Counter<'provider' | 'outcome' | 'status'>;
 
   // HTTP and the exporter itself
   readonly httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
@@ -228,6 +229,12 @@ export class Metrics {
       name: 'sluice_webhook_events_pending',
       help: 'Pending webhook events (not yet answered 2xx nor given up) of the partition, reported by its holder after each pass.',
       labelNames: ['partition'],
+      registers,
+    });
+    this.receipts = new Counter({
+      name: 'sluice_receipts_total',
+      help: 'Delivery receipts pushed by vendors, by provider (its name), outcome (applied|pending|duplicate|unreadable) and status (delivered|undelivered|none).',
+      labelNames: ['provider', 'outcome', 'status'],
       registers,
     });
     this.retries = new Counter({

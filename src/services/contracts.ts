@@ -7,6 +7,7 @@ import type { SendRequest, TenantView } from '../admission/context.js';
 import type { Channel } from '../core/channels.js';
 import type { Decision, Rule } from '../limiter/index.js';
 import type { EventStatus, EventType, TenantStatus } from '../storage/schema.js';
+import type { ReceiptService } from './receipt-service.js';
 import type {
   ApiKeyView,
   BlacklistPage,
@@ -183,6 +184,7 @@ export interface Services {
   risk: RiskService;
   admin: AdminService;
   webhooks: WebhookService;
+  receipts: ReceiptService;
   health: HealthService;
 }
 

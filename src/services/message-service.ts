@@ -119,6 +119,7 @@ function toView(message: Message, attempts: Awaited<ReturnType<MessagesRepositor
     providerMessageId: message.providerMessageId,
     createdAt: iso(message.createdAt)!,
     sentAt: iso(message.sentAt),
+    receipt: message.receipt && { status: message.receipt.status, code: message.receipt.code, at: iso(message.receipt.at)! },
     deliveryAttempts: attempts.map((attempt) => ({
       attempt: attempt.attemptNo,
       provider: attempt.providerId,

@@ -44,6 +44,16 @@ export const MessageView = Type.Object({
   providerMessageId: Nullable(Type.String()),
   createdAt: Iso,
   sentAt: Nullable(Iso),
+  receipt: Nullable(
+    Type.Object(
+      {
+        status: stringEnum(['delivered', 'undelivered'] as const),
+        code: Type.String({ description: "The vendor's own code (DELIVERED, DELIVRD, UNDELIV, MK:0001…)" }),
+        at: Iso,
+      },
+      { description: "The vendor's delivery receipt (SMS providers that push them); null until one arrived" },
+    ),
+  ),
   deliveryAttempts: Type.Array(
     Type.Object({
       attempt: Type.Integer(),

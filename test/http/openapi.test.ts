@@ -57,7 +57,13 @@ describe('security', () => {
     for (const { key, path, method, operation } of operations()) {
       expect(operation.security, key).toBeDefined();
       const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
-      const expected = path.startsWith('/v1/admin') ? ['adminToken'] : path.startsWith('/v1/') ? ['apiKey'] : [];
+      const expected = path.startsWith('/v1/admin')
+        ? ['adminToken']
+        : path.startsWith('/v1/receipts')
+          ? ['receiptToken']
+          : path.startsWith('/v1/')
+            ? ['apiKey']
+            : [];
       expect(schemes, key).toEqual(expected);
       // Without credentials: 401 where the document asks for them, an answer otherwise.
       const response = await app.inject({ method: method.toUpperCase() as InjectOptions['method'], url: urlOf(path) });
@@ -189,6 +195,23 @@ describe('statuses', () => {
     const doomed = (await admin('POST', hooks, { url: 'http://127.0.0.1:9/other' })).json().id as string;
     await admin('DELETE', `${hooks}/${doomed}`);
     await admin('DELETE', `${hooks}/${doomed}`);
+
+    // Receipts.
+    const aliyun = await t.runtime.repositories.providers.create({
+      scope: id,
+      channel: 'sms',
+      kind: 'aliyun-sms',
+      name: 'a',
+      qps: 1,
+      config: {},
+    });
+    const receiptPath = (await admin('POST', `/v1/admin/providers/${aliyun.id}/receipt-token`)).json().path as string;
+    await admin('POST', `/v1/admin/providers/${providerId}/receipt-token`);
+    await admin('POST', '/v1/admin/providers/unknown/receipt-token');
+    const report = [{ biz_id: 'b-1', success: true, err_code: 'DELIVERED', report_time: '2026-12-01 10:00:00' }];
+    await app.inject({ method: 'POST', url: receiptPath, payload: report });
+    await app.inject({ method: 'POST', url: receiptPath, payload: { biz_id: 'b-1' } });
+    await app.inject({ method: 'POST', url: `/v1/receipts/${aliyun.id}?token=wrong`, payload: report });
 
     // Messages.
     const accepted = (await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(3)), { 'idempotency-key': 'k-1' })).json().id as string;

@@ -82,7 +82,7 @@ export type WebhookRecords = Pick<WebhooksRepository, 'listForPartition' | 'sign
 /** The outbox, as the event dispatchers and the purger use it. */
 export type WebhookEventRecords = Pick<
   WebhookEventsRepository,
-  'due' | 'markDelivered' | 'markFailedAttempt' | 'countPending' | 'purgeFinished'
+  'due' | 'markDeliveredMany' | 'markFailedAttempt' | 'countPending' | 'purgeFinished'
 >;
 
 /** Told that `partition` has a message due by `dueAt` (epoch ms); `partition` undefined: look at every partition now. */

@@ -40,7 +40,7 @@ export interface EventDispatcherOptions {
   partitions: number;
   lock: LeaseLock;
   webhooks: Pick<WebhooksRepository, 'listForPartition' | 'signingSecrets'>;
-  events: Pick<WebhookEventsRepository, 'due' | 'markDelivered' | 'markFailedAttempt' | 'countPending'>;
+  events: Pick<WebhookEventsRepository, 'due' | 'markDeliveredMany' | 'markFailedAttempt' | 'countPending'>;
   clock: Clock;
   logger: Logger;
   metrics?: Pick<DeliveryMetrics, 'webhookEvents' | 'webhookEventLatency' | 'webhookEventsPending' | 'lockHeld'>;
@@ -56,6 +56,9 @@ export interface EventDispatcherOptions {
   post?: EventPoster;
 }
 
+/** How long a webhook's list entry and signing secrets are reused: a change or rotation applies within this (a rotation's grace period covers it). */
+const CACHE_MS = 5000;
+
 const defaultPost: EventPoster = (request) => postOnce({ providerId: 'webhook', ...request });
 
 export class EventDispatcher {
@@ -68,6 +71,13 @@ export class EventDispatcher {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
+  /** The partition's webhooks, re-read on timer passes (a pass woken by a finished post reuses them). */
+  private webhooks: Webhook[] | undefined;
+  private readonly secrets = new Map<string, { at: number; secrets: string[] | undefined }>();
+  /** 2xx answers waiting for the one transaction that marks them (this event-loop turn's). */
+  private marks: { webhookId: string; eventId: string }[] = [];
+  private marking: Promise<void> | undefined;
+  private nextPassFull = true;
 
   constructor(private readonly options: EventDispatcherOptions) {
     this.name = `webhooks:${options.partition}`;
@@ -115,7 +125,10 @@ export class EventDispatcher {
           this.again = false;
           setImmediate(() => this.wake());
         } else {
-          this.timer = setTimeout(() => this.wake(), this.options.pollMs);
+          this.timer = setTimeout(() => {
+            this.nextPassFull = true;
+            this.wake();
+          }, this.options.pollMs);
           this.timer.unref();
         }
       });
@@ -132,7 +145,10 @@ export class EventDispatcher {
     if (held === 'none') return;
     if (held === 'taken') this.options.metrics?.lockHeld.set({ partition: this.name }, 1);
     const { events, clock } = this.options;
-    const webhooks = await this.options.webhooks.listForPartition(this.options.partition, this.options.partitions);
+    const full = this.nextPassFull || this.webhooks === undefined || held === 'taken';
+    this.nextPassFull = false;
+    if (full) this.webhooks = await this.options.webhooks.listForPartition(this.options.partition, this.options.partitions);
+    const webhooks = this.webhooks ?? [];
     for (const webhook of webhooks) {
       const flying = this.inFlight.get(webhook.id) ?? new Set<string>();
       const free = this.options.concurrency - flying.size;
@@ -140,7 +156,7 @@ export class EventDispatcher {
       const due = await events.due(webhook.id, { now: clock.now(), limit: free, exclude: [...flying] });
       for (const event of due) this.launch(webhook, event, flying);
     }
-    if (this.options.metrics)
+    if (full && this.options.metrics)
       this.options.metrics.webhookEventsPending.set(
         { partition: this.name },
         await events.countPending(webhooks.map((webhook) => webhook.id)),
@@ -172,7 +188,7 @@ export class EventDispatcher {
     const problem = await this.postProblem(webhook, event);
     const now = clock.now();
     if (problem === undefined) {
-      await this.options.events.markDelivered(webhook.id, event.eventId, now);
+      await this.markDelivered(webhook.id, event.eventId);
       metrics?.webhookEvents.inc({ type: event.type, outcome: 'delivered' });
       metrics?.webhookEventLatency.observe({ type: event.type }, Math.max(0, now - event.createdAt) / 1000);
       return;
@@ -184,13 +200,35 @@ export class EventDispatcher {
       this.options.logger.warn({ webhook: webhook.id, event: event.eventId, error: problem }, 'webhook event given up after its retries');
   }
 
+  /** Joins this turn's batch of 2xx marks; resolves once its transaction committed. */
+  private markDelivered(webhookId: string, eventId: string): Promise<void> {
+    this.marks.push({ webhookId, eventId });
+    this.marking ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const marks = this.marks;
+      this.marks = [];
+      this.marking = undefined;
+      return this.options.events.markDeliveredMany(marks, this.options.clock.now());
+    });
+    return this.marking;
+  }
+
+  /** The secrets to sign with, read at most every {@link CACHE_MS}; undefined: the webhook is gone. */
+  private async signing(webhookId: string): Promise<string[] | undefined> {
+    const now = this.options.clock.now();
+    const cached = this.secrets.get(webhookId);
+    if (cached && now - cached.at < CACHE_MS) return cached.secrets;
+    const found = await this.options.webhooks.signingSecrets(webhookId, now);
+    const secrets = found && (found.previous === undefined ? [found.current] : [found.current, found.previous]);
+    this.secrets.set(webhookId, { at: now, secrets });
+    return secrets;
+  }
+
   /** Why the post did not succeed, or undefined on a 2xx. */
   private async postProblem(webhook: Webhook, event: WebhookEvent): Promise<string | undefined> {
     const urlProblem = await resolvedWebhookUrlProblem(webhook.url, this.options.urlPolicy);
     if (urlProblem !== undefined) return urlProblem;
-    const secrets = await this.options.webhooks.signingSecrets(webhook.id, this.options.clock.now());
-    if (secrets === undefined) return 'webhook removed';
-    const signing = secrets.previous === undefined ? [secrets.current] : [secrets.current, secrets.previous];
+    const signing = await this.signing(webhook.id);
+    if (signing === undefined) return 'webhook removed';
     try {
       const answer = await (this.options.post ?? defaultPost)({
         url: webhook.url,

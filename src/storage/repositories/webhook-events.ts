@@ -105,6 +105,28 @@ export class WebhookEventsRepository {
       .execute();
   }
 
+  /**
+   * Many 2xx answers in one transaction whose commit does not wait for its fsync (SQLite): a mark
+   * lost in an OS crash makes its event be posted again, as at-least-once allows, and one fsync
+   * per answer was the dispatcher's largest cost.
+   */
+  async markDeliveredMany(marks: readonly { webhookId: string; eventId: string }[], now: number): Promise<void> {
+    if (marks.length === 0) return;
+    const byWebhook = new Map<string, string[]>();
+    for (const mark of marks) byWebhook.set(mark.webhookId, [...(byWebhook.get(mark.webhookId) ?? []), mark.eventId]);
+    await this.database.relaxedTransaction(async (trx) => {
+      for (const [webhookId, eventIds] of byWebhook)
+        for (let start = 0; start < eventIds.length; start += 500)
+          await trx
+            .updateTable('webhook_events')
+            .set((eb) => ({ status: 'delivered', attempts: eb('attempts', '+', 1), last_error: null, updated_at: now }))
+            .where('webhook_id', '=', webhookId)
+            .where('event_id', 'in', eventIds.slice(start, start + 500))
+            .where('status', '=', 'pending')
+            .execute();
+    });
+  }
+
   /** The post failed: tried again at `nextAt`, or given up (`failed`) when `nextAt` is past its give-up time. */
   async markFailedAttempt(
     webhookId: string,

@@ -21,7 +21,7 @@ describe('webhook admin API', () => {
     expect(created.statusCode, created.body).toBe(201);
     const body = created.json();
     expect(body).toMatchObject({ url: 'http://127.0.0.1:8080/hook', description: 'ops', enabled: true, tenantId: id });
-    expect(body.events).toEqual(['message.sent', 'message.failed', 'message.canceled']);
+    expect(body.events).toEqual(['message.sent', 'message.failed', 'message.canceled', 'message.delivered', 'message.undelivered']);
     expect(body.secret).toMatch(/^whsec_/);
     const list = await t.admin('GET', `/v1/admin/tenants/${id}/webhooks`);
     expect(list.json().webhooks).toHaveLength(1);

@@ -6,7 +6,8 @@ import type { NewWebhookInput, WebhookPatch } from '../../services/contracts.js'
 import type { CommandContext } from '../context.js';
 import { checkBody } from '../validation.js';
 
-const EVENTS_HELP = 'comma-separated: message.accepted, message.sent, message.failed, message.canceled (default: all but message.accepted)';
+const EVENTS_HELP =
+  'comma-separated: message.accepted, message.sent, message.failed, message.canceled, message.delivered, message.undelivered (default: all but message.accepted)';
 const eventsArg = (text: string) =>
   text
     .split(',')

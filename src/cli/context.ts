@@ -2,7 +2,7 @@
 import pino from 'pino';
 import { loggerOptions } from '../infra/logging.js';
 import { createRuntime, type Runtime } from '../main/runtime.js';
-import type { AdminService, TemplateAdminService } from '../services/contracts.js';
+import type { AdminService, TemplateAdminService, WebhookService } from '../services/contracts.js';
 import { loadSettings, type Settings } from '../settings/settings.js';
 
 export interface CommandContext {
@@ -15,6 +15,8 @@ export interface CommandContext {
   withAdmin<T>(work: (admin: AdminService) => Promise<T>): Promise<T>;
   /** {@link withAdmin} for templates and quiet hours. */
   withTemplates<T>(work: (templates: TemplateAdminService) => Promise<T>): Promise<T>;
+  /** As {@link withAdmin}, on the webhook service. */
+  withWebhooks<T>(work: (webhooks: WebhookService) => Promise<T>): Promise<T>;
 }
 
 /** The one place the CLI reaches the admin service inside a runtime. */
@@ -36,5 +38,6 @@ export function commandContext(configFile: () => string | undefined): CommandCon
     settings,
     withAdmin: (work) => withRuntime((runtime) => work(adminOf(runtime))),
     withTemplates: (work) => withRuntime((runtime) => work(runtime.services.templates)),
+    withWebhooks: (work) => withRuntime((runtime) => work(runtime.services.webhooks)),
   };
 }

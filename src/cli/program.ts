@@ -1,5 +1,5 @@
 /**
- * The `sluice` command tree: serve, migrate, tenant, rules, risk, template, blacklist, provider, send, config check.
+ * The `sluice` command tree: serve, migrate, tenant, rules, risk, template, blacklist, provider, webhook, send, config check.
  * Operator commands work directly on the database (no admin token needed), through the same
  * services as the admin API and checked by the same schemas.
  */
@@ -14,6 +14,7 @@ import { addSendCommand } from './commands/send.js';
 import { addServeCommand } from './commands/serve.js';
 import { addTemplateCommands } from './commands/template.js';
 import { addTenantCommands } from './commands/tenant.js';
+import { addWebhookCommands } from './commands/webhook.js';
 import { commandContext } from './context.js';
 
 /** A new command tree; nothing runs until it parses. */
@@ -31,6 +32,7 @@ export function createProgram(): Command {
     addTemplateCommands,
     addBlacklistCommands,
     addProviderCommands,
+    addWebhookCommands,
     addSendCommand,
     addConfigCommands,
   ])

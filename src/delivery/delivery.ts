@@ -9,9 +9,12 @@ import type { DeliveryDeps } from './ports.js';
 import { SqlProviderDirectory } from './provider-directory.js';
 import { watchResumes } from './resume-watch.js';
 import { RetentionPurger } from './retention.js';
+import { EventDispatcher } from './webhooks/event-dispatcher.js';
 
 export interface Delivery {
   readonly dispatchers: Dispatcher[];
+  /** One per partition: the outbox's webhook events. */
+  readonly eventDispatchers: EventDispatcher[];
   /** Stops waking, claiming and purging; waits for the sends in flight; releases the locks. */
   stop(): Promise<void>;
 }
@@ -45,10 +48,33 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
       byPartition.set(dispatcher.name, dispatcher);
     }
   }
+  // Webhook events: not in the roster's share (they are light); the first worker to reach a free
+  // partition's lock takes it.
+  const eventDispatchers: EventDispatcher[] = [];
+  for (let partition = 0; partition < settings.partitions; partition++)
+    eventDispatchers.push(
+      new EventDispatcher({
+        partition,
+        partitions: settings.partitions,
+        lock: deps.locks.createLock(`webhooks:${partition}`),
+        webhooks: deps.webhooks,
+        events: deps.webhookEvents,
+        clock: deps.clock,
+        logger: deps.logger,
+        metrics: deps.metrics,
+        pollMs: settings.webhookPollMs,
+        leaseMs: settings.leaseMs,
+        concurrency: settings.webhookConcurrency,
+        timeoutMs: settings.webhookTimeoutMs,
+        retryBaseMs: settings.webhookRetryBaseMs,
+        retryMaxMs: settings.webhookRetryMaxMs,
+        urlPolicy: { allowPrivate: settings.webhookAllowPrivate, allowedHosts: settings.webhookAllowedHosts },
+      }),
+    );
   // The first beat before the first lock: a worker joining others knows its share from the start.
   let stopped = false;
   const started = (roster ? roster.start() : Promise.resolve()).then(() => {
-    if (!stopped) for (const dispatcher of dispatchers) dispatcher.start();
+    if (!stopped) for (const dispatcher of [...dispatchers, ...eventDispatchers]) dispatcher.start();
   });
   const purger =
     settings.retentionDays > 0
@@ -60,7 +86,17 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
           onPurged: (count) => deps.metrics.messagesPurged.inc(count),
         })
       : undefined;
+  const eventPurger =
+    settings.retentionDays > 0
+      ? new RetentionPurger({
+          messages: deps.webhookEvents,
+          clock: deps.clock,
+          logger: deps.logger,
+          retentionDays: settings.retentionDays,
+        })
+      : undefined;
   purger?.start();
+  eventPurger?.start();
   const stopWaking = deps.wakes.onWake((partition, dueAt) => {
     // '*' (the wake channel was reconnected: anything may have been missed) wakes every dispatcher,
     // a holder or one waiting to take its lock now that Redis is back. A partition's wake, sent for
@@ -79,12 +115,18 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
   });
   return {
     dispatchers,
+    eventDispatchers,
     async stop() {
       await resumes.stop();
       stopWaking();
       stopped = true;
       await started;
-      await Promise.all([...dispatchers.map((dispatcher) => dispatcher.stop()), purger?.stop()]);
+      await Promise.all([
+        ...dispatchers.map((dispatcher) => dispatcher.stop()),
+        ...eventDispatchers.map((dispatcher) => dispatcher.stop()),
+        purger?.stop(),
+        eventPurger?.stop(),
+      ]);
       await roster?.stop();
     },
   };

@@ -12,13 +12,28 @@ import type { Settings } from '../settings/settings.js';
 import type { MessagesRepository } from '../storage/repositories/messages.js';
 import type { ProvidersRepository } from '../storage/repositories/providers.js';
 import type { TenantsRepository } from '../storage/repositories/tenants.js';
+import type { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
+import type { WebhooksRepository } from '../storage/repositories/webhooks.js';
 import type { DueIndex } from './due-index/index.js';
 import type { PartitionShare } from './roster.js';
 
 /** The settings delivery reads (each described in `settings/settings.ts`). */
 export type DeliverySettings = Pick<
   Settings,
-  'partitions' | 'pollMs' | 'leaseMs' | 'sendConcurrency' | 'retryBaseMs' | 'retryMaxMs' | 'retentionDays'
+  | 'partitions'
+  | 'pollMs'
+  | 'leaseMs'
+  | 'sendConcurrency'
+  | 'retryBaseMs'
+  | 'retryMaxMs'
+  | 'retentionDays'
+  | 'webhookAllowPrivate'
+  | 'webhookAllowedHosts'
+  | 'webhookPollMs'
+  | 'webhookConcurrency'
+  | 'webhookTimeoutMs'
+  | 'webhookRetryBaseMs'
+  | 'webhookRetryMaxMs'
 >;
 
 /** The messages table as the dispatchers and the purger use it: claims, lease renewal, outcomes. */
@@ -48,7 +63,26 @@ export type PaceLimiter = Pick<Limiter, 'check'>;
 /** The metrics delivery reports (docs/metrics.md). */
 export type DeliveryMetrics = Pick<
   Metrics,
-  'lockHeld' | 'dueIndexBacklog' | 'redisErrors' | 'redisCommandDuration' | 'providerDuration' | 'sends' | 'retries' | 'messagesPurged'
+  | 'lockHeld'
+  | 'dueIndexBacklog'
+  | 'redisErrors'
+  | 'redisCommandDuration'
+  | 'providerDuration'
+  | 'sends'
+  | 'retries'
+  | 'messagesPurged'
+  | 'webhookEvents'
+  | 'webhookEventLatency'
+  | 'webhookEventsPending'
+>;
+
+/** Tenants' webhook endpoints, as the event dispatchers read them. */
+export type WebhookRecords = Pick<WebhooksRepository, 'listForPartition' | 'signingSecrets'>;
+
+/** The outbox, as the event dispatchers and the purger use it. */
+export type WebhookEventRecords = Pick<
+  WebhookEventsRepository,
+  'due' | 'markDeliveredMany' | 'markFailedAttempt' | 'countPending' | 'purgeFinished'
 >;
 
 /** Told that `partition` has a message due by `dueAt` (epoch ms); `partition` undefined: look at every partition now. */
@@ -90,6 +124,9 @@ export interface DeliveryDeps {
    * announcements may have been missed). Returns the unsubscribe.
    */
   onConfigChange(listener: (key: string) => void): () => void;
+  /** The webhook endpoints and their events: an event dispatcher per partition posts them. */
+  webhooks: WebhookRecords;
+  webhookEvents: WebhookEventRecords;
   /** Serves a tenant channel without providers while none at all is stored (the embedded default's console). */
   fallbackProvider: Provider;
 }

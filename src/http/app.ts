@@ -19,8 +19,10 @@ import { batchRoutes } from './routes/batch.js';
 import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
+import { receiptRoutes } from './routes/receipts.js';
 import { riskRoutes } from './routes/risk.js';
 import { templateRoutes } from './routes/templates.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 /** A caller's `X-Request-Id` taken as the request's id: 1 to 128 of letters, digits and `._:-`. */
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -214,6 +216,12 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: "A tenant's API key: Authorization: Bearer sk_…" },
           adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token (SLUICE_ADMIN_TOKEN): Authorization: Bearer …' },
+          receiptToken: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'token',
+            description: "A provider's receipt token (POST /v1/admin/providers/:id/receipt-token), or the Sluice-Receipt-Token header",
+          },
         },
       },
     },
@@ -234,5 +242,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   await app.register(adminRoutes(deps));
   await app.register(batchRoutes(deps));
   await app.register(templateRoutes(deps));
+  await app.register(webhookRoutes(deps));
+  await app.register(receiptRoutes(deps));
   return app;
 }

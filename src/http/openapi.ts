@@ -14,6 +14,8 @@ export const TAGS = [
   { name: 'blacklists', description: "Tenants' and the global blacklists (admin token)" },
   { name: 'templates', description: 'Message templates and quiet hours per tenant channel (admin token)' },
   { name: 'providers', description: 'Delivery providers and their credentials (admin token)' },
+  { name: 'webhooks', description: "Tenants' status callbacks and their events (admin token)" },
+  { name: 'receipts', description: "Vendors' delivery receipts (a provider's receipt token)" },
   { name: 'operations', description: 'Liveness, readiness and metrics (no credentials)' },
 ] as const;
 
@@ -60,6 +62,16 @@ export const OPERATIONS: Record<string, { operationId: string; tag: Tag }> = {
   'GET /v1/admin/providers': { operationId: 'listProviders', tag: 'providers' },
   'PATCH /v1/admin/providers/:id': { operationId: 'updateProvider', tag: 'providers' },
   'DELETE /v1/admin/providers/:id': { operationId: 'deleteProvider', tag: 'providers' },
+  'POST /v1/admin/providers/:id/receipt-token': { operationId: 'issueReceiptToken', tag: 'providers' },
+  'POST /v1/admin/tenants/:id/webhooks': { operationId: 'createWebhook', tag: 'webhooks' },
+  'GET /v1/admin/tenants/:id/webhooks': { operationId: 'listWebhooks', tag: 'webhooks' },
+  'GET /v1/admin/tenants/:id/webhooks/:webhookId': { operationId: 'getWebhook', tag: 'webhooks' },
+  'PATCH /v1/admin/tenants/:id/webhooks/:webhookId': { operationId: 'updateWebhook', tag: 'webhooks' },
+  'DELETE /v1/admin/tenants/:id/webhooks/:webhookId': { operationId: 'deleteWebhook', tag: 'webhooks' },
+  'POST /v1/admin/tenants/:id/webhooks/:webhookId/rotate-secret': { operationId: 'rotateWebhookSecret', tag: 'webhooks' },
+  'GET /v1/admin/tenants/:id/webhooks/:webhookId/events': { operationId: 'listWebhookEvents', tag: 'webhooks' },
+  'POST /v1/admin/tenants/:id/webhooks/:webhookId/events/:eventId/replay': { operationId: 'replayWebhookEvent', tag: 'webhooks' },
+  'POST /v1/receipts/:id': { operationId: 'receiveReceipts', tag: 'receipts' },
 };
 
 /**

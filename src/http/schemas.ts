@@ -9,11 +9,15 @@ import {
   CHANNEL_OR_ANY,
   ChannelName,
   ChannelOrAny,
+  EventStatusName,
+  EventTypeName,
   ProviderView,
   perChannelObject,
   RiskRuleView,
   stringEnum,
   TenantStatusName,
+  WebhookEventView,
+  WebhookView,
 } from '../services/views.js';
 
 /** TypeBox turns a record's key schema into a pattern and drops its length: `propertyNames` keeps it. */
@@ -59,6 +63,7 @@ export const Accepted = Type.Object({
 export const SECURITY = {
   tenant: [{ apiKey: [] }],
   admin: [{ adminToken: [] }],
+  receipt: [{ receiptToken: [] }],
   none: [],
 };
 
@@ -428,3 +433,59 @@ export const RiskEventBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const WebhookUrl = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'http(s); no credentials; public hosts unless SLUICE_WEBHOOK_ALLOW_PRIVATE',
+});
+const WebhookEvents = Type.Array(EventTypeName, { minItems: 1, maxItems: 16, uniqueItems: true });
+const WebhookDescription = Type.Union([Type.String({ maxLength: 512 }), Type.Null()]);
+
+export const NewWebhookBody = Type.Object(
+  {
+    url: WebhookUrl,
+    events: Type.Optional(WebhookEvents),
+    description: Type.Optional(WebhookDescription),
+  },
+  { additionalProperties: false },
+);
+export const WebhookPatchBody = Type.Object(
+  {
+    url: Type.Optional(WebhookUrl),
+    events: Type.Optional(WebhookEvents),
+    description: Type.Optional(WebhookDescription),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export const WebhookParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  webhookId: Type.String({ minLength: 1, maxLength: 64 }),
+});
+export const WebhookEventParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  webhookId: Type.String({ minLength: 1, maxLength: 64 }),
+  eventId: Type.String({ minLength: 1, maxLength: 64 }),
+});
+export const WebhookEventQuery = Type.Object(
+  {
+    status: Type.Optional(EventStatusName),
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: 'Events to list, 1 to 1000; default 100' })),
+  },
+  { additionalProperties: false },
+);
+export const WebhookList = Type.Object({ webhooks: Type.Array(WebhookView) });
+export const WebhookEventList = Type.Object({ events: Type.Array(WebhookEventView) });
+export const WebhookDeleted = Type.Object({ deleted: Type.Literal(true) });
+
+export const ReceiptQuery = Type.Object(
+  { token: Type.Optional(Type.String({ maxLength: 128, description: 'The receipt token (or the Sluice-Receipt-Token header)' })) },
+  { additionalProperties: false },
+);
+export const ReceiptBody = Type.Array(Type.Unknown(), { description: "The vendor's push, as it sends it: a JSON array of reports" });
+export const VendorAnswer = Type.Record(Type.String(), Type.Unknown(), { description: "The vendor's expected answer" });
+export const ReceiptToken = Type.Object({
+  token: Type.String({ description: 'Shown once; stored hashed' }),
+  path: Type.String({ description: "The receipt URL's path and query, to give the vendor's console after this host" }),
+});

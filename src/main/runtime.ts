@@ -40,8 +40,10 @@ import { SqlAdminService } from '../services/admin-service.js';
 import type { HttpDeps, Services } from '../services/contracts.js';
 import { ReadinessService } from '../services/health-service.js';
 import { SqlMessageService, SqlMessageWriter } from '../services/message-service.js';
+import { SqlReceiptService } from '../services/receipt-service.js';
 import { LimiterRiskService } from '../services/risk-service.js';
 import { SqlTemplateService } from '../services/template-service.js';
+import { SqlWebhookService } from '../services/webhook-service.js';
 import type { Settings } from '../settings/settings.js';
 import { type Database, openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
@@ -49,10 +51,13 @@ import { BlacklistRepository } from '../storage/repositories/blacklist.js';
 import { MessagesRepository } from '../storage/repositories/messages.js';
 import { ProvidersRepository } from '../storage/repositories/providers.js';
 import { QuietHoursRepository } from '../storage/repositories/quiet-hours.js';
+import { ReceiptsRepository } from '../storage/repositories/receipts.js';
 import { RiskRulesRepository } from '../storage/repositories/risk-rules.js';
 import { RulesRepository } from '../storage/repositories/rules.js';
 import { TemplatesRepository } from '../storage/repositories/templates.js';
 import { TenantsRepository } from '../storage/repositories/tenants.js';
+import { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
+import { WebhooksRepository } from '../storage/repositories/webhooks.js';
 import { SecretBox } from '../storage/secret-box.js';
 import { createRiskControl } from './risk-control.js';
 
@@ -80,6 +85,9 @@ export interface Runtime {
     messages: MessagesRepository;
     templates: TemplatesRepository;
     quietHours: QuietHoursRepository;
+    webhooks: WebhooksRepository;
+    webhookEvents: WebhookEventsRepository;
+    receipts: ReceiptsRepository;
   };
   readonly directory: CachedTenantDirectory;
   /** The limiter holding recipients' logs and bans (Redis, or in process). */
@@ -148,6 +156,9 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       messages: new MessagesRepository(database),
       templates: new TemplatesRepository(database, { clock }),
       quietHours: new QuietHoursRepository(database, { clock }),
+      webhooks: new WebhooksRepository(database, { clock, secretBox: new SecretBox(secretKey) }),
+      webhookEvents: new WebhookEventsRepository(database),
+      receipts: new ReceiptsRepository(database),
     };
     closers.unshift(() => repositories.messages.drain());
 
@@ -398,6 +409,21 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       invalidateTemplate: (tenantId, channel, name) => templates.invalidate(tenantId, channel, name),
       invalidateQuietHours: (tenantId, channel) => quietHours.invalidate(tenantId, channel),
     });
+    const webhooks = new SqlWebhookService({
+      tenants: repositories.tenants,
+      webhooks: repositories.webhooks,
+      events: repositories.webhookEvents,
+      urlPolicy: { allowPrivate: settings.webhookAllowPrivate, allowedHosts: settings.webhookAllowedHosts },
+      clock,
+      rotateGraceMs: settings.webhookRotateGraceHours * 3_600_000,
+    });
+    const receipts = new SqlReceiptService({
+      providers: repositories.providers,
+      receipts: repositories.receipts,
+      clock,
+      onReceipt: (provider, outcome, delivered) =>
+        metrics.receipts.inc({ provider, outcome, status: delivered === undefined ? 'none' : delivered ? 'delivered' : 'undelivered' }),
+    });
     const services: Services = {
       messages: messageService,
       risk,
@@ -405,6 +431,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       admin,
       health,
       templates: templateAdmin,
+      webhooks,
+      receipts,
     };
     const http: HttpDeps = {
       ...services,

@@ -30,6 +30,7 @@ export function startWorker(runtime: Runtime, fallbackProvider: Provider, option
   const delivery = startDelivery(deliveryDeps(runtime, fallbackProvider, feed));
   return {
     dispatchers: delivery.dispatchers,
+    eventDispatchers: delivery.eventDispatchers,
     async stop() {
       await delivery.stop();
       if (!options.feed) await feed.close();
@@ -66,6 +67,8 @@ function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes: DueFe
       : {}),
     wakes,
     onConfigChange: (listener) => runtime.onConfigChange(listener),
+    webhooks: repositories.webhooks,
+    webhookEvents: repositories.webhookEvents,
     fallbackProvider,
   };
 }

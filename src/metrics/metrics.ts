@@ -66,6 +66,10 @@ export class Metrics {
   readonly providerDuration: Histogram<'provider'>;
   readonly retries: Counter<'channel'>;
   readonly messagesPurged: Counter;
+  readonly webhookEvents: Counter<'type' | 'outcome'>;
+  readonly webhookEventLatency: Histogram<'type'>;
+  readonly webhookEventsPending: Gauge<'partition'>;
+  readonly receipts: Counter<'provider' | 'outcome' | 'status'>;
 
   // HTTP and the exporter itself
   readonly httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
@@ -220,6 +224,31 @@ export class Metrics {
     this.messagesPurged = new Counter({
       name: 'sluice_messages_purged_total',
       help: 'Finished messages deleted (with their attempts) past SLUICE_RETENTION_DAYS.',
+      registers,
+    });
+    this.webhookEvents = new Counter({
+      name: 'sluice_webhook_events_total',
+      help: 'Posts of status events to tenant webhooks, by event type and outcome (delivered|retried|failed).',
+      labelNames: ['type', 'outcome'],
+      registers,
+    });
+    this.webhookEventLatency = new Histogram({
+      name: 'sluice_webhook_event_latency_seconds',
+      help: "Time from a message's status change to its event's 2xx answer, by event type.",
+      labelNames: ['type'],
+      buckets: PROVIDER_BUCKETS,
+      registers,
+    });
+    this.webhookEventsPending = new Gauge({
+      name: 'sluice_webhook_events_pending',
+      help: 'Pending webhook events (not yet answered 2xx nor given up) of the partition, reported by its holder after each pass.',
+      labelNames: ['partition'],
+      registers,
+    });
+    this.receipts = new Counter({
+      name: 'sluice_receipts_total',
+      help: 'Delivery receipts pushed by vendors, by provider (its name), outcome (applied|pending|duplicate|unreadable) and status (delivered|undelivered|none).',
+      labelNames: ['provider', 'outcome', 'status'],
       registers,
     });
     this.retries = new Counter({

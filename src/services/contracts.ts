@@ -8,7 +8,8 @@ import type { QuietHours } from '../admission/quiet-hours.js';
 import type { TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
 import type { Decision, Rule } from '../limiter/index.js';
-import type { TenantStatus } from '../storage/schema.js';
+import type { EventStatus, EventType, TenantStatus } from '../storage/schema.js';
+import type { ReceiptService } from './receipt-service.js';
 import type {
   ApiKeyView,
   BlacklistPage,
@@ -22,6 +23,9 @@ import type {
   RuleView,
   TenantDetails,
   TenantPage,
+  WebhookEventView,
+  WebhookView,
+  WebhookWithSecret,
 } from './views.js';
 
 export type {
@@ -35,6 +39,9 @@ export type {
   RuleView,
   TenantDetails,
   TenantPage,
+  WebhookEventView,
+  WebhookView,
+  WebhookWithSecret,
 } from './views.js';
 
 /** What a send answers: with `dueAt` (ISO) when it was scheduled, and `deferredBy` when a step (quiet hours) moved it. */
@@ -170,6 +177,41 @@ export interface AdminService {
   deleteProvider(id: string): Promise<boolean>;
 }
 
+export interface NewWebhookInput {
+  url: string;
+  /** Default: every type but `message.accepted`. */
+  events?: EventType[];
+  description?: string | null;
+}
+
+export type WebhookPatch = Partial<NewWebhookInput & { enabled: boolean }>;
+
+/**
+ * A tenant's webhook endpoints and their events (admin API and CLI). Every call is scoped to the
+ * tenant: another tenant's webhook or event is `undefined` (404), never read or changed.
+ * INVALID_REQUEST for a URL the policy refuses (not http(s), credentials, private address, not on
+ * the allow-list); the problem never quotes the URL.
+ */
+export interface WebhookService {
+  /** Undefined: no such tenant. */
+  create(tenantId: string, input: NewWebhookInput): Promise<WebhookWithSecret | undefined>;
+  list(tenantId: string): Promise<WebhookView[] | undefined>;
+  get(tenantId: string, webhookId: string): Promise<WebhookView | undefined>;
+  update(tenantId: string, webhookId: string, patch: WebhookPatch): Promise<WebhookView | undefined>;
+  /** Removes the endpoint and its events. */
+  remove(tenantId: string, webhookId: string): Promise<boolean>;
+  /** A new secret; the old one keeps signing too for the grace period (`SLUICE_WEBHOOK_ROTATE_GRACE_HOURS`). */
+  rotateSecret(tenantId: string, webhookId: string): Promise<WebhookWithSecret | undefined>;
+  /** The webhook's events in `status` (default `failed`), newest first. */
+  listEvents(
+    tenantId: string,
+    webhookId: string,
+    options?: { status?: EventStatus; limit?: number },
+  ): Promise<WebhookEventView[] | undefined>;
+  /** Makes the event pending again, posted at once and retried for another 24 h. */
+  replay(tenantId: string, webhookId: string, eventId: string): Promise<WebhookEventView | undefined>;
+}
+
 export interface HealthService {
   /** Readiness: database, Redis, migrations, breaker. A `warning` is shown and does not make the check fail. */
   ready(): Promise<{ ready: boolean; checks: Record<string, { ok: boolean; detail?: string; warning?: string }> }>;
@@ -209,6 +251,8 @@ export interface Services {
   risk: RiskService;
   riskControl: RiskControlService;
   admin: AdminService;
+  webhooks: WebhookService;
+  receipts: ReceiptService;
   health: HealthService;
   templates: TemplateAdminService;
 }

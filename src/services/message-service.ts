@@ -154,6 +154,8 @@ function toView(message: Message, attempts: Awaited<ReturnType<MessagesRepositor
     sentAt: iso(message.sentAt),
     priority: message.priority,
     ...(message.payload.stored ? { template: { name: message.payload.stored.name, version: message.payload.stored.version } } : {}),
+
+    receipt: message.receipt && { status: message.receipt.status, code: message.receipt.code, at: iso(message.receipt.at)! },
     deliveryAttempts: attempts.map((attempt) => ({
       attempt: attempt.attemptNo,
       provider: attempt.providerId,

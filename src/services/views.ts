@@ -7,7 +7,7 @@ import { type Static, type StringOptions, type TSchema, type TUnsafe, Type } fro
 import { CHANNELS, perChannel } from '../core/channels.js';
 import { ALGORITHMS, FALLBACK_MODES, RISK_EFFECTS, RISK_LIMITS, RISK_MODES, RISK_RULE_KINDS } from '../limiter/index.js';
 import { PROVIDER_KINDS } from '../providers/kinds.js';
-import { MESSAGE_STATUSES, TENANT_STATUSES } from '../storage/schema.js';
+import { EVENT_STATUSES, EVENT_TYPES, MESSAGE_STATUSES, TENANT_STATUSES } from '../storage/schema.js';
 
 /**
  * A string among `values`: JSON Schema's `{type: 'string', enum}` (as `Type.String` writes it, so
@@ -49,6 +49,16 @@ export const MessageView = Type.Object({
     Type.Object(
       { name: Type.String(), version: Type.Integer() },
       { description: 'The stored template and the version it was rendered with' },
+    ),
+  ),
+  receipt: Nullable(
+    Type.Object(
+      {
+        status: stringEnum(['delivered', 'undelivered'] as const),
+        code: Type.String({ description: "The vendor's own code (DELIVERED, DELIVRD, UNDELIV, MK:0001…)" }),
+        at: Iso,
+      },
+      { description: "The vendor's delivery receipt (SMS providers that push them); null until one arrived" },
     ),
   ),
   deliveryAttempts: Type.Array(
@@ -224,3 +234,44 @@ export const RiskDecisionView = Type.Object({
   degraded: Type.Optional(Type.Boolean({ description: 'Redis could not answer: the fallback mode decided (docs/degradation.md)' })),
 });
 export type RiskDecisionView = Static<typeof RiskDecisionView>;
+
+export const EventTypeName = stringEnum(EVENT_TYPES);
+export const EventStatusName = stringEnum(EVENT_STATUSES);
+
+/** A tenant's webhook endpoint; its secret is shown only when made (create, rotate-secret). */
+export const WebhookView = Type.Object({
+  id: Type.String(),
+  tenantId: Type.String(),
+  url: Type.String({ description: 'As stored, with secret-like query parameters masked' }),
+  events: Type.Array(EventTypeName),
+  description: Nullable(Type.String()),
+  enabled: Type.Boolean(),
+  previousSecretUntil: Nullable(
+    Type.String({ format: 'date-time', description: 'Until when the secret before the last rotation still signs' }),
+  ),
+  createdAt: Iso,
+  updatedAt: Iso,
+});
+export type WebhookView = Static<typeof WebhookView>;
+
+/** A webhook with its signing secret, in clear this once. */
+export const WebhookWithSecret = Type.Composite([
+  WebhookView,
+  Type.Object({ secret: Type.String({ description: 'Shown once; sealed at rest' }) }),
+]);
+export type WebhookWithSecret = Static<typeof WebhookWithSecret>;
+
+/** One event of a webhook, as its tenant lists it. */
+export const WebhookEventView = Type.Object({
+  id: Type.String({ description: 'The Sluice-Event-Id' }),
+  webhookId: Type.String(),
+  messageId: Type.String(),
+  type: EventTypeName,
+  status: EventStatusName,
+  attempts: Type.Integer(),
+  nextAt: Iso,
+  lastError: Nullable(Type.String()),
+  createdAt: Iso,
+  body: Type.String({ description: 'The JSON body posted, exactly as signed' }),
+});
+export type WebhookEventView = Static<typeof WebhookEventView>;

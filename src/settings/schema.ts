@@ -5,24 +5,8 @@
  */
 import { isSupportedCountry } from 'libphonenumber-js/max';
 import { dialectOfUrl, sqlitePathOfUrl } from '../core/urls.js';
-
-export type Kind = 'string' | 'int' | 'number' | 'bool' | 'list';
-
-export interface SettingSpec<K extends Kind = Kind> {
-  env: string;
-  kind: K;
-  default: K extends 'int' | 'number' ? number : K extends 'bool' ? boolean : K extends 'list' ? string[] : string;
-  description: string;
-  /** Shown masked by `config check`, never logged: a URL without its password, anything else whole. */
-  secret?: boolean;
-  /** Allowed values for strings, or [min, max] for numbers. */
-  oneOf?: readonly string[];
-  range?: readonly [number, number];
-  /** What the parsed value must also satisfy: a problem to report, or undefined. */
-  check?: (value: SettingSpec<K>['default']) => string | undefined;
-}
-
-const spec = <K extends Kind>(s: SettingSpec<K>): SettingSpec<K> => s;
+import { type SettingSpec, spec } from './spec.js';
+import { WEBHOOK_SETTINGS } from './webhook-settings.js';
 
 export const SETTINGS = {
   dbUrl: spec({
@@ -291,6 +275,7 @@ export const SETTINGS = {
     range: [1, 86_400_000],
     description: 'Largest retry delay.',
   }),
+  ...WEBHOOK_SETTINGS,
   degradeAlertMs: spec({
     env: 'SLUICE_DEGRADE_ALERT_MS',
     kind: 'int',

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { jsonSyntaxProblem } from '../core/errors.js';
 import { maskUrl } from '../core/urls.js';
-import { SETTINGS, type SettingName, type SettingSpec, type Settings } from './schema.js';
+import { SETTINGS, type SettingName, type Settings } from './schema.js';
+import type { SettingSpec } from './spec.js';
 
 export type { Settings } from './schema.js';
 

@@ -18,10 +18,13 @@ import { BlacklistRepository } from './repositories/blacklist.js';
 import { MessagesRepository } from './repositories/messages.js';
 import { ProvidersRepository } from './repositories/providers.js';
 import { QuietHoursRepository } from './repositories/quiet-hours.js';
+import { ReceiptsRepository } from './repositories/receipts.js';
 import { RiskRulesRepository } from './repositories/risk-rules.js';
 import { RulesRepository } from './repositories/rules.js';
 import { TemplatesRepository } from './repositories/templates.js';
 import { TenantsRepository } from './repositories/tenants.js';
+import { WebhookEventsRepository } from './repositories/webhook-events.js';
+import { WebhooksRepository } from './repositories/webhooks.js';
 import type { SecretBox } from './secret-box.js';
 
 export * from './database.js';
@@ -33,10 +36,13 @@ export * from './repositories/blacklist.js';
 export * from './repositories/messages.js';
 export * from './repositories/providers.js';
 export * from './repositories/quiet-hours.js';
+export * from './repositories/receipts.js';
 export * from './repositories/risk-rules.js';
 export * from './repositories/rules.js';
 export * from './repositories/templates.js';
 export * from './repositories/tenants.js';
+export * from './repositories/webhook-events.js';
+export * from './repositories/webhooks.js';
 export * from './schema.js';
 export * from './secret-box.js';
 
@@ -51,6 +57,9 @@ export interface Repositories {
   readonly messages: MessagesRepository;
   readonly templates: TemplatesRepository;
   readonly quietHours: QuietHoursRepository;
+  readonly webhooks: WebhooksRepository;
+  readonly webhookEvents: WebhookEventsRepository;
+  readonly receipts: ReceiptsRepository;
   /** Drains pending message inserts, then closes the database. */
   close(): Promise<void>;
 }
@@ -79,6 +88,12 @@ export function createRepositories(database: Database, options: RepositoryOption
     messages,
     templates: new TemplatesRepository(database, clock),
     quietHours: new QuietHoursRepository(database, clock),
+    webhooks: new WebhooksRepository(database, {
+      ...clock,
+      ...(options.secretBox === undefined ? {} : { secretBox: options.secretBox }),
+    }),
+    webhookEvents: new WebhookEventsRepository(database),
+    receipts: new ReceiptsRepository(database),
     async close() {
       await messages.drain();
       await database.close();

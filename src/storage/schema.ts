@@ -25,10 +25,11 @@ export type TenantStatus = (typeof TENANT_STATUSES)[number];
 
 /**
  * Lifecycle of a message (DESIGN.md §6):
- * `queued|scheduled → sending → sent | failed`, `sending → scheduled` (retry), `queued|scheduled → canceled`.
+ * `queued|scheduled → sending → sent | failed`, `sending → scheduled` (retry), `queued|scheduled → canceled`,
+ * and `sent → delivered | undelivered` on the vendor's delivery receipt (SMS only: other channels stop at `sent`).
  * Every move is a guarded UPDATE; nothing moves backwards.
  */
-export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled'] as const;
+export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled', 'delivered', 'undelivered'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** How one delivery attempt ended: `retryable` failures are retried with backoff, `permanent` ones fail the message. */
@@ -160,6 +161,10 @@ export interface MessagesTable {
   sent_at: number | null;
   /** 0 transactional, 1 bulk: a claim takes lane 0's due messages first. */
   priority: number;
+  /** The vendor's delivery receipt: `delivered`/`undelivered`, its code (`DELIVRD`, `UNDELIV`...), when the phone got it (or not). */
+  receipt_status: string | null;
+  receipt_code: string | null;
+  receipt_at: number | null;
 }
 
 /** One version of a message template (0007); the current one is the highest, unless retired. */
@@ -181,6 +186,86 @@ export interface QuietHoursTable {
   channel: Channel;
   /** JSON: timeZone, windows, applies. */
   spec: string;
+  updated_at: number;
+}
+
+/** The hash of a provider's receipt token: `POST /v1/receipts/:providerId` must carry the token. */
+export interface ReceiptTokensTable {
+  provider_id: string;
+  /** SHA-256 hex of the token (256 random bits: a fast hash is enough). */
+  token_hash: string;
+  created_at: number;
+}
+
+/** A receipt that arrived before its message's send was settled (vendors can be faster than our commit); applied at the settle. */
+export interface PendingReceiptsTable {
+  provider_id: string;
+  provider_message_id: string;
+  /** 1 delivered, 0 undelivered. */
+  delivered: number;
+  code: string;
+  at: number;
+  received_at: number;
+}
+
+/** Subscribable message events (docs/api.md, "Status callbacks"); the type of a `webhook_events` row. */
+export const EVENT_TYPES = [
+  'message.accepted',
+  'message.sent',
+  'message.failed',
+  'message.canceled',
+  'message.delivered',
+  'message.undelivered',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** An event row's state: `pending` until its endpoint answered 2xx (`delivered`) or it was given up (`failed`). */
+export const EVENT_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+export interface WebhooksTable {
+  id: string;
+  tenant_id: string;
+  url: string;
+  /** JSON array of {@link EventType}. */
+  events: string;
+  description: string | null;
+  /** `SecretBox` ciphertext of the signing secret (context: the webhook id). */
+  secret: string;
+  /** The secret before the last rotation, still signed with until `previous_until`; NULL when none. */
+  previous_secret: string | null;
+  previous_until: number | null;
+  /** 0..1023 from a hash of the id: which event dispatcher partition sends its events. */
+  shard: number;
+  /** 1 enabled, 0 disabled (no events are written for it). */
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * The outbox: one row per (status change, subscribed webhook), written in the transaction of the
+ * status change. `event_id` is the same for every webhook of one change (`Sluice-Event-Id`).
+ */
+export interface WebhookEventsTable {
+  webhook_id: string;
+  event_id: string;
+  tenant_id: string;
+  message_id: string;
+  /** Order of the event within its message (accepted 0, finished 1): a later step waits for the earlier ones. */
+  step: number;
+  type: EventType;
+  /** The JSON body posted, exactly as signed. */
+  body: string;
+  status: EventStatus;
+  /** Posts tried so far. */
+  attempts: number;
+  /** While pending: when the next post is due (epoch ms). */
+  next_at: number;
+  /** A post failing after this is not retried: the event becomes `failed` (SLUICE_WEBHOOK_RETRY_HOURS after it was written or replayed). */
+  give_up_at: number;
+  last_error: string | null;
+  created_at: number;
   updated_at: number;
 }
 
@@ -209,6 +294,10 @@ export interface Tables {
   delivery_attempts: DeliveryAttemptsTable;
   message_templates: MessageTemplatesTable;
   quiet_hours: QuietHoursTable;
+  webhooks: WebhooksTable;
+  webhook_events: WebhookEventsTable;
+  receipt_tokens: ReceiptTokensTable;
+  pending_receipts: PendingReceiptsTable;
 }
 
 /** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */

@@ -290,6 +290,33 @@ describe('sluice CLI', () => {
     await refused(['blacklist', 'list', '--global', '--limit', '0'], 'INVALID_REQUEST: limit');
   }, 180_000);
 
+  it("webhook add, list, update, remove and replay work on a tenant's endpoints as the admin API does", async () => {
+    const tenant = JSON.parse(await sluice('tenant', 'create', `hooks-${Date.now()}`)) as { id: string };
+    const refused = await attempt(['webhook', 'add', tenant.id, 'http://127.0.0.1:9/hook']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('SLUICE_WEBHOOK_ALLOW_PRIVATE');
+    const added = await attempt(['webhook', 'add', tenant.id, 'http://127.0.0.1:9/hook', '--events', 'message.sent,message.failed'], {
+      SLUICE_WEBHOOK_ALLOW_PRIVATE: 'true',
+    });
+    expect(added.code, added.stderr).toBe(0);
+    const created = JSON.parse(added.stdout) as { id: string; secret: string; events: string[] };
+    expect(created.secret).toMatch(/^whsec_/);
+    expect(created.events).toEqual(['message.sent', 'message.failed']);
+    const listed = await sluice('webhook', 'list', tenant.id);
+    expect(listed).toContain(created.id);
+    expect(listed).not.toContain(created.secret);
+    const updated = JSON.parse(await sluice('webhook', 'update', tenant.id, created.id, '--disable', '--rotate-secret')) as {
+      enabled: boolean;
+      secret: string;
+    };
+    expect(updated.enabled).toBe(false);
+    expect(updated.secret).not.toBe(created.secret);
+    expect(JSON.parse(await sluice('webhook', 'replay', tenant.id, created.id))).toEqual([]);
+    expect((await attempt(['webhook', 'replay', tenant.id, created.id, 'evt_unknown'])).code).toBe(1);
+    expect(await sluice('webhook', 'remove', tenant.id, created.id)).toContain('removed');
+    expect((await attempt(['webhook', 'remove', tenant.id, created.id])).code).toBe(1);
+  });
+
   it('serve --roles worker answers its probes and metrics, and no API route', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;

@@ -7,11 +7,16 @@
  * may arrive twice only if its request was in flight at a kill, so the duplicates are at most
  * kills × SLUICE_SEND_CONCURRENCY. The stub paces nothing; the provider's QPS (a token bucket
  * shared through Redis) stretches the sending over ~17 s so that the kills land mid-stream.
+ * The tenant's webhook endpoint (a local server checking every signature) must receive, after
+ * all, the `accepted` and `sent` events of every message, in that order (duplicates counted).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { verifySignature } from '../../src/delivery/webhooks/signature.js';
 import type { Runtime } from '../../src/main/runtime.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith, servers } from '../support/servers.js';
@@ -49,6 +54,12 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
   let runtime: Runtime;
   let env: Record<string, string>;
   const instances: Instance[] = [];
+  /** Event types answered 2xx per message id, in order of arrival; posts whose signature failed. */
+  const events = new Map<string, string[]>();
+  let badSignatures = 0;
+  let secret = '';
+  let receiver: Server;
+  let receiverUrl = '';
   const temp = tempDir();
   const keyPrefix = `kill-${process.pid}-${Math.random().toString(36).slice(2, 8)}:`;
 
@@ -78,6 +89,23 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
     redis = await startPrivateRedis();
     database = await createPgDatabase(servers.pgUrl as string);
     stub = await startWebhookStub();
+    receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (!verifySignature(text, String(request.headers['sluice-signature']), secret, Math.floor(Date.now() / 1000))) {
+          badSignatures++;
+          response.writeHead(400).end();
+          return;
+        }
+        const body = JSON.parse(text) as { type: string; data: { messageId: string } };
+        events.set(body.data.messageId, [...(events.get(body.data.messageId) ?? []), body.type]);
+        response.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
     env = withDatabaseUrl(
       testEnv(temp.dir, redis.url, {
         SLUICE_LEASE_MS: '1500',
@@ -86,6 +114,9 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
         // SLUICE_SEND_CONCURRENCY sends (each slot is held until its outcome is committed).
         SLUICE_PARTITIONS: '1',
         SLUICE_SEND_CONCURRENCY: String(SEND_CONCURRENCY),
+        SLUICE_WEBHOOK_ALLOW_PRIVATE: 'true',
+        SLUICE_WEBHOOK_RETRY_BASE_MS: '50',
+        SLUICE_WEBHOOK_RETRY_MAX_MS: '500',
       }),
       database.url,
     );
@@ -97,14 +128,18 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
     await Promise.all(instances.map(kill));
     await runtime?.close();
     await stub?.close();
+    receiver?.closeAllConnections();
+    await new Promise((resolve) => receiver?.close(resolve));
     await redis?.stop();
     await database?.drop();
     temp.cleanup();
   });
 
-  it('loses nothing and duplicates only what was in flight at a kill', { timeout: 90_000 }, async () => {
+  it('loses nothing and duplicates only what was in flight at a kill, nor any status event', { timeout: 150_000 }, async () => {
     const tenant = await runtime.services.admin.createTenant(`kill-${Date.now()}`);
     await addWebhookProvider(runtime, tenant.id, `${stub.url}/kill`, { qps: PROVIDER_QPS });
+    const webhook = await runtime.services.webhooks.create(tenant.id, { url: receiverUrl, events: ['message.accepted', 'message.sent'] });
+    secret = webhook!.secret;
     const ids: string[] = [];
     for (let start = 0; start < COUNT; start += 250) {
       const batch = Array.from({ length: Math.min(250, COUNT - start) }, (_, k) =>
@@ -163,5 +198,20 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
       `kill -9 ×${kills}: ${COUNT} messages all sent; ${duplicates} duplicate requests (${duplicated} messages), bound ${kills * SEND_CONCURRENCY}`,
     );
     expect(duplicates).toBeLessThanOrEqual(kills * SEND_CONCURRENCY);
+
+    // Every status change's event arrives, in order per message; duplicates are allowed, counted.
+    const complete = (id: string) => {
+      const types = events.get(id) ?? [];
+      return types.includes('message.accepted') && types.includes('message.sent');
+    };
+    expect(await waitFor(() => ids.every(complete), 60_000)).toBe(true);
+    let eventDuplicates = 0;
+    for (const id of ids) {
+      const types = events.get(id)!;
+      eventDuplicates += types.length - 2;
+      expect(types.indexOf('message.sent'), id).toBeGreaterThan(types.indexOf('message.accepted'));
+    }
+    expect(badSignatures).toBe(0);
+    console.log(`kill -9 ×${kills}: ${2 * COUNT} status events all delivered; ${eventDuplicates} duplicate posts`);
   });
 });

@@ -31,7 +31,7 @@ let document: Document;
 const answered = new Map<string, Set<number>>();
 
 beforeAll(async () => {
-  t = await startApp({ SLUICE_BODY_LIMIT_BYTES: '4096' });
+  t = await startApp({ SLUICE_BODY_LIMIT_BYTES: '4096', SLUICE_WEBHOOK_ALLOW_PRIVATE: 'true' });
   const metrics = t.runtime.http.metrics!;
   // The same services, recording each response as the route (not the URL) answered it.
   app = await buildHttpApp({
@@ -113,7 +113,13 @@ describe('security', () => {
     for (const { key, path, method, operation } of operations()) {
       expect(operation.security, key).toBeDefined();
       const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
-      const expected = path.startsWith('/v1/admin') ? ['adminToken'] : path.startsWith('/v1/') ? ['apiKey'] : [];
+      const expected = path.startsWith('/v1/admin')
+        ? ['adminToken']
+        : path.startsWith('/v1/receipts')
+          ? ['receiptToken']
+          : path.startsWith('/v1/')
+            ? ['apiKey']
+            : [];
       expect(schemes, key).toEqual(expected);
       // Without credentials: 401 where the document asks for them, an answer otherwise.
       const response = await app.inject({ method: method.toUpperCase() as InjectOptions['method'], url: urlOf(path) });
@@ -248,6 +254,43 @@ describe('statuses', () => {
     await tenantCall(apiKey, 'POST', '/v1/messages/batch', { messages: [] });
     await tenantCall('sk_unknown', 'POST', '/v1/messages/batch', { messages: [sms(phone(8))] });
     await raw(apiKey, '/v1/messages/batch', 'messages=1', 'text/plain');
+    // Webhooks.
+    const hooks = `/v1/admin/tenants/${id}/webhooks`;
+    const webhookId = (await admin('POST', hooks, { url: 'http://127.0.0.1:9/hook', events: ['message.accepted'] })).json().id as string;
+    await admin('POST', hooks, { url: 'ftp://127.0.0.1/hook' });
+    await admin('POST', '/v1/admin/tenants/unknown/webhooks', { url: 'http://127.0.0.1:9/hook' });
+    await admin('GET', hooks);
+    await admin('GET', '/v1/admin/tenants/unknown/webhooks');
+    await admin('GET', `${hooks}/${webhookId}`);
+    await admin('GET', `${hooks}/unknown`);
+    await admin('PATCH', `${hooks}/${webhookId}`, { description: 'ops' });
+    await admin('PATCH', `${hooks}/${webhookId}`, {});
+    await admin('PATCH', `${hooks}/unknown`, { enabled: false });
+    await admin('POST', `${hooks}/${webhookId}/rotate-secret`);
+    await admin('POST', `${hooks}/unknown/rotate-secret`);
+    await admin('GET', `${hooks}/${webhookId}/events?status=pending&limit=10`);
+    await admin('GET', `${hooks}/unknown/events`);
+    await admin('POST', `${hooks}/${webhookId}/events/unknown/replay`);
+    const doomed = (await admin('POST', hooks, { url: 'http://127.0.0.1:9/other' })).json().id as string;
+    await admin('DELETE', `${hooks}/${doomed}`);
+    await admin('DELETE', `${hooks}/${doomed}`);
+
+    // Receipts.
+    const aliyun = await t.runtime.repositories.providers.create({
+      scope: id,
+      channel: 'sms',
+      kind: 'aliyun-sms',
+      name: 'a',
+      qps: 1,
+      config: {},
+    });
+    const receiptPath = (await admin('POST', `/v1/admin/providers/${aliyun.id}/receipt-token`)).json().path as string;
+    await admin('POST', `/v1/admin/providers/${providerId}/receipt-token`);
+    await admin('POST', '/v1/admin/providers/unknown/receipt-token');
+    const report = [{ biz_id: 'b-1', success: true, err_code: 'DELIVERED', report_time: '2026-12-01 10:00:00' }];
+    await app.inject({ method: 'POST', url: receiptPath, payload: report });
+    await app.inject({ method: 'POST', url: receiptPath, payload: { biz_id: 'b-1' } });
+    await app.inject({ method: 'POST', url: `/v1/receipts/${aliyun.id}?token=wrong`, payload: report });
 
     // Messages.
     const accepted = (await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(3)), { 'idempotency-key': 'k-1' })).json().id as string;
@@ -270,6 +313,8 @@ describe('statuses', () => {
     await t.runtime.repositories.messages.drain();
     await t.runtime.repositories.messages.claim(accepted, { now: t.clock.now(), leaseMs: 5000 });
     await tenantCall(apiKey, 'DELETE', `/v1/messages/${accepted}`);
+    const [event] = (await admin('GET', `${hooks}/${webhookId}/events?status=pending`)).json().events as { id: string }[];
+    await admin('POST', `${hooks}/${webhookId}/events/${event!.id}/replay`);
 
     // Risk control.
     const check = { subject: 'user-1', action: 'login', rules: [{ windowSeconds: 60, limit: 1 }] };

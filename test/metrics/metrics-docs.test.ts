@@ -38,7 +38,7 @@ describe('docs/metrics.md', () => {
     // `action` (with `rule`) names a stored risk rule set: configuration, bounded by the sets an
     // operator stores; an action without a set is answered 404 before anything is counted.
     const bounded = new Set(
-      'store outcome channel rule interceptor code operation kind to mode reason level result status partition provider method route status_code collector cache action shadow'.split(
+      'type store outcome channel rule interceptor code operation kind to mode reason level result status partition provider method route status_code collector cache action shadow'.split(
         ' ',
       ),
     );

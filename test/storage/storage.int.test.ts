@@ -74,6 +74,7 @@ for (const backend of backends) {
           '0003-tenant-status-index',
           '0004-blacklist-canonical-keys',
           '0005-risk-rule-sets',
+          '0006-webhooks',
           '0007-templates-priority-quiet-hours',
         ]);
         expect(await pendingMigrations(database)).toEqual([]);

@@ -12,6 +12,7 @@ import { providerNameUniqueMigration } from './0002-provider-name-unique.js';
 import { tenantStatusIndexMigration } from './0003-tenant-status-index.js';
 import { blacklistCanonicalKeysMigration } from './0004-blacklist-canonical-keys.js';
 import { riskRuleSetsMigration } from './0005-risk-rule-sets.js';
+import { webhooksMigration } from './0006-webhooks.js';
 import { templatesPriorityQuietHoursMigration } from './0007-templates-priority-quiet-hours.js';
 
 /** What data migrations need of the settings. */
@@ -28,6 +29,7 @@ export function migrationsFor(dialect: Dialect, options: MigrationOptions = {}):
     '0003-tenant-status-index': tenantStatusIndexMigration(dialect),
     '0004-blacklist-canonical-keys': blacklistCanonicalKeysMigration(options),
     '0005-risk-rule-sets': riskRuleSetsMigration(dialect),
+    '0006-webhooks': webhooksMigration(dialect),
     '0007-templates-priority-quiet-hours': templatesPriorityQuietHoursMigration(dialect),
   };
 }

@@ -10,6 +10,8 @@ import type { Database, DialectCapabilities } from '../../database.js';
 import { retryTransient } from '../../errors.js';
 import { type GroupCommitOptions, type GroupCommitStats, GroupCommitWriter } from '../../group-commit.js';
 import type { DeliveryAttemptsTable, MessageRow, Tables } from '../../schema.js';
+import { applyPendingReceipts } from '../receipts.js';
+import { type StatusChange, writeEvents, writeSettleEvents } from './events.js';
 import { MessageInserts } from './insert.js';
 import { moveFromSending, moveManyFromSending, type Settle } from './settle.js';
 import { attemptRow, type Message } from './types.js';
@@ -32,7 +34,8 @@ async function sequentially<T, R>(items: readonly T[], work: (item: T) => Promis
  * Writes one batch in its transaction: every new row in one multi-row INSERT, then the settles'
  * guarded UPDATEs (in id order, so concurrent batches lock rows in the same order; one statement
  * for distinct ids where the dialect returns rows), then the attempt rows of the settles that
- * moved in one INSERT, then the claims. Answers per item, in item order.
+ * moved in one INSERT, then the outbox rows of the accepts and of the settles that finished a
+ * message (`events.ts`), then the claims (a claim writes the events of the messages it fails). Answers per item, in item order.
  */
 async function writeBatch(
   trx: Kysely<Tables>,
@@ -66,8 +69,33 @@ async function writeBatch(
     if (moved[position] && record !== undefined) attempts.push(attemptRow(record, item.id));
   }
   if (attempts.length > 0) await trx.insertInto('delivery_attempts').values(attempts).execute();
+  // The outbox rows of these changes, in their transaction: committed with them or not at all.
+  if (rows.length > 0) await writeEvents(trx, rows.map(acceptedChange));
+  await writeSettleEvents(
+    trx,
+    settles.flatMap(({ item }, position) => (moved[position] ? [{ id: item.id, status: item.changes.status, at: item.options.now }] : [])),
+  );
+  // Receipts that came before these sends were settled: applied now, after the `sent` events.
+  const sent = settles.flatMap(({ item }, position) =>
+    moved[position] && item.changes.status === 'sent' && item.changes.provider_id && item.changes.provider_message_id
+      ? [{ providerId: item.changes.provider_id, providerMessageId: item.changes.provider_message_id }]
+      : [],
+  );
+  if (sent.length > 0) await applyPendingReceipts(trx, sent, settles[0]!.item.options.now);
   for (const { index, item } of claims) results[index] = await item.run(trx);
   return results;
+}
+
+function acceptedChange(row: MessageRow): StatusChange {
+  return {
+    type: 'message.accepted',
+    messageId: row.id,
+    tenantId: row.tenant_id,
+    channel: row.channel,
+    recipient: row.recipient,
+    status: row.status,
+    at: row.created_at,
+  };
 }
 
 /** The group-committed writes of the messages repository, each typed by what it answers. */

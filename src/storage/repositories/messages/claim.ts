@@ -9,6 +9,7 @@ import type { Kysely } from 'kysely';
 import type { DialectCapabilities } from '../../database.js';
 import type { MessageRow, Tables } from '../../schema.js';
 import { byLaneThenDue, claimable, heldClaims, notSuspended } from './conditions.js';
+import { writeSettleEvents } from './events.js';
 import { moveFromSending } from './settle.js';
 import { type ClaimOptions, type HeldClaim, type Message, toMessage } from './types.js';
 
@@ -55,15 +56,19 @@ export async function claimIds(
   }
   rows.sort(byLaneThenDue);
   const claimed: Message[] = [];
+  const failed: { id: string; status: 'failed'; at: number }[] = [];
   for (const message of rows.map((row) => toMessage(row))) {
     if (message.attempts <= message.maxAttempts) claimed.push(message);
-    else
+    else if (
       await moveFromSending(trx, {
         id: message.id,
         options: { attempt: message.attempts, now },
         changes: { status: 'failed', last_error: EXHAUSTED_LEASE_ERROR },
-      });
+      })
+    )
+      failed.push({ id: message.id, status: 'failed', at: now });
   }
+  await writeSettleEvents(trx, failed);
   return claimed;
 }
 

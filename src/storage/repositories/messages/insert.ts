@@ -34,6 +34,10 @@ export function newMessageRow(input: NewMessageRow): MessageRow {
     updated_at: input.now,
     sent_at: null,
     priority: input.priority === 'bulk' ? 1 : 0,
+
+    receipt_status: null,
+    receipt_code: null,
+    receipt_at: null,
   };
 }
 

@@ -31,6 +31,16 @@ export interface Message {
   updatedAt: number;
   sentAt: number | null;
   priority: 'transactional' | 'bulk';
+
+  /** The vendor's delivery receipt, once one arrived (SMS providers that push them). */
+  receipt: MessageReceipt | null;
+}
+
+/** A vendor's delivery receipt as stored: its verdict, the vendor's own code, when. */
+export interface MessageReceipt {
+  status: 'delivered' | 'undelivered';
+  code: string;
+  at: number;
 }
 
 export interface NewMessageRow {
@@ -119,7 +129,7 @@ export const PENDING_STATUSES: readonly MessageStatus[] = ['queued', 'scheduled'
 /** Not finished: pending or being sent. */
 export const OPEN_STATUSES: readonly MessageStatus[] = ['queued', 'scheduled', 'sending'];
 /** Final: no move leaves these. */
-export const FINISHED_STATUSES: readonly MessageStatus[] = ['sent', 'failed', 'canceled'];
+export const FINISHED_STATUSES: readonly MessageStatus[] = ['sent', 'failed', 'canceled', 'delivered', 'undelivered'];
 
 const nullableNumber = (value: number | null) => (value === null ? null : Number(value));
 
@@ -146,6 +156,11 @@ export function toMessage(row: MessageRow, payload?: MessagePayload): Message {
     updatedAt: Number(row.updated_at),
     sentAt: nullableNumber(row.sent_at),
     priority: Number(row.priority) === 1 ? 'bulk' : 'transactional',
+
+    receipt:
+      row.receipt_status === null
+        ? null
+        : { status: row.receipt_status as MessageReceipt['status'], code: row.receipt_code ?? '', at: Number(row.receipt_at) },
   };
 }
 

@@ -1,0 +1,100 @@
+/**
+ * Which URLs a tenant's webhook may post to. Checked when the webhook is stored and again before
+ * every post (a name may resolve elsewhere later): `http:`/`https:` only, no credentials in the
+ * URL, the host on the allow-list when one is set, and no loopback, private, link-local or
+ * otherwise internal address unless private targets are allowed (tests, the demo, a private
+ * deployment): a webhook must not become a way to reach sluice's own network.
+ */
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+
+export interface WebhookUrlPolicy {
+  /** Loopback and private ranges allowed (`SLUICE_WEBHOOK_ALLOW_PRIVATE`). */
+  allowPrivate: boolean;
+  /** Lower-case host names (or `*.suffix`) allowed; empty: any public host. */
+  allowedHosts: readonly string[];
+}
+
+const INTERNAL = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  INTERNAL.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const)
+  INTERNAL.addSubnet(net, prefix, 'ipv6');
+
+/** Whether `address` (an IP literal) is loopback, private, link-local, multicast or reserved. */
+export function isInternalAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, '');
+  const family = isIP(bare);
+  if (family === 4) return INTERNAL.check(bare, 'ipv4');
+  if (family === 6) {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
+    return mapped ? INTERNAL.check(mapped, 'ipv4') : INTERNAL.check(bare, 'ipv6');
+  }
+  return false;
+}
+
+function hostAllowed(host: string, allowed: readonly string[]): boolean {
+  if (allowed.length === 0) return true;
+  return allowed.some((entry) => {
+    const pattern = entry.toLowerCase();
+    return pattern.startsWith('*.') ? host.endsWith(pattern.slice(1)) : host === pattern;
+  });
+}
+
+/**
+ * What is wrong with `text` as a webhook URL under `policy`, without resolving names; undefined
+ * when nothing is. The problem never quotes the URL (it may carry a credential).
+ */
+export function webhookUrlProblem(text: string, policy: WebhookUrlPolicy): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'url is not an absolute URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'url must be http: or https:';
+  if (url.username !== '' || url.password !== '') return 'url must not carry credentials (user:password@)';
+  const host = url.hostname.toLowerCase();
+  if (!hostAllowed(host, policy.allowedHosts)) return 'url host is not on SLUICE_WEBHOOK_ALLOWED_HOSTS';
+  if (!policy.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || isInternalAddress(host)))
+    return 'url points to a loopback or private address (allowed only with SLUICE_WEBHOOK_ALLOW_PRIVATE=true)';
+  return undefined;
+}
+
+/**
+ * {@link webhookUrlProblem}, then, unless private targets are allowed, every address the host
+ * resolves to: a public name pointing at an internal address is refused too.
+ */
+export async function resolvedWebhookUrlProblem(text: string, policy: WebhookUrlPolicy): Promise<string | undefined> {
+  const problem = webhookUrlProblem(text, policy);
+  if (problem !== undefined || policy.allowPrivate) return problem;
+  const host = new URL(text).hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return undefined;
+  let addresses: { address: string }[];
+  try {
+    addresses = await lookup(host, { all: true });
+  } catch {
+    return 'url host does not resolve';
+  }
+  return addresses.some(({ address }) => isInternalAddress(address))
+    ? 'url host resolves to a loopback or private address (allowed only with SLUICE_WEBHOOK_ALLOW_PRIVATE=true)'
+    : undefined;
+}

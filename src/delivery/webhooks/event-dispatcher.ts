@@ -1,0 +1,250 @@
+/**
+ * One partition of the outbox's event dispatch: the webhooks whose `shard % partitions ==
+ * partition`, worked by the holder of the partition's lease lock (`webhooks:<n>`), like the
+ * message dispatchers. Each pass, per endpoint, claims as many due events as the endpoint has
+ * free slots (`concurrency`: its pace), posts them signed, and settles each: `delivered` on a 2xx
+ * within the timeout, else retried with full-jitter exponential backoff until its give-up time
+ * (24 h after it was written or replayed), then `failed`. An endpoint that is slow or down fills
+ * only its own slots: the others keep going.
+ *
+ * At least once: a holder that dies between the post and its settle, or loses its lock while a
+ * post is in flight, leaves the event pending, and the next holder posts it again. Receivers
+ * dedupe by `Sluice-Event-Id`.
+ *
+ * Order per message: `WebhookEventsRepository.due` returns an event only when no earlier step of
+ * its message is pending for the endpoint, and the posts in flight are still pending, so a
+ * message's `sent` is not posted before its `accepted` has been answered 2xx or given up.
+ */
+import type { Logger } from 'pino';
+import { resolvedWebhookUrlProblem, type WebhookUrlPolicy } from '../../core/webhook-urls.js';
+import type { LeaseLock } from '../../infra/lock/index.js';
+import type { Clock } from '../../limiter/index.js';
+import { type HttpAnswer, postOnce } from '../../providers/http-request.js';
+import type { WebhookEvent, WebhookEventsRepository } from '../../storage/repositories/webhook-events.js';
+import type { Webhook, WebhooksRepository } from '../../storage/repositories/webhooks.js';
+import { retryDelayMs } from '../attempt.js';
+import { PartitionLock } from '../partition-lock.js';
+import type { DeliveryMetrics } from '../ports.js';
+import { signatureHeader } from './signature.js';
+
+/** Posts one event; the default is one bounded HTTP POST. */
+export type EventPoster = (request: {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+}) => Promise<HttpAnswer>;
+
+export interface EventDispatcherOptions {
+  partition: number;
+  partitions: number;
+  lock: LeaseLock;
+  webhooks: Pick<WebhooksRepository, 'listForPartition' | 'signingSecrets'>;
+  events: Pick<WebhookEventsRepository, 'due' | 'markDeliveredMany' | 'markFailedAttempt' | 'countPending'>;
+  clock: Clock;
+  logger: Logger;
+  metrics?: Pick<DeliveryMetrics, 'webhookEvents' | 'webhookEventLatency' | 'webhookEventsPending' | 'lockHeld'>;
+  pollMs: number;
+  leaseMs: number;
+  /** Posts in flight per endpoint. */
+  concurrency: number;
+  timeoutMs: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  urlPolicy: WebhookUrlPolicy;
+  random?: () => number;
+  post?: EventPoster;
+}
+
+/** How long a webhook's list entry and signing secrets are reused: a change or rotation applies within this (a rotation's grace period covers it). */
+const CACHE_MS = 5000;
+
+const defaultPost: EventPoster = (request) => postOnce({ providerId: 'webhook', ...request });
+
+export class EventDispatcher {
+  readonly name: string;
+  private readonly lock: PartitionLock;
+  /** Event ids being posted, per webhook id. */
+  private readonly inFlight = new Map<string, Set<string>>();
+  private readonly posts = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+  /** The partition's webhooks, re-read on timer passes (a pass woken by a finished post reuses them). */
+  private webhooks: Webhook[] | undefined;
+  private readonly secrets = new Map<string, { at: number; secrets: string[] | undefined }>();
+  /** 2xx answers waiting for the one transaction that marks them (this event-loop turn's). */
+  private marks: { webhookId: string; eventId: string }[] = [];
+  private marking: Promise<void> | undefined;
+  private nextPassFull = true;
+
+  constructor(private readonly options: EventDispatcherOptions) {
+    this.name = `webhooks:${options.partition}`;
+    this.lock = new PartitionLock({
+      partition: this.name,
+      lock: options.lock,
+      clock: options.clock,
+      logger: options.logger,
+      leaseMs: options.leaseMs,
+      onNotHolding: () => {
+        options.metrics?.lockHeld.set({ partition: this.name }, 0);
+        options.metrics?.webhookEventsPending.remove({ partition: this.name });
+      },
+    });
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.wake();
+  }
+
+  /** Stops passing, waits for the posts in flight to settle, gives the lock back. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await Promise.allSettled([...this.posts]);
+    await this.lock.release();
+  }
+
+  /** Runs a pass as soon as the current one ends. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.running = this.pass()
+      .catch((error: unknown) => this.options.logger.warn({ err: error, partition: this.name }, 'webhook event pass failed; tried again'))
+      .finally(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          setImmediate(() => this.wake());
+        } else {
+          this.timer = setTimeout(() => {
+            this.nextPassFull = true;
+            this.wake();
+          }, this.options.pollMs);
+          this.timer.unref();
+        }
+      });
+  }
+
+  /** Whether this instance holds the partition now. */
+  holdsLock(): boolean {
+    return this.lock.isHeld();
+  }
+
+  /** One pass: every endpoint of the partition gets its free slots filled with its due events. */
+  async pass(): Promise<void> {
+    const held = await this.lock.hold();
+    if (held === 'none') return;
+    if (held === 'taken') this.options.metrics?.lockHeld.set({ partition: this.name }, 1);
+    const { events, clock } = this.options;
+    const full = this.nextPassFull || this.webhooks === undefined || held === 'taken';
+    this.nextPassFull = false;
+    if (full) this.webhooks = await this.options.webhooks.listForPartition(this.options.partition, this.options.partitions);
+    const webhooks = this.webhooks ?? [];
+    for (const webhook of webhooks) {
+      const flying = this.inFlight.get(webhook.id) ?? new Set<string>();
+      const free = this.options.concurrency - flying.size;
+      if (free <= 0) continue;
+      const due = await events.due(webhook.id, { now: clock.now(), limit: free, exclude: [...flying] });
+      for (const event of due) this.launch(webhook, event, flying);
+    }
+    if (full && this.options.metrics)
+      this.options.metrics.webhookEventsPending.set(
+        { partition: this.name },
+        await events.countPending(webhooks.map((webhook) => webhook.id)),
+      );
+  }
+
+  private launch(webhook: Webhook, event: WebhookEvent, flying: Set<string>): void {
+    flying.add(event.eventId);
+    this.inFlight.set(webhook.id, flying);
+    const post = this.deliver(webhook, event)
+      .catch((error: unknown) =>
+        this.options.logger.warn(
+          { err: error, webhook: webhook.id, event: event.eventId },
+          'webhook event settle failed; posted again later',
+        ),
+      )
+      .finally(() => {
+        flying.delete(event.eventId);
+        this.posts.delete(post);
+        // The next event of this message (or of the endpoint's queue) may be due now.
+        this.wake();
+      });
+    this.posts.add(post);
+  }
+
+  /** Posts one event and settles it. */
+  private async deliver(webhook: Webhook, event: WebhookEvent): Promise<void> {
+    const { clock, metrics } = this.options;
+    const problem = await this.postProblem(webhook, event);
+    const now = clock.now();
+    if (problem === undefined) {
+      await this.markDelivered(webhook.id, event.eventId);
+      metrics?.webhookEvents.inc({ type: event.type, outcome: 'delivered' });
+      metrics?.webhookEventLatency.observe({ type: event.type }, Math.max(0, now - event.createdAt) / 1000);
+      return;
+    }
+    const delay = retryDelayMs(event.attempts + 1, this.options.retryBaseMs, this.options.retryMaxMs, this.options.random ?? Math.random);
+    const status = await this.options.events.markFailedAttempt(webhook.id, event.eventId, { now, nextAt: now + delay, error: problem });
+    metrics?.webhookEvents.inc({ type: event.type, outcome: status === 'failed' ? 'failed' : 'retried' });
+    if (status === 'failed')
+      this.options.logger.warn({ webhook: webhook.id, event: event.eventId, error: problem }, 'webhook event given up after its retries');
+  }
+
+  /** Joins this turn's batch of 2xx marks; resolves once its transaction committed. */
+  private markDelivered(webhookId: string, eventId: string): Promise<void> {
+    this.marks.push({ webhookId, eventId });
+    this.marking ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const marks = this.marks;
+      this.marks = [];
+      this.marking = undefined;
+      return this.options.events.markDeliveredMany(marks, this.options.clock.now());
+    });
+    return this.marking;
+  }
+
+  /** The secrets to sign with, read at most every {@link CACHE_MS}; undefined: the webhook is gone. */
+  private async signing(webhookId: string): Promise<string[] | undefined> {
+    const now = this.options.clock.now();
+    const cached = this.secrets.get(webhookId);
+    if (cached && now - cached.at < CACHE_MS) return cached.secrets;
+    const found = await this.options.webhooks.signingSecrets(webhookId, now);
+    const secrets = found && (found.previous === undefined ? [found.current] : [found.current, found.previous]);
+    this.secrets.set(webhookId, { at: now, secrets });
+    return secrets;
+  }
+
+  /** Why the post did not succeed, or undefined on a 2xx. */
+  private async postProblem(webhook: Webhook, event: WebhookEvent): Promise<string | undefined> {
+    const urlProblem = await resolvedWebhookUrlProblem(webhook.url, this.options.urlPolicy);
+    if (urlProblem !== undefined) return urlProblem;
+    const signing = await this.signing(webhook.id);
+    if (signing === undefined) return 'webhook removed';
+    try {
+      const answer = await (this.options.post ?? defaultPost)({
+        url: webhook.url,
+        headers: {
+          'Content-Type': 'application/json',
+          'User-Agent': 'sluice-webhooks/1',
+          'Sluice-Event-Id': event.eventId,
+          'Sluice-Signature': signatureHeader(event.body, signing, Math.floor(this.options.clock.now() / 1000)),
+        },
+        body: event.body,
+        timeoutMs: this.options.timeoutMs,
+      });
+      if (answer.status >= 200 && answer.status < 300) return undefined;
+      return `HTTP ${answer.status}`;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+}

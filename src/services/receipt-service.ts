@@ -1,0 +1,138 @@
+/**
+ * Vendors' delivery receipts pushed to `POST /v1/receipts/:providerId`: the push authenticated by
+ * the provider's receipt token (the vendors sign nothing), read in the vendor's own format, applied
+ * (`ReceiptsRepository`), answered as the vendor expects. A receipt that names no message of the
+ * provider waits for its settle; an entry that cannot be read is skipped and counted, never a 5xx.
+ *
+ * - Aliyun SMS (`SmsReport`, HTTP batch push): a JSON array of `{phone_number, send_time,
+ *   report_time, success, err_code, err_msg, sms_size, biz_id, out_id}`; answered `{"code":0,"msg":"接收成功"}`.
+ * - Tencent Cloud SMS (status callback): a JSON array of `{user_receive_time, nationcode, mobile,
+ *   report_status: SUCCESS|FAIL, errmsg, description, sid}`; answered `{"result":0,"errmsg":"OK"}`.
+ * Both send times as `YYYY-MM-DD HH:mm:ss` in China time (UTC+8).
+ */
+import { SluiceError } from '../core/errors.js';
+import type { Clock } from '../limiter/index.js';
+import type { ProvidersRepository } from '../storage/repositories/providers.js';
+import type { Receipt, ReceiptOutcome, ReceiptsRepository } from '../storage/repositories/receipts.js';
+
+/** What the receipt endpoint answers a vendor, and how many receipts it read. */
+export interface ReceiptAnswer {
+  body: Record<string, unknown>;
+  outcomes: Record<ReceiptOutcome | 'unreadable', number>;
+}
+
+export interface ReceiptService {
+  /** UNAUTHORIZED unless `token` is the receipt token of a provider that takes receipts. */
+  authenticate(providerId: string, token: string | undefined): Promise<void>;
+  /** UNAUTHORIZED for a wrong token or a provider without receipts; INVALID_REQUEST for a body that is no array. */
+  receive(providerId: string, token: string | undefined, body: unknown): Promise<ReceiptAnswer>;
+  /** A new receipt token for a provider that takes receipts (the previous one stops working); undefined: no such provider. */
+  issueToken(providerId: string): Promise<{ token: string; path: string } | undefined>;
+}
+
+interface VendorFormat {
+  read(entry: Record<string, unknown>): Receipt | undefined;
+  answer: Record<string, unknown>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const text = (value: unknown) => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined);
+
+/** `2017-01-01 00:00:00` in UTC+8 as epoch ms; `fallback` when absent or unreadable. */
+function chinaTime(value: unknown, fallback: number): number {
+  const match = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/.exec(text(value) ?? '');
+  if (!match) return fallback;
+  const [, y, mo, d, h, mi, s] = match.map(Number) as number[];
+  const ms = Date.UTC(y!, mo! - 1, d!, h! - 8, mi!, s!);
+  return Number.isFinite(ms) ? ms : fallback;
+}
+
+function formats(now: number): Record<string, VendorFormat> {
+  return {
+    'aliyun-sms': {
+      read(entry) {
+        const id = text(entry.biz_id);
+        if (!id || typeof entry.success !== 'boolean') return undefined;
+        return { providerMessageId: id, delivered: entry.success, code: text(entry.err_code) ?? '', at: chinaTime(entry.report_time, now) };
+      },
+      answer: { code: 0, msg: '接收成功' },
+    },
+    'tencent-sms': {
+      read(entry) {
+        const id = text(entry.sid);
+        const status = text(entry.report_status);
+        if (!id || (status !== 'SUCCESS' && status !== 'FAIL')) return undefined;
+        return {
+          providerMessageId: id,
+          delivered: status === 'SUCCESS',
+          code: text(entry.errmsg) ?? '',
+          at: chinaTime(entry.user_receive_time, now),
+        };
+      },
+      answer: { result: 0, errmsg: 'OK' },
+    },
+  };
+}
+
+/** The provider kinds that push delivery receipts. */
+export const RECEIPT_KINDS: readonly string[] = Object.keys(formats(0));
+
+export interface ReceiptServiceDeps {
+  providers: Pick<ProvidersRepository, 'get'>;
+  receipts: Pick<ReceiptsRepository, 'apply' | 'checkToken' | 'issueToken'>;
+  clock: Clock;
+  /** Counts each receipt by the provider's name and its outcome. */
+  onReceipt?: (provider: string, outcome: ReceiptOutcome | 'unreadable', delivered: boolean | undefined) => void;
+}
+
+export class SqlReceiptService implements ReceiptService {
+  constructor(private readonly deps: ReceiptServiceDeps) {}
+
+  async authenticate(providerId: string, token: string | undefined): Promise<void> {
+    await this.providerFor(providerId, token);
+  }
+
+  /** The provider and its format, when `token` is its receipt token. */
+  private async providerFor(providerId: string, token: string | undefined) {
+    const provider = await this.deps.providers.get(providerId);
+    const format = provider ? formats(this.deps.clock.now())[provider.kind] : undefined;
+    // One answer for an unknown provider and a wrong token: the endpoint tells a guesser nothing.
+    if (!provider || !format || !token || !(await this.deps.receipts.checkToken(providerId, token)))
+      throw new SluiceError('UNAUTHORIZED', 'unknown provider or wrong receipt token');
+    return { provider, format };
+  }
+
+  async receive(providerId: string, token: string | undefined, body: unknown): Promise<ReceiptAnswer> {
+    const now = this.deps.clock.now();
+    const { provider, format } = await this.providerFor(providerId, token);
+    if (!Array.isArray(body)) throw new SluiceError('INVALID_REQUEST', 'a receipt push is a JSON array of reports');
+    const outcomes: ReceiptAnswer['outcomes'] = { applied: 0, pending: 0, duplicate: 0, unreadable: 0 };
+    const receipts: Receipt[] = [];
+    for (const entry of body.slice(0, 10_000)) {
+      const receipt = isRecord(entry) ? format.read(entry) : undefined;
+      if (receipt) receipts.push(receipt);
+      else {
+        outcomes.unreadable++;
+        this.deps.onReceipt?.(provider.name, 'unreadable', undefined);
+      }
+    }
+    const applied = receipts.length > 0 ? await this.deps.receipts.apply(providerId, receipts, now) : [];
+    applied.forEach((outcome, index) => {
+      outcomes[outcome]++;
+      this.deps.onReceipt?.(provider.name, outcome, receipts[index]!.delivered);
+    });
+    return { body: format.answer, outcomes };
+  }
+
+  async issueToken(providerId: string): Promise<{ token: string; path: string } | undefined> {
+    const provider = await this.deps.providers.get(providerId);
+    if (!provider) return undefined;
+    if (!RECEIPT_KINDS.includes(provider.kind))
+      throw new SluiceError(
+        'INVALID_REQUEST',
+        `provider kind ${provider.kind} pushes no delivery receipts (only ${RECEIPT_KINDS.join(', ')})`,
+      );
+    const token = await this.deps.receipts.issueToken(providerId, this.deps.clock.now());
+    return { token, path: `/v1/receipts/${encodeURIComponent(providerId)}?token=${token}` };
+  }
+}

@@ -120,12 +120,22 @@ async function printDemo(runtime: Awaited<ReturnType<typeof createRuntime>>, add
   }
   const tenant = await admin.createTenant('demo');
   for (const channel of ['sms', 'email'] as const) await admin.setRules(tenant.id, channel, SEED_RULES);
+  await runtime.services.templates.putTemplate(tenant.id, 'sms', 'otp', {
+    params: { code: { type: 'string', pattern: '^\\d{4,8}$' } },
+    body: 'Your code is {{code}}',
+  });
   console.log(`
 Demo tenant "${tenant.name}" (${tenant.id}) created with the seed rules for sms and email:
 1 min 3, 1 h 10, 1 day 50; ban 10 min on breach. Its API key is shown once: ${tenant.apiKey}
 
-Send a message (the console provider prints it here); the 4th to one number within a minute is 429:
+Send a message with the stored template "otp" (the console provider prints the rendered text here);
+the 4th to one number within a minute is 429:
 
-  curl -si ${address}/v1/messages -H 'Authorization: Bearer ${tenant.apiKey}' -H 'Content-Type: application/json' -d '{"channel":"sms","to":"+8613800138000","body":"Your code is 1234"}'
+  curl -si ${address}/v1/messages -H 'Authorization: Bearer ${tenant.apiKey}' -H 'Content-Type: application/json' -d '{"channel":"sms","to":"+8613800138000","template":"otp","params":{"code":"1234"}}'
+
+Status callbacks: subscribe a local endpoint to the tenant's message events (signed, docs/api.md):
+
+  node -e "require('http').createServer((q,s)=>{let b='';q.on('data',c=>b+=c).on('end',()=>{console.log(q.headers['sluice-signature'],b);s.end()})}).listen(9000)"
+  SLUICE_WEBHOOK_ALLOW_PRIVATE=true node dist/cli/main.js webhook add ${tenant.id} http://127.0.0.1:9000/events
 `);
 }

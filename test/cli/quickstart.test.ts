@@ -42,12 +42,12 @@ describe('quick start (serve --demo)', () => {
       fetch(url!, {
         method: 'POST',
         headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ channel: 'sms', to: '+8613800138000', body: 'Your code is 1234' }),
+        body: JSON.stringify({ channel: 'sms', to: '+8613800138000', template: 'otp', params: { code: '1234' } }),
       });
     const first = await send();
     expect(first.status).toBe(202);
     const { id } = (await first.json()) as { id: string };
-    expect(await waitFor(new RegExp(`\\[sluice sms\\] id=${id} .*to=\\+8613800138000 body="Your code is 1234"`))).not.toBeNull();
+    expect(await waitFor(new RegExp(`\\[sluice sms\\] id=${id} .*to=\\+8613800138000 .*body="Your code is 1234"`))).not.toBeNull();
     expect((await send()).status).toBe(202);
     expect((await send()).status).toBe(202);
     const fourth = await send();

@@ -11,6 +11,8 @@ export function addServeCommand(program: Command, context: CommandContext): void
     .option('--demo', 'on a new database, create a demo tenant with the seed rules and print its key')
     .action(async (options: { roles?: string; demo?: boolean }) => {
       if (options.roles) process.env.SLUICE_ROLES = options.roles;
-      await serve(context.settings(), { demo: options.demo ?? false });
+      const settings = context.settings();
+      // The demo's webhooks post to a local endpoint: loopback is refused otherwise.
+      await serve(options.demo ? { ...settings, webhookAllowPrivate: true } : settings, { demo: options.demo ?? false });
     });
 }

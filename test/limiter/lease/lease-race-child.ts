@@ -32,6 +32,21 @@ const input = createInterface({ input: process.stdin });
 await new Promise<void>((resolve) => input.once('line', () => resolve()));
 input.close();
 
+/**
+ * One `+` per admission, written before the next check: the parent counts what a killed process
+ * admitted. stdout is a non-blocking pipe, so a full pipe (a slow parent) answers EAGAIN: write again.
+ */
+function tellAdmitted(): void {
+  for (;;) {
+    try {
+      writeSync(1, '+\n');
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+    }
+  }
+}
+
 let admitted = 0;
 let checks = 0;
 const end = performance.now() + Number(durationMs);
@@ -42,7 +57,7 @@ await Promise.all(
       checks++;
       if (decision.allowed) {
         admitted++;
-        writeSync(1, '+\n');
+        tellAdmitted();
       }
       // A denied check waits a little, as a caller given retryAfterMs would: keeps the loop from spinning.
       else await new Promise((resolve) => setTimeout(resolve, 1));

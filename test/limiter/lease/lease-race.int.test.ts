@@ -26,6 +26,8 @@ interface Racer {
   ready: Promise<void>;
   progress: number;
   result: Promise<{ admitted: number; checks: number; calls: number } | undefined>;
+  /** The end of what the process wrote on stderr (why it ended without a result). */
+  stderr(): string;
 }
 
 function startRacer(target: string, prefix: string, subject: string): Racer {
@@ -35,9 +37,16 @@ function startRacer(target: string, prefix: string, subject: string): Racer {
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const racer: Racer = { child, ready: Promise.resolve(), progress: 0, result: Promise.resolve(undefined) };
+  const racer: Racer = {
+    child,
+    ready: Promise.resolve(),
+    progress: 0,
+    result: Promise.resolve(undefined),
+    stderr: () => stderr.slice(-2000),
+  };
   const lines = createInterface({ input: child.stdout });
-  const exited = once(child, 'exit');
+  // 'close', not 'exit': the last line (the result) may still be in the pipe when the process exits.
+  const exited = once(child, 'close');
   racer.ready = new Promise<void>((resolve, reject) => {
     lines.on('line', (line) => line === 'ready' && resolve());
     void exited.then(() => reject(new Error(`lease child exited before ready: ${stderr}`)));
@@ -79,7 +88,10 @@ for (const { name, variable, available, target } of targets)
         const results = await Promise.all(racers.map((racer) => racer.result));
         const elapsed = performance.now() - started;
         expect(results[0]).toBeUndefined();
-        const survivors = results.slice(1).map((result) => result!);
+        const survivors = results.slice(1).map((result, i) => {
+          if (!result) throw new Error(`racer ${i + 1} ended without its result: ${racers[i + 1]!.stderr()}`);
+          return result;
+        });
         const admitted = survivors.reduce((sum, result) => sum + result.admitted, 0) + victim.progress;
         const checks = survivors.reduce((sum, result) => sum + result.checks, 0);
         const calls = survivors.reduce((sum, result) => sum + result.calls, 0);

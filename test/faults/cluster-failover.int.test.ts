@@ -30,7 +30,8 @@ import { redisBin, sleep } from './fault-support.js';
 
 const RULES = [{ windowMs: 120_000, limit: 5 }];
 const IN_FLIGHT = 32;
-const RUN_MS = 10_000;
+/** Long enough that the last 3 s follow the failover (about 4 s after the kill at 2 s) and the breaker closing again, on a loaded machine too. */
+const RUN_MS = 14_000;
 const KILL_AT_MS = 2_000;
 /** A new group of 10 subjects every 200 ms: subjects fill up around the kill, not only before it. */
 const GROUP_MS = 200;

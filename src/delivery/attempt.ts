@@ -53,7 +53,7 @@ export async function runAttempt(message: Message, context: AttemptContext, stop
     return;
   }
   try {
-    await providers.pace(provider, stopping);
+    await providers.pace(provider, message.priority, stopping);
   } catch (error) {
     if (!stopping.aborted) throw error;
     // Back in the due index too; the partition's next holder also finds it by its rebuild.

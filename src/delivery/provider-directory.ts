@@ -2,23 +2,25 @@
  * The providers of each tenant channel, in failover order, built from the stored rows, and the
  * pace of each: the worker role's `ProviderDirectory`.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Channel } from '../core/channels.js';
 import type { Clock, Rule } from '../limiter/index.js';
 import { type Provider, ProviderError } from '../providers/provider.js';
 import { createProvider } from '../providers/registry.js';
+import type { Message } from '../storage/repositories/messages.js';
 import { type StoredProvider, UnopenableSecretError } from '../storage/repositories/providers.js';
+import { PaceQueue } from './pace-queue.js';
 import type { PaceLimiter, ProviderRecords } from './ports.js';
 
 /** The providers of a tenant channel, in failover order, and the pace of each. */
 export interface ProviderDirectory {
   providersFor(tenantId: string, channel: Channel): Promise<Provider[]>;
   /**
-   * Resolves when `provider` may send one more message (waits, never fails, when over its QPS).
+   * Resolves when `provider` may send one more message (waits, never fails, when over its QPS);
+   * the waiters of a process go transactional first, then bulk, each in order of arrival.
    * Rejects only when `signal` aborts the wait.
    */
-  pace(provider: Provider, signal?: AbortSignal): Promise<void>;
+  pace(provider: Provider, priority: Message['priority'], signal?: AbortSignal): Promise<void>;
 }
 
 export interface ProviderDirectoryDeps {
@@ -38,6 +40,7 @@ export class SqlProviderDirectory implements ProviderDirectory {
   private readonly cache = new Map<string, { providers: Promise<Provider[]>; expiresAt: number }>();
   private readonly built = new Map<string, Provider>();
   private readonly paceRules = new Map<string, Rule[]>();
+  private readonly paceQueues = new Map<string, PaceQueue>();
   private readonly qps = new Map<string, number>();
   /** Tenant channels already warned about having no provider. */
   private readonly warnedFallback = new Set<string>();
@@ -150,19 +153,25 @@ export class SqlProviderDirectory implements ProviderDirectory {
    * exact sliding log of one second, not a token bucket: a vendor's "N per second" holds in every
    * second, and a bucket's burst plus refill would let up to 2N − 1 through some one-second window.
    */
-  async pace(provider: Provider, signal?: AbortSignal): Promise<void> {
-    const qps = this.qps.get(provider.id);
-    if (!qps) return;
-    let rules = this.paceRules.get(provider.id);
+  pace(provider: Provider, priority: Message['priority'], signal?: AbortSignal): Promise<void> {
+    if (!this.qps.get(provider.id)) return Promise.resolve();
+    let queue = this.paceQueues.get(provider.id);
+    if (!queue) {
+      queue = new PaceQueue(() => this.checkPace(provider.id));
+      this.paceQueues.set(provider.id, queue);
+    }
+    return queue.enter(priority, signal);
+  }
+
+  /** One send's worth of the provider's QPS now, at its current rate (an edit applies at once). */
+  private async checkPace(providerId: string): Promise<{ allowed: boolean; retryAfterMs: number }> {
+    const qps = this.qps.get(providerId);
+    if (!qps) return { allowed: true, retryAfterMs: 0 };
+    let rules = this.paceRules.get(providerId);
     if (rules?.[0]?.limit !== qps) {
       rules = [{ windowMs: 1000, limit: qps, algorithm: 'sliding-log' }];
-      this.paceRules.set(provider.id, rules);
+      this.paceRules.set(providerId, rules);
     }
-    for (;;) {
-      signal?.throwIfAborted();
-      const decision = await this.deps.limiter.check({ subject: `pace:${provider.id}`, rules });
-      if (decision.allowed) return;
-      await sleep(Math.max(1, decision.retryAfterMs), undefined, signal ? { signal } : {});
-    }
+    return this.deps.limiter.check({ subject: `pace:${providerId}`, rules });
   }
 }

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { PaceQueue } from '../../src/delivery/pace-queue.js';
+
+/** A pace that lets `perRound` checks through, then denies until `release()` opens the next round. */
+function gatedPace(perRound: number) {
+  let left = perRound;
+  return {
+    check: async () => {
+      if (left > 0) {
+        left -= 1;
+        return { allowed: true, retryAfterMs: 0 };
+      }
+      return { allowed: false, retryAfterMs: 5 };
+    },
+    release: () => {
+      left = perRound;
+    },
+    hold: () => {
+      left = 0;
+    },
+  };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe('PaceQueue', () => {
+  it('serves transactional waiters before bulk ones that waited longer, each lane in arrival order', async () => {
+    const pace = gatedPace(1);
+    pace.hold();
+    const queue = new PaceQueue(pace.check);
+    const order: string[] = [];
+    const enter = (name: string, priority: 'bulk' | 'transactional') => queue.enter(priority, undefined).then(() => order.push(name));
+    const all = [enter('b1', 'bulk'), enter('b2', 'bulk'), enter('b3', 'bulk')];
+    await settle();
+    all.push(enter('t1', 'transactional'), enter('t2', 'transactional'));
+    for (let round = 0; round < 5 && order.length < 5; round++) {
+      pace.release();
+      await settle();
+      // One slot a round: exactly one more waiter gets through each time.
+      expect(order.length).toBe(Math.min(5, round + 1));
+    }
+    await Promise.all(all);
+    expect(order).toEqual(['t1', 't2', 'b1', 'b2', 'b3']);
+  });
+
+  it('lets an aborted waiter go at once and keeps serving the rest', async () => {
+    const pace = gatedPace(1);
+    pace.hold();
+    const queue = new PaceQueue(pace.check);
+    const abort = new AbortController();
+    const aborted = queue.enter('bulk', abort.signal);
+    const kept = queue.enter('bulk', undefined);
+    abort.abort(new Error('stopping'));
+    await expect(aborted).rejects.toThrow('stopping');
+    pace.release();
+    await expect(kept).resolves.toBeUndefined();
+  });
+
+  it('rejects a waiter whose check failed, and stops polling once no one waits', async () => {
+    let fail = true;
+    const queue = new PaceQueue(async () => {
+      if (fail) throw new Error('redis down');
+      return { allowed: true, retryAfterMs: 0 };
+    });
+    await expect(queue.enter('transactional', undefined)).rejects.toThrow('redis down');
+    fail = false;
+    await expect(queue.enter('bulk', undefined)).resolves.toBeUndefined();
+  });
+
+  it('checks every waiter that arrived in one turn in one round, so a batching limiter sees them together', async () => {
+    // Each check answers only once all three were asked: waiters split over rounds never finish.
+    let asked = 0;
+    let everyoneAsked = () => {};
+    const barrier = new Promise<void>((resolve) => {
+      everyoneAsked = resolve;
+    });
+    const queue = new PaceQueue(async () => {
+      asked += 1;
+      if (asked === 3) everyoneAsked();
+      await barrier;
+      return { allowed: true, retryAfterMs: 0 };
+    });
+    const waiters = Promise.all([queue.enter('bulk', undefined), queue.enter('bulk', undefined), queue.enter('transactional', undefined)]);
+    const outcome = await Promise.race([waiters.then(() => 'served'), new Promise((resolve) => setTimeout(resolve, 500, 'split'))]);
+    expect(outcome).toBe('served');
+  });
+});

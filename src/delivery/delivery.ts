@@ -76,27 +76,17 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
   const started = (roster ? roster.start() : Promise.resolve()).then(() => {
     if (!stopped) for (const dispatcher of [...dispatchers, ...eventDispatchers]) dispatcher.start();
   });
-  const purger =
+  // Finished messages, finished webhook events, and receipts that never found their send: each
+  // kept for the retention period, then purged in batches.
+  const purgers =
     settings.retentionDays > 0
-      ? new RetentionPurger({
-          messages: deps.messages,
-          clock: deps.clock,
-          logger: deps.logger,
-          retentionDays: settings.retentionDays,
-          onPurged: (count) => deps.metrics.messagesPurged.inc(count),
-        })
-      : undefined;
-  const eventPurger =
-    settings.retentionDays > 0
-      ? new RetentionPurger({
-          messages: deps.webhookEvents,
-          clock: deps.clock,
-          logger: deps.logger,
-          retentionDays: settings.retentionDays,
-        })
-      : undefined;
-  purger?.start();
-  eventPurger?.start();
+      ? [
+          { messages: deps.messages, onPurged: (count: number) => deps.metrics.messagesPurged.inc(count) },
+          { messages: deps.webhookEvents, what: 'finished webhook events' },
+          { messages: deps.pendingReceipts, what: 'receipts that matched no sent message' },
+        ].map((purged) => new RetentionPurger({ ...purged, clock: deps.clock, logger: deps.logger, retentionDays: settings.retentionDays }))
+      : [];
+  for (const purger of purgers) purger.start();
   const stopWaking = deps.wakes.onWake((partition, dueAt) => {
     // '*' (the wake channel was reconnected: anything may have been missed) wakes every dispatcher,
     // a holder or one waiting to take its lock now that Redis is back. A partition's wake, sent for
@@ -124,8 +114,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
       await Promise.all([
         ...dispatchers.map((dispatcher) => dispatcher.stop()),
         ...eventDispatchers.map((dispatcher) => dispatcher.stop()),
-        purger?.stop(),
-        eventPurger?.stop(),
+        ...purgers.map((purger) => purger.stop()),
       ]);
       await roster?.stop();
     },

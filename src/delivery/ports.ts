@@ -11,6 +11,7 @@ import type { Provider } from '../providers/provider.js';
 import type { Settings } from '../settings/settings.js';
 import type { MessagesRepository } from '../storage/repositories/messages.js';
 import type { ProvidersRepository } from '../storage/repositories/providers.js';
+import type { ReceiptsRepository } from '../storage/repositories/receipts.js';
 import type { TenantsRepository } from '../storage/repositories/tenants.js';
 import type { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
 import type { WebhooksRepository } from '../storage/repositories/webhooks.js';
@@ -127,6 +128,8 @@ export interface DeliveryDeps {
   /** The webhook endpoints and their events: an event dispatcher per partition posts them. */
   webhooks: WebhookRecords;
   webhookEvents: WebhookEventRecords;
+  /** Receipts waiting for their send's settle: the purger deletes those past the retention. */
+  pendingReceipts: Pick<ReceiptsRepository, 'purgeFinished'>;
   /** Serves a tenant channel without providers while none at all is stored (the embedded default's console). */
   fallbackProvider: Provider;
 }

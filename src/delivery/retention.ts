@@ -18,6 +18,8 @@ export interface RetentionOptions {
   messages: Pick<MessagesRepository, 'purgeFinished'>;
   clock: Clock;
   logger: Logger;
+  /** What is purged, as the log names it; default "finished messages". */
+  what?: string;
   /** How long a finished message is kept. */
   retentionDays: number;
   /** Counts what was deleted (`sluice_messages_purged_total`). */
@@ -75,11 +77,14 @@ export class RetentionPurger {
           if (count > 0)
             this.options.logger.info(
               { count, retentionDays: this.options.retentionDays },
-              'finished messages past their retention deleted',
+              `${this.options.what ?? 'finished messages'} past their retention deleted`,
             );
         })
         .catch((error: unknown) =>
-          this.options.logger.warn({ err: error }, 'purging finished messages failed; tried again at the next pass'),
+          this.options.logger.warn(
+            { err: error },
+            `purging ${this.options.what ?? 'finished messages'} failed; tried again at the next pass`,
+          ),
         )
         .finally(() => {
           this.running = undefined;

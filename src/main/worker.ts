@@ -69,6 +69,7 @@ function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes: DueFe
     onConfigChange: (listener) => runtime.onConfigChange(listener),
     webhooks: repositories.webhooks,
     webhookEvents: repositories.webhookEvents,
+    pendingReceipts: repositories.receipts,
     fallbackProvider,
   };
 }

@@ -166,7 +166,7 @@ export const SETTINGS = {
     default: 30,
     range: [0, 3650],
     description:
-      'Days a finished message (sent, failed, canceled) and its attempts are kept; workers delete older ones every hour. An Idempotency-Key is remembered as long as its message. 0: keep them for ever.',
+      'Days a finished message (sent, failed, canceled) and its attempts are kept, and likewise finished webhook events and receipts that matched no sent message; workers delete older ones every hour. An Idempotency-Key is remembered as long as its message. 0: keep them for ever.',
   }),
   bodyLimitBytes: spec({
     env: 'SLUICE_BODY_LIMIT_BYTES',

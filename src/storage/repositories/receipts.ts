@@ -174,9 +174,27 @@ export class ReceiptsRepository {
     });
   }
 
-  /** Deletes receipts that waited since before `before` for a send that never settled with their id. @returns how many. */
-  async purgePending(before: number): Promise<number> {
-    const result = await this.db.deleteFrom('pending_receipts').where('received_at', '<', before).executeTakeFirst();
-    return Number(result.numDeletedRows);
+  /**
+   * Deletes up to `limit` receipts that waited since before `before` for a send that never settled
+   * with their id (the retention purger's batch). @returns how many.
+   */
+  async purgeFinished(options: { before: number; limit: number }): Promise<number> {
+    const keys = await this.db
+      .selectFrom('pending_receipts')
+      .select(['provider_id', 'provider_message_id'])
+      .where('received_at', '<', options.before)
+      .limit(options.limit)
+      .execute();
+    let deleted = 0;
+    for (const key of keys) {
+      const result = await this.db
+        .deleteFrom('pending_receipts')
+        .where('provider_id', '=', key.provider_id)
+        .where('provider_message_id', '=', key.provider_message_id)
+        .where('received_at', '<', options.before)
+        .executeTakeFirst();
+      deleted += Number(result.numDeletedRows);
+    }
+    return deleted;
   }
 }

@@ -3,6 +3,7 @@ import pino from 'pino';
 import { loggerOptions } from '../infra/logging.js';
 import { createRuntime, type Runtime } from '../main/runtime.js';
 import type { AdminService, TemplateAdminService, WebhookService } from '../services/contracts.js';
+import type { ReceiptService } from '../services/receipt-service.js';
 import { loadSettings, type Settings } from '../settings/settings.js';
 
 export interface CommandContext {
@@ -17,6 +18,8 @@ export interface CommandContext {
   withTemplates<T>(work: (templates: TemplateAdminService) => Promise<T>): Promise<T>;
   /** As {@link withAdmin}, on the webhook service. */
   withWebhooks<T>(work: (webhooks: WebhookService) => Promise<T>): Promise<T>;
+  /** As {@link withAdmin}, on the delivery-receipt service (receipt tokens). */
+  withReceipts<T>(work: (receipts: ReceiptService) => Promise<T>): Promise<T>;
 }
 
 /** The one place the CLI reaches the admin service inside a runtime. */
@@ -39,5 +42,6 @@ export function commandContext(configFile: () => string | undefined): CommandCon
     withAdmin: (work) => withRuntime((runtime) => work(adminOf(runtime))),
     withTemplates: (work) => withRuntime((runtime) => work(runtime.services.templates)),
     withWebhooks: (work) => withRuntime((runtime) => work(runtime.services.webhooks)),
+    withReceipts: (work) => withRuntime((runtime) => work(runtime.services.receipts)),
   };
 }

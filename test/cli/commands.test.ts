@@ -240,6 +240,36 @@ describe('sluice CLI', () => {
     await refused(['provider', 'update', 'no-such-id', '--qps', '5'], 'NOT_FOUND: no provider no-such-id');
   }, 180_000);
 
+  it('provider receipt-token prints a new token and the path for the vendor, only for SMS kinds that push receipts', async () => {
+    await sluice('migrate');
+    const secret = join(dir, 'aliyun.json');
+    writeFileSync(secret, JSON.stringify({ accessKeyId: 'id', accessKeySecret: 'secret' }));
+    const added = await sluice(
+      ...['provider', 'add', '--scope', '*', '--channel', 'sms', '--kind', 'aliyun-sms', '--name', 'ali', '--qps', '10'],
+      ...['--provider-config', '{"signName":"sluice","templateCode":"SMS_1"}', '--secret-file', secret],
+    );
+    const id = (JSON.parse(added) as { id: string }).id;
+    const issued = JSON.parse(await sluice('provider', 'receipt-token', id)) as { token: string; path: string };
+    expect(issued.path).toBe(`/v1/receipts/${id}?token=${issued.token}`);
+    expect(issued.token).toMatch(/^[\w-]{40,}$/);
+    const console = await sluice(
+      'provider',
+      'add',
+      '--scope',
+      '*',
+      '--channel',
+      'sms',
+      '--kind',
+      'console',
+      '--name',
+      'printer',
+      '--qps',
+      '10',
+    );
+    await refused(['provider', 'receipt-token', (JSON.parse(console) as { id: string }).id], 'pushes no delivery receipts');
+    await refused(['provider', 'receipt-token', 'no-such-id'], 'NOT_FOUND: no provider no-such-id');
+  }, 180_000);
+
   it('tenant new-key, keys and revoke-key manage API keys as the admin API does', async () => {
     await sluice('migrate');
     const tenant = JSON.parse(await sluice('tenant', 'create', 'rotating')) as { id: string; apiKey: string };

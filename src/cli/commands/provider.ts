@@ -110,6 +110,18 @@ export function addProviderCommands(program: Command, context: CommandContext): 
     .action((options: { scope?: string; channel?: Channel }) =>
       context.withAdmin(async (admin) => console.log(JSON.stringify(await admin.listProviders(options), null, 2))),
     );
+  provider
+    .command('receipt-token <id>')
+    .description(
+      "Issue a new delivery-receipt token for an SMS provider (the previous one stops working); prints the path to give the vendor's console",
+    )
+    .action((id: string) =>
+      context.withReceipts(async (receipts) => {
+        const issued = await receipts.issueToken(id);
+        if (!issued) throw new SluiceError('NOT_FOUND', `no provider ${id}`);
+        console.log(JSON.stringify(issued, null, 2));
+      }),
+    );
   provider.command('remove <id>').action((id: string) =>
     context.withAdmin(async (admin) => {
       if (!(await admin.deleteProvider(id))) throw new SluiceError('NOT_FOUND', `no provider ${id}`);

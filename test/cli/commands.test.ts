@@ -13,7 +13,8 @@ const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
 /** The operator commands on one SQLite database, each a real `sluice` process; `send` goes through a running server. */
-describe('sluice CLI', () => {
+// Each command is a process that builds a runtime: seconds apiece on a loaded machine.
+describe('sluice CLI', { timeout: 180_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -134,7 +135,7 @@ describe('sluice CLI', () => {
     expect(misspelled.code).toBe(1);
     expect(misspelled.stderr).toContain('SLUICE_PROT is not a sluice setting');
     expect(misspelled.stderr).toContain('SLUICE_PORT must be an integer');
-  }, 180_000);
+  });
 
   /** Refused like the API refuses it: one line naming the problem, exit 1, no stack trace. */
   const refused = async (args: string[], expected: string, extraEnv: Record<string, string> = {}) => {
@@ -175,7 +176,7 @@ describe('sluice CLI', () => {
     await refused(['migrate'], 'configuration: SLUICE_DB_URL must start with sqlite:', { SLUICE_DB_URL: 'foo:bar' });
     // With two addresses for `localhost`, Node reports the refusals as an AggregateError without a message.
     await refused(['migrate'], 'ECONNREFUSED', { SLUICE_DB_URL: `postgres://sluice@localhost:${await freePort()}/none` });
-  }, 120_000);
+  });
 
   it('provider add takes the provider settings as --provider-config JSON', async () => {
     await sluice('migrate');
@@ -202,7 +203,7 @@ describe('sluice CLI', () => {
       [...smtp, '--name', 'mail4', '--provider-config', '{"host":"h","from":"a@example.com","timeOutMs":5}'],
       'config.timeOutMs is not read',
     );
-  }, 120_000);
+  });
 
   it('template set, show, list and remove manage templates as the admin API does', async () => {
     await sluice('migrate');
@@ -221,7 +222,7 @@ describe('sluice CLI', () => {
     await refused(['template', 'set', tenant.id, 'sms', 'bad', '--body', 'Hi {{who}}'], 'not a declared param');
     expect(JSON.parse(await sluice('template', 'remove', tenant.id, 'sms', 'otp'))).toMatchObject({ retired: true });
     await refused(['template', 'remove', tenant.id, 'sms', 'otp'], 'NOT_FOUND');
-  }, 60_000);
+  });
 
   it('provider update changes only what is given, checked as the admin API checks a PATCH', async () => {
     await sluice('migrate');
@@ -238,7 +239,7 @@ describe('sluice CLI', () => {
     await refused(['provider', 'update', id, '--enable', '--disable'], 'not both');
     await refused(['provider', 'update', id, '--provider-config', '{"timeOutMs":1}'], 'config.timeOutMs is not read');
     await refused(['provider', 'update', 'no-such-id', '--qps', '5'], 'NOT_FOUND: no provider no-such-id');
-  }, 180_000);
+  });
 
   it('provider receipt-token prints a new token and the path for the vendor, only for SMS kinds that push receipts', async () => {
     await sluice('migrate');
@@ -268,7 +269,7 @@ describe('sluice CLI', () => {
     );
     await refused(['provider', 'receipt-token', (JSON.parse(console) as { id: string }).id], 'pushes no delivery receipts');
     await refused(['provider', 'receipt-token', 'no-such-id'], 'NOT_FOUND: no provider no-such-id');
-  }, 180_000);
+  });
 
   it('tenant new-key, keys and revoke-key manage API keys as the admin API does', async () => {
     await sluice('migrate');
@@ -284,7 +285,7 @@ describe('sluice CLI', () => {
       [true, false],
     ]);
     await refused(['tenant', 'revoke-key', tenant.id, second.keyId], `NOT_FOUND: tenant ${tenant.id} has no active key`);
-  }, 120_000);
+  });
 
   it("blacklist add, remove and list a tenant's list or the global one (--global), checked as the API checks them", async () => {
     await sluice('migrate');
@@ -318,7 +319,7 @@ describe('sluice CLI', () => {
     await refused(['blacklist', 'add', tenant.id, '--channel', 'fax', 'x@example.com'], 'INVALID_REQUEST: channel');
     await refused(['blacklist', 'remove', 'no-such-tenant', 'x@example.com'], 'NOT_FOUND');
     await refused(['blacklist', 'list', '--global', '--limit', '0'], 'INVALID_REQUEST: limit');
-  }, 180_000);
+  });
 
   it("webhook add, list, update, remove and replay work on a tenant's endpoints as the admin API does", async () => {
     const tenant = JSON.parse(await sluice('tenant', 'create', `hooks-${Date.now()}`)) as { id: string };
@@ -368,7 +369,7 @@ describe('sluice CLI', () => {
     } finally {
       worker.kill('SIGTERM');
     }
-  }, 120_000);
+  });
 
   it('serve on a port in use says so and exits 1, without starting its dispatchers', async () => {
     const taken = createServer();
@@ -380,5 +381,5 @@ describe('sluice CLI', () => {
     } finally {
       taken.close();
     }
-  }, 120_000);
+  });
 });

@@ -146,10 +146,14 @@ function parseLabels(line: string, start: number, into: Record<string, string>, 
 }
 
 function parseValue(field: string, number: number): number {
-  if (field === '+Inf' || field === 'Inf') return Number.POSITIVE_INFINITY;
-  if (field === '-Inf') return Number.NEGATIVE_INFINITY;
-  if (field === 'NaN') return Number.NaN;
-  // Number() alone would also take '0x10' and 'Infinity', which are not Prometheus floats.
+  // As Go's ParseFloat, which Prometheus uses: infinities and NaN in any case. prom-client writes
+  // `Nan` for an event-loop gauge not yet measured.
+  const special = /^([-+]?)(inf|infinity|nan)$/i.exec(field);
+  if (special) {
+    if (special[2]!.toLowerCase() === 'nan') return Number.NaN;
+    return special[1] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  }
+  // Number() alone would also take '0x10' and '', which are not Prometheus floats.
   if (!FLOAT.test(field)) throw new ExpositionError(number, `bad value "${field}"`);
   return Number(field);
 }

@@ -77,6 +77,12 @@ describe('parseExposition on label values and values prom-client escapes', () =>
     expect(samplesOf(families, 'sluice_due_index_backlog')[0]?.value).toBe(-0.5);
   });
 
+  it("reads a fresh registry's default metrics (prom-client writes an event-loop gauge not yet measured as `Nan`)", async () => {
+    const text = await new Metrics().text();
+    const samples = [...parseExposition(text).values()].flatMap((family) => family.samples);
+    expect(samples).toHaveLength(sampleLines(text).length);
+  });
+
   it('reads the special values, timestamps, spacing and HELP escapes of the format', () => {
     const families = parseExposition(
       [
@@ -87,12 +93,16 @@ describe('parseExposition on label values and values prom-client escapes', () =>
         'x_seconds_count\t-Inf',
         '# just a comment',
         'loose_metric 1.5e3',
+        'specials{v="a"} Nan',
+        'specials{v="b"} -inf',
+        'specials{v="c"} +Infinity',
       ].join('\n'),
     );
     const summary = families.get('x_seconds')!;
     expect(summary.help).toBe('A help with a \\ backslash\nand a newline');
     expect(summary.samples.map((s) => s.value)).toEqual([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]);
     expect(summary.samples[1]?.timestampMs).toBe(1700000000000);
+    expect(families.get('specials')?.samples.map((s) => s.value)).toEqual([Number.NaN, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY]);
     expect(families.get('loose_metric')).toEqual({
       name: 'loose_metric',
       type: 'untyped',
@@ -108,6 +118,7 @@ describe('parseExposition on label values and values prom-client escapes', () =>
     ['a{b="1" c="2"} 1', 1, /expected , or }/],
     ['a', 1, /expected a value/],
     ['a 0x10', 1, /bad value/],
+    ['a infinite', 1, /bad value/],
     ['a 1 2 3', 1, /expected a value/],
     ['# TYPE a meter', 1, /unknown type/],
     ['{a="b"} 1', 1, /metric name/],

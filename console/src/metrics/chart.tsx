@@ -48,12 +48,12 @@ const styleOf = (index: number) => ({
 export function LineChart({ spec, lines, fromMs, toMs, waiting }: LineChartProps) {
   const latest = latestValues(lines);
   const headingId = `metrics-chart-${spec.id}`;
-  const hasData = latest.length > 0;
-  const summary = hasData
-    ? `${spec.title}, latest: ${latest.map(({ name, value }) => `${name} ${formatValue(spec, value)}`).join(', ')}`
-    : `${spec.title}: no data`;
-
   const finite = lines.lines.flatMap((line) => line.values.filter((value): value is number => value !== null && Number.isFinite(value)));
+  const hasData = finite.length > 0;
+  const summary =
+    latest.length > 0
+      ? `${spec.title}, latest: ${latest.map(({ name, value }) => `${name} ${formatValue(spec, value)}`).join(', ')}`
+      : `${spec.title}: no current value`;
   const yTicks = spec.ticks ? [...spec.ticks] : niceTicks(Math.max(0, ...finite));
   const yMax = yTicks[yTicks.length - 1]!;
   const yMin = Math.min(0, yTicks[0]!);

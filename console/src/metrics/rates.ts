@@ -101,16 +101,16 @@ export function gaugeValues(history: readonly Scrape[], metric: string, groupOf:
   );
 }
 
-/** The last value of each line that has one, in the order of the lines. */
+/**
+ * The value of each line at the newest time, in the order of the lines. A line without a value
+ * there (its series is gone: a partition no longer held, a restarted process) has no current value
+ * and is left out, rather than shown with a stale one.
+ */
 export function latestValues(lines: Lines): { name: string; value: number }[] {
   const latest: { name: string; value: number }[] = [];
   for (const line of lines.lines) {
-    for (let index = line.values.length - 1; index >= 0; index--) {
-      const value = line.values[index];
-      if (value === null || value === undefined) continue;
-      latest.push({ name: line.name, value });
-      break;
-    }
+    const value = line.values[line.values.length - 1];
+    if (value !== null && value !== undefined) latest.push({ name: line.name, value });
   }
   return latest;
 }

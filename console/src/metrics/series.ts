@@ -34,8 +34,6 @@ export interface ChartSpec {
   readonly empty: string;
 }
 
-const WORKERS_ONLY = 'None on this instance: delivery metrics come from instances running the worker role.';
-
 export const CHARTS: readonly ChartSpec[] = [
   {
     id: 'decisions',
@@ -91,7 +89,7 @@ export const CHARTS: readonly ChartSpec[] = [
     labels: ['partition'],
     lineName: (labels) => `partition ${labels.partition}`,
     unit: '',
-    empty: WORKERS_ONLY,
+    empty: 'None reported by this instance: the worker holding a partition reports it, when the due index is in Redis.',
   },
   {
     id: 'messages',
@@ -111,7 +109,7 @@ export const CHARTS: readonly ChartSpec[] = [
     kind: 'rate',
     labels: ['provider', 'outcome'],
     unit: '/s',
-    empty: WORKERS_ONLY,
+    empty: 'No send attempt on this instance: instances running the worker role count them.',
   },
 ];
 
@@ -135,5 +133,5 @@ export function chartLines(chart: ChartSpec, history: readonly Scrape[]): Lines 
 export function formatValue(chart: Pick<ChartSpec, 'unit' | 'format'>, value: number): string {
   if (chart.format) return chart.format(value);
   const digits = Math.abs(value) >= 100 || Number.isInteger(value) ? 0 : Math.abs(value) >= 10 ? 1 : 2;
-  return `${value.toFixed(digits)}${chart.unit}`;
+  return `${Number(value.toFixed(digits))}${chart.unit}`;
 }

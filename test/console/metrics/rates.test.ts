@@ -78,7 +78,7 @@ describe('counterRates', () => {
 });
 
 describe('gaugeValues and latestValues', () => {
-  it('gives gauges as they are, null where a series is absent, and the last value of each line', async () => {
+  it("gives gauges as they are, null where a series is absent, and each line's value at the newest scrape", async () => {
     const metrics = new Metrics({ defaultMetrics: false });
     const byPartition = (labels: Readonly<Record<string, string>>) => `partition ${labels.partition}`;
     metrics.dueIndexBacklog.set({ partition: '0' }, 3);
@@ -96,10 +96,9 @@ describe('gaugeValues and latestValues', () => {
         { name: 'partition 1', values: [null, 7, null] },
       ],
     });
-    expect(latestValues(lines)).toEqual([
-      { name: 'partition 0', value: 0 },
-      { name: 'partition 1', value: 7 },
-    ]);
+    // Partition 1 is gone at the newest scrape: no current value, rather than its stale 7.
+    expect(latestValues(lines)).toEqual([{ name: 'partition 0', value: 0 }]);
+    expect(latestValues({ times: [0, 1], lines: [{ name: 'a', values: [1, 2] }] })).toEqual([{ name: 'a', value: 2 }]);
   });
 });
 

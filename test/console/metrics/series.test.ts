@@ -111,6 +111,13 @@ describe('chartLines on a registry fed as sluice feeds it', () => {
 
   it('formats values with the unit and a precision that suits them', () => {
     const rate = { unit: '/s' };
-    expect([0, 3, 0.123, 12.34, 1234.5].map((value) => formatValue(rate, value))).toEqual(['0/s', '3/s', '0.12/s', '12.3/s', '1235/s']);
+    expect([0, 3, 0.5, 0.123, 12.34, 1234.5].map((value) => formatValue(rate, value))).toEqual([
+      '0/s',
+      '3/s',
+      '0.5/s',
+      '0.12/s',
+      '12.3/s',
+      '1235/s',
+    ]);
   });
 });

@@ -53,7 +53,7 @@ export function MetricsPage({ fetchMetrics, intervalMs = DEFAULT_INTERVAL_MS }: 
   const { history, error } = state;
   const first = history[0];
   const last = history[history.length - 1];
-  const seconds = Math.round(intervalMs / 1000);
+  const seconds = Number((intervalMs / 1000).toFixed(1));
   return (
     <section class="metrics-page" aria-labelledby="metrics-page-heading">
       <h2 id="metrics-page-heading">Live metrics</h2>

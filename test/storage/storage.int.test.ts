@@ -76,6 +76,7 @@ for (const backend of backends) {
           '0005-risk-rule-sets',
           '0006-webhooks',
           '0007-templates-priority-quiet-hours',
+          '0008-messages-tenant-recipient-index',
         ]);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);

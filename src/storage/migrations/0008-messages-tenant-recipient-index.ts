@@ -11,7 +11,10 @@ import { DIALECT_CAPABILITIES, type Dialect } from '../database.js';
 export const messagesTenantRecipientIndexMigration = (dialect: Dialect): Migration => ({
   // biome-ignore lint/suspicious/noExplicitAny: migrations run against the schema as it was, not as typed today.
   async up(db: Kysely<any>) {
-    await db.schema.createIndex('messages_tenant_recipient').on('messages').columns(['tenant_id', 'recipient', 'id']).execute();
+    const create = db.schema.createIndex('messages_tenant_recipient').on('messages').columns(['tenant_id', 'recipient', 'id']);
+    // PostgreSQL: an operator may build it beforehand without holding writes (CREATE INDEX
+    // CONCURRENTLY, docs/upgrading.md). MySQL has no IF NOT EXISTS here; InnoDB builds it online.
+    await (dialect === 'mysql' ? create : create.ifNotExists()).execute();
   },
 
   // biome-ignore lint/suspicious/noExplicitAny: see up().

@@ -41,16 +41,34 @@ export const RuleCountView = Type.Composite([
 ]);
 
 /** A recipient's ban and counts on a channel, looked at without consuming or recording anything. */
-export const BanStatusView = Type.Object({
-  channel: Type.String(),
-  recipient: Type.String({ description: 'The canonical key the rules count under (docs/api.md, Recipients)' }),
-  banned: Type.Boolean(),
-  bannedUntil: Type.Union([Iso, Type.Null()]),
-  allowed: Type.Boolean({ description: 'Whether a send now would pass the rules' }),
-  retryAfterMs: Type.Integer({ description: 'Until a send could pass; 0 when allowed' }),
-  rules: Type.Array(RuleCountView, { description: "The channel's rules in order, each with its count; empty: no rules, nothing counted" }),
-  at: Iso,
-});
+export const BanStatusView = Type.Object(
+  {
+    channel: Type.String(),
+    recipient: Type.String({ description: 'The canonical key the rules count under (docs/api.md, Recipients)' }),
+    banned: Type.Boolean(),
+    bannedUntil: Type.Union([Iso, Type.Null()]),
+    allowed: Type.Boolean({ description: 'Whether a send now would pass the rules' }),
+    retryAfterMs: Type.Integer({ description: 'Until a send could pass; 0 when allowed' }),
+    rules: Type.Array(RuleCountView, {
+      description: "The channel's rules in order, each with its count; empty: no rules, nothing counted",
+    }),
+    at: Iso,
+  },
+  {
+    examples: [
+      {
+        channel: 'sms',
+        recipient: '+8613800138000',
+        banned: true,
+        bannedUntil: '2026-12-01T10:10:00.003Z',
+        allowed: false,
+        retryAfterMs: 540_003,
+        rules: [{ windowSeconds: 60, limit: 3, banSeconds: 600, count: 3 }],
+        at: '2026-12-01T10:01:00.000Z',
+      },
+    ],
+  },
+);
 export type BanStatusView = Static<typeof BanStatusView>;
 
 /** One replayed send of a dry run. */
@@ -64,8 +82,24 @@ export const PreviewResultView = Type.Object({
 });
 export type PreviewResultView = Static<typeof PreviewResultView>;
 
-export const RulesPreviewView = Type.Object({
-  rules: Type.Array(RuleView, { description: "The rules replayed: the body's, or the channel's stored ones" }),
-  results: Type.Array(PreviewResultView),
-});
+export const RulesPreviewView = Type.Object(
+  {
+    rules: Type.Array(RuleView, { description: "The rules replayed: the body's, or the channel's stored ones" }),
+    results: Type.Array(PreviewResultView),
+  },
+  {
+    examples: [
+      {
+        rules: [{ windowSeconds: 60, limit: 3, banSeconds: 600 }],
+        results: [
+          { atMs: 0, allowed: true, counts: [0] },
+          { atMs: 1, allowed: true, counts: [1] },
+          { atMs: 2, allowed: true, counts: [2] },
+          { atMs: 3, allowed: false, code: 'RATE_LIMITED', retryAfterMs: 600_000, rule: 0, counts: [3] },
+          { atMs: 60_000, allowed: false, code: 'BANNED', retryAfterMs: 540_003, counts: [] },
+        ],
+      },
+    ],
+  },
+);
 export type RulesPreviewView = Static<typeof RulesPreviewView>;

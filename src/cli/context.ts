@@ -2,7 +2,7 @@
 import pino from 'pino';
 import { loggerOptions } from '../infra/logging.js';
 import { createRuntime, type Runtime } from '../main/runtime.js';
-import type { AdminService, TemplateAdminService, WebhookService } from '../services/contracts.js';
+import type { AdminLookupService, AdminService, TemplateAdminService, WebhookService } from '../services/contracts.js';
 import type { ReceiptService } from '../services/receipt-service.js';
 import { loadSettings, type Settings } from '../settings/settings.js';
 
@@ -20,6 +20,8 @@ export interface CommandContext {
   withWebhooks<T>(work: (webhooks: WebhookService) => Promise<T>): Promise<T>;
   /** As {@link withAdmin}, on the delivery-receipt service (receipt tokens). */
   withReceipts<T>(work: (receipts: ReceiptService) => Promise<T>): Promise<T>;
+  /** As {@link withAdmin}, on the admin lookups (messages by recipient, bans, the rules dry run). */
+  withLookups<T>(work: (lookups: AdminLookupService) => Promise<T>): Promise<T>;
 }
 
 /** The one place the CLI reaches the admin service inside a runtime. */
@@ -43,5 +45,6 @@ export function commandContext(configFile: () => string | undefined): CommandCon
     withTemplates: (work) => withRuntime((runtime) => work(runtime.services.templates)),
     withWebhooks: (work) => withRuntime((runtime) => work(runtime.services.webhooks)),
     withReceipts: (work) => withRuntime((runtime) => work(runtime.services.receipts)),
+    withLookups: (work) => withRuntime((runtime) => work(runtime.services.lookups)),
   };
 }

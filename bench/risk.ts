@@ -77,13 +77,21 @@ function obvious(url: string): Instance {
   const perPhone = new RateLimiterRedis({ storeClient: client, keyPrefix: 'bench:o:phone', points: 3, duration: 300 });
   const perDevice = new RateLimiterRedis({ storeClient: client, keyPrefix: 'bench:o:device', points: 10, duration: 3600 });
   const hasher = new ValueHasher();
-  const { bits, hashes } = bloomSize(1000, 0.001);
+  // A standard Bloom filter (k positions over the whole bitmap), as the obvious client keeps one.
+  const bits = Math.ceil((-1000 * Math.log(0.001)) / Math.LN2 ** 2);
+  const hashes = Math.round((bits / 1000) * Math.LN2);
+  const standardPositions = (value: string): number[] => {
+    const digest = hasher.digest('b', value);
+    const h1 = digest.readUInt32BE(0);
+    const h2 = digest.readUInt32BE(4) | 1;
+    return Array.from({ length: hashes }, (_, i) => (h1 + i * (h2 % bits)) % bits);
+  };
   const attempt = async () => {
     const { phone, device, user } = event();
     const hour = Math.floor(Date.now() / 3_600_000);
     const hll = `bench:o:phones:${device}:${hour}`;
     const filter = `bench:o:seen:${user}`;
-    const positions = hasher.positions(device, bits, hashes);
+    const positions = standardPositions(device);
     const [phoneOk, deviceOk, distinctOk, , lastN] = await Promise.all([
       consumed(perPhone.consume(phone)),
       consumed(perDevice.consume(device)),

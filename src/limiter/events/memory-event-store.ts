@@ -4,7 +4,7 @@
  * it is empty or, beyond `maxSubjects`, oldest written first.
  */
 import { type Clock, systemClock } from '../clock.js';
-import { ValueHasher } from './hashing.js';
+import { BLOOM_BLOCK_BITS, ValueHasher } from './hashing.js';
 import type { EventOp, EventResult, EventStore } from './types.js';
 
 export interface MemoryEventStoreOptions {
@@ -91,9 +91,10 @@ export class MemoryEventStore implements EventStore {
     const state = this.state(op.subject, 'seen', () => ({ kind: 'seen', filters: [] }));
     const generation = op.windowMs === undefined ? 0 : Math.floor(t / op.windowMs);
     state.filters = state.filters.filter((f) => f.size === op.bits && (f.generation === generation || f.generation === generation - 1));
-    const positions = this.hasher.positions(op.value, op.bits, op.hashes);
+    const { block, positions } = this.hasher.positions(op.value, op.bits, op.hashes);
+    const offset = block * (BLOOM_BLOCK_BITS / 8);
     const has = (filter: Filter | undefined) =>
-      filter !== undefined && positions.every((p) => (filter.bits[p >> 3]! & (1 << (p & 7))) !== 0);
+      filter !== undefined && positions.every((p) => (filter.bits[offset + (p >> 3)]! & (1 << (p & 7))) !== 0);
     let current = state.filters.find((f) => f.generation === generation);
     const inCurrent = has(current);
     const seen = inCurrent || has(state.filters.find((f) => f.generation === generation - 1));
@@ -102,7 +103,7 @@ export class MemoryEventStore implements EventStore {
         current = { generation, size: op.bits, bits: new Uint8Array(Math.ceil(op.bits / 8)) };
         state.filters.push(current);
       }
-      for (const p of positions) current.bits[p >> 3]! |= 1 << (p & 7);
+      for (const p of positions) current.bits[offset + (p >> 3)]! |= 1 << (p & 7);
     }
     return { fired: !seen, count: seen ? 1 : 0 };
   }

@@ -4,6 +4,7 @@
  * bad input (400 naming the field), 404 for an action without rules, tenants kept apart.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectEventsDeduplicated } from './risk-dedupe.js';
 import { expectError, startApp, type TestApp } from './support.js';
 
 let t: TestApp;
@@ -133,6 +134,10 @@ describe('POST /v1/risk/check and /v1/risk/events: the OTP example', () => {
     ]);
     for (let i = 0; i < 3; i++) await event(apiKey, { dimensions: dims, outcome: 'verified' });
     expect((await check(apiKey, { dimensions: dims })).json().allowed).toBe(true);
+  });
+
+  it('a repeated requestId of an event records nothing and still answers 202', async () => {
+    await expectEventsDeduplicated(t);
   });
 
   it('a denied check records nothing in window rules (its admissions are taken back)', async () => {

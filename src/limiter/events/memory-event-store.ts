@@ -25,7 +25,8 @@ interface Filter {
 type State =
   | { kind: 'last-n'; outcomes: string[] }
   | { kind: 'distinct'; values: Map<string, number> }
-  | { kind: 'seen'; filters: Filter[] };
+  | { kind: 'seen'; filters: Filter[] }
+  | { kind: 'claim'; until: number };
 
 export class MemoryEventStore implements EventStore {
   private readonly clock: Clock;
@@ -64,6 +65,13 @@ export class MemoryEventStore implements EventStore {
   }
 
   private applyOne(op: EventOp, t: number): EventResult {
+    if (op.kind === 'claim') {
+      const state = this.state(op.subject, 'claim', () => ({ kind: 'claim', until: Number.NEGATIVE_INFINITY }));
+      const claimed = state.until > t;
+      if (op.ttlMs === 0) state.until = Number.NEGATIVE_INFINITY;
+      else if (!claimed) state.until = t + op.ttlMs;
+      return { fired: claimed, count: claimed ? 1 : 0 };
+    }
     if (op.kind === 'last-n') {
       const state = this.state(op.subject, 'last-n', () => ({ kind: 'last-n', outcomes: [] }));
       if (op.push !== undefined) {

@@ -5,7 +5,7 @@
  * no dimension value appears in clear in a key, and values reach Redis only as digests.
  *
  * Keys of a subject with tag T: `${prefix}:{T}:n` (last-n list), `:d` (distinct sorted set),
- * `:b:<bits>:<generation>` (seen filter). Retention: last-n 31 days after the last push; distinct
+ * `:b:<bits>:<generation>` (seen filter), `:c` (a claimed request id). Retention: last-n 31 days after the last push; distinct
  * one window; seen two windows, or without a window `seenRetentionMs` after the last new value.
  */
 import calculateSlot from 'cluster-key-slot';
@@ -92,7 +92,10 @@ export class RedisEventStore implements EventStore {
     const { base, slot } = this.keyBase(op.subject);
     let keys: string[];
     let args: (string | number | Buffer)[];
-    if (op.kind === 'last-n') {
+    if (op.kind === 'claim') {
+      keys = [`${base}c`];
+      args = ['c', op.ttlMs];
+    } else if (op.kind === 'last-n') {
       keys = [`${base}n`];
       args = ['n', op.n, op.m, op.outcome, op.push ?? '', this.lastNRetentionMs];
     } else if (op.kind === 'distinct') {

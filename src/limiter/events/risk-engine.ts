@@ -78,6 +78,20 @@ export interface RiskCheckOptions {
   now?: number;
 }
 
+/** A day: how long an event's request id is remembered when no rule of its set has a window. */
+const DEDUPE_WITHOUT_WINDOW_MS = 86_400_000;
+
+/**
+ * How long `record` remembers an event's request id: the longest window of the rule set (a repeat
+ * within it would count twice in some rule), or a day when no rule has one (last-n, seen without
+ * a window).
+ */
+export function eventDedupeMs(rules: readonly RiskRule[]): number {
+  let longest = 0;
+  for (const rule of rules) if ('windowMs' in rule && rule.windowMs !== undefined && rule.windowMs > longest) longest = rule.windowMs;
+  return longest > 0 ? longest : DEDUPE_WITHOUT_WINDOW_MS;
+}
+
 /** The subject of one rule's state: scope, rule name and key values, unambiguous by lengths and JSON. */
 export function ruleSubject(scope: string, rule: RiskRule, dimensions: Dimensions): string {
   return `${scope}${rule.name.length}:${rule.name}:${JSON.stringify(rule.key.map((name) => dimensions[name]))}`;
@@ -164,6 +178,9 @@ export class RiskEngine {
   /**
    * Records an outcome without a decision: pushed to every last-n rule, and the event's values
    * added to distinct (while they fit the limit) and seen rules. Window rules count checks only.
+   * With a `requestId`, a repeat of it in the same scope within {@link eventDedupeMs} of the
+   * first records nothing and answers `duplicate: true` (the id is claimed first, in its own
+   * script call: a claim whose record then fails is released, so the retry records).
    */
   async record(
     scope: string,
@@ -171,14 +188,23 @@ export class RiskEngine {
     dimensions: Dimensions,
     outcome: string,
     now?: number,
-  ): Promise<{ degraded?: FallbackMode }> {
+    requestId?: string,
+  ): Promise<{ degraded?: FallbackMode; duplicate?: true }> {
     validateDimensions(rules, dimensions);
     const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
     if (eventRules.length === 0) return {};
-    const applied = await this.options.events.apply(
-      eventRules.map((rule) => eventOp(scope, rule, dimensions, true, outcome)),
-      now,
-    );
+    if (requestId !== undefined) {
+      const claim: EventOp = { kind: 'claim', subject: `${scope}event:${requestId}`, ttlMs: eventDedupeMs(rules) };
+      const claimed = await this.options.events.apply([claim], now);
+      if (claimed.results[0]!.fired) return { duplicate: true, ...(claimed.degraded ? { degraded: claimed.degraded } : {}) };
+    }
+    const ops = eventRules.map((rule) => eventOp(scope, rule, dimensions, true, outcome));
+    const applied = await this.options.events.apply(ops, now).catch(async (error: unknown) => {
+      if (requestId !== undefined) {
+        await this.options.events.apply([{ kind: 'claim', subject: `${scope}event:${requestId}`, ttlMs: 0 }], now).catch(() => undefined);
+      }
+      throw error;
+    });
     return applied.degraded ? { degraded: applied.degraded } : {};
   }
 

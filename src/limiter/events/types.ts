@@ -99,12 +99,14 @@ export type Dimensions = Readonly<Record<string, string>>;
 export type EventOp =
   | { kind: 'last-n'; subject: string; n: number; m: number; outcome: string /** Outcome to record first, if any. */; push?: string }
   | { kind: 'distinct'; subject: string; windowMs: number; limit: number; value: string; record: boolean }
-  | { kind: 'seen'; subject: string; windowMs?: number; bits: number; hashes: number; value: string; record: boolean };
+  | { kind: 'seen'; subject: string; windowMs?: number; bits: number; hashes: number; value: string; record: boolean }
+  /** Claims `subject` for `ttlMs` (an event's request id): fires when it was already claimed; `ttlMs: 0` releases it. */
+  | { kind: 'claim'; subject: string; ttlMs: number };
 
 /** What one {@link EventOp} found (before what it recorded, except `last-n`'s pushed outcome). */
 export interface EventResult {
   fired: boolean;
-  /** last-n: matching outcomes among the last n; distinct: values in the window; seen: 1 seen, 0 not. */
+  /** last-n: matching outcomes among the last n; distinct: values in the window; seen: 1 seen, 0 not; claim: 1 claimed before, 0 not. */
   count: number;
   /** distinct, when fired: ms until the oldest value leaves the window. */
   retryAfterMs?: number;

@@ -135,6 +135,19 @@ export function defineEventStoreConformance(name: string, openStore: () => Event
       expect(await store.apply([op('p4')], T0 + 3_600_000)).toEqual([{ fired: false, count: 2 }]);
     });
 
+    it('claim: the first claim of a subject passes, repeats fire until its TTL, a release frees it', async () => {
+      const store = openStore();
+      const subject = randomUUID();
+      const claim = (ttlMs = 60_000): EventOp => ({ kind: 'claim', subject, ttlMs });
+      expect(await store.apply([claim()], T0)).toEqual([{ fired: false, count: 0 }]);
+      expect(await store.apply([claim(), claim()], T0 + 1)).toEqual([
+        { fired: true, count: 1 },
+        { fired: true, count: 1 },
+      ]);
+      expect(await store.apply([claim(0)], T0 + 2)).toEqual([{ fired: true, count: 1 }]);
+      expect(await store.apply([claim()], T0 + 3)).toEqual([{ fired: false, count: 0 }]);
+    });
+
     it('seen: fires for a first value only, and within a window forgets after two windows at most', async () => {
       const store = openStore();
       const { bits, hashes } = bloomSize(100, 0.001);

@@ -8,6 +8,8 @@ KEYS: per op, in order: last-n 1 (list), distinct 1 (sorted set), seen 2 (filter
 ARGV[1] = now in ms, or '' for Redis TIME; ARGV[2] = number of ops; then per op:
   'n', n, m, outcome, push ('' = none), ttlMs
   'd', windowMs, limit, member (48-bit value hash), record (0/1)
+  'c', ttlMs: claims the key (SET NX PX, on the Redis clock); fires when it was claimed already;
+       ttlMs 0 releases it (DEL)
   's', bytes (filter size), record (0/1), ttlMs (0 = none), offset (byte offset of the value's
        64-byte block), positions (k bit positions in the block, 2 bytes each, big-endian)
 Returns: per op {fired (0/1), count, retryAfterMs}; {-1} for malformed arguments.
@@ -74,6 +76,16 @@ for i = 1, ops do
       redis.call('PEXPIRE', key, wText)
     end
     out[i] = {fired and 1 or 0, c, retry}
+  elseif kind == 'c' then
+    local claimed
+    if ARGV[a + 1] == '0' then
+      claimed = redis.call('DEL', KEYS[k]) == 1
+    else
+      claimed = not redis.call('SET', KEYS[k], '1', 'NX', 'PX', ARGV[a + 1])
+    end
+    k = k + 1
+    a = a + 2
+    out[i] = {claimed and 1 or 0, claimed and 1 or 0, 0}
   elseif kind == 's' then
     local current, previous = KEYS[k], KEYS[k + 1]
     local bytes, record, ttl, offset, packed = tonumber(ARGV[a + 1]), ARGV[a + 2] == '1', ARGV[a + 3], tonumber(ARGV[a + 4]), ARGV[a + 5]

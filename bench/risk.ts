@@ -153,15 +153,16 @@ async function memoryPerKind(url: string, admin: Redis): Promise<string> {
   const rows: string[][] = [];
   for (const key of await admin.keys('*')) {
     const bytes = Number(await admin.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
-    const kind = key.endsWith(':log')
-      ? 'window (sliding log, 3 entries)'
-      : key.endsWith(':n')
-        ? 'last-n (n = 5, full)'
-        : key.endsWith(':d')
-          ? 'distinct (3 values)'
-          : key.includes(':s:')
-            ? 'seen (capacity 1000, p = 0.001)'
-            : `other (${key.split(':').pop()})`;
+    const kind =
+      key.endsWith(':log') || key.endsWith(':plg')
+        ? 'window (sliding log, 3 entries)'
+        : key.endsWith(':n')
+          ? 'last-n (n = 5, full)'
+          : key.endsWith(':d')
+            ? 'distinct (3 values)'
+            : key.includes(':b:')
+              ? 'seen (capacity 1000, p = 0.001)'
+              : `other (${key.split(':').pop()})`;
     rows.push([kind, formatBytes(bytes)]);
   }
   await client.quit();
@@ -177,7 +178,7 @@ export const benchmark: Benchmark = {
     const admin = new Redis(server.url);
     try {
       const rows = [
-        await measure(server.url, admin, 'sluice RiskEngine (2 script calls per slot, batched)', sluice, context),
+        await measure(server.url, admin, 'sluice RiskEngine (check-batch + risk-batch per slot, undos batched)', sluice, context),
         await measure(server.url, admin, 'obvious: rate-limiter-flexible + PFCOUNT/PFADD + BITFIELD + LRANGE', obvious, context),
       ];
       const rate = (row: Row) => (row.result.decisions / row.result.elapsedMs) * 1000;

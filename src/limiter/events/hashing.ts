@@ -27,6 +27,12 @@ export class ValueHasher {
     return String(this.digest('v', value).readUIntBE(0, 6));
   }
 
+  /** A 64-bit hash of a value for a HyperLogLog, as its low and high 32 bits (unsigned). */
+  hll(value: string): [number, number] {
+    const digest = this.digest('h', value);
+    return [digest.readUInt32BE(0), digest.readUInt32BE(4)];
+  }
+
   /**
    * Where a value lives in a blocked Bloom filter of `bits` bits (a multiple of {@link BLOOM_BLOCK_BITS}):
    * its block (48 bits of the digest, modulo the blocks), and `hashes` bit positions inside that

@@ -5,7 +5,8 @@
  */
 import { type Clock, systemClock } from '../clock.js';
 import { BLOOM_BLOCK_BITS, ValueHasher } from './hashing.js';
-import type { EventOp, EventResult, EventStore } from './types.js';
+import { HyperLogLog } from './hyperloglog.js';
+import { type EventOp, type EventResult, type EventStore, RISK_LIMITS } from './types.js';
 
 export interface MemoryEventStoreOptions {
   clock?: Clock;
@@ -26,7 +27,9 @@ type State =
   | { kind: 'last-n'; outcomes: string[] }
   | { kind: 'distinct'; values: Map<string, number> }
   | { kind: 'seen'; filters: Filter[] }
-  | { kind: 'claim'; until: number };
+  | { kind: 'claim'; until: number }
+  /** distinct above the exact range: this generation's HLL, and the union with the last one's. */
+  | { kind: 'hll'; generation: number; current: HyperLogLog; union: HyperLogLog };
 
 export class MemoryEventStore implements EventStore {
   private readonly clock: Clock;
@@ -81,6 +84,31 @@ export class MemoryEventStore implements EventStore {
       let count = 0;
       for (let i = 0; i < Math.min(op.n, state.outcomes.length); i++) if (state.outcomes[i] === op.outcome) count++;
       return { fired: count >= op.m, count };
+    }
+    if (op.kind === 'distinct' && op.limit > RISK_LIMITS.distinctExact) {
+      const generation = Math.floor(t / op.windowMs);
+      const state = this.state(op.subject, 'hll', () => ({
+        kind: 'hll',
+        generation,
+        current: new HyperLogLog(),
+        union: new HyperLogLog(),
+      }));
+      if (state.generation !== generation) {
+        // Turned over: the last generation is the old current one if it was the previous window.
+        const last = state.generation === generation - 1 ? state.current : new HyperLogLog();
+        state.generation = generation;
+        state.current = new HyperLogLog();
+        state.union = new HyperLogLog();
+        state.union.merge(last);
+      }
+      const count = state.union.count();
+      const fired = count >= op.limit;
+      if (op.record && !fired) {
+        const [low, high] = this.hasher.hll(op.value);
+        state.current.add(low, high);
+        state.union.add(low, high);
+      }
+      return fired ? { fired, count, retryAfterMs: (generation + 1) * op.windowMs - t } : { fired, count };
     }
     if (op.kind === 'distinct') {
       const state = this.state(op.subject, 'distinct', () => ({ kind: 'distinct', values: new Map() }));

@@ -5,7 +5,7 @@
  * no dimension value appears in clear in a key, and values reach Redis only as digests.
  *
  * Keys of a subject with tag T: `${prefix}:{T}:n` (last-n list), `:d` (distinct sorted set),
- * `:b:<bits>:<generation>` (seen filter), `:c` (a claimed request id). Retention: last-n 31 days after the last push; distinct
+ * `:b:<bits>:<generation>` (seen filter), `:c` (a claimed request id), `:h:<generation>` (distinct above the exact range, a HyperLogLog). Retention: last-n 31 days after the last push; distinct
  * one window; seen two windows, or without a window `seenRetentionMs` after the last new value.
  */
 import calculateSlot from 'cluster-key-slot';
@@ -13,7 +13,7 @@ import { Batcher } from '../stores/redis/batcher.js';
 import { LuaScript, type ScriptClient } from '../stores/redis/lua-script.js';
 import { throwIfScriptError } from '../stores/redis/script-errors.js';
 import { BLOOM_BLOCK_BITS, ValueHasher } from './hashing.js';
-import type { EventOp, EventResult, EventStore } from './types.js';
+import { type EventOp, type EventResult, type EventStore, RISK_LIMITS } from './types.js';
 
 const script = LuaScript.fromFile(new URL('./scripts/', import.meta.url), 'risk-batch');
 
@@ -98,6 +98,13 @@ export class RedisEventStore implements EventStore {
     } else if (op.kind === 'last-n') {
       keys = [`${base}n`];
       args = ['n', op.n, op.m, op.outcome, op.push ?? '', this.lastNRetentionMs];
+    } else if (op.kind === 'distinct' && op.limit > RISK_LIMITS.distinctExact) {
+      // As for seen filters: the generation needs the time before the script runs.
+      if (now === undefined) now = Date.now();
+      const generation = Math.floor(now / op.windowMs);
+      keys = [`${base}h:${generation}`, `${base}h:${generation - 1}`];
+      const retry = (generation + 1) * op.windowMs - now;
+      args = ['h', op.limit, this.hasher.member(op.value), op.record ? 1 : 0, 2 * op.windowMs, retry];
     } else if (op.kind === 'distinct') {
       keys = [`${base}d`];
       args = ['d', op.windowMs, op.limit, this.hasher.member(op.value), op.record ? 1 : 0];
@@ -142,7 +149,9 @@ export class RedisEventStore implements EventStore {
             group.forEach((item, i) => {
               const [fired, count, retry] = rows[i]!;
               item.resolve(
-                fired === 1 && item.args[0] === 'd' ? { fired: true, count, retryAfterMs: retry } : { fired: fired === 1, count },
+                fired === 1 && (item.args[0] === 'd' || item.args[0] === 'h')
+                  ? { fired: true, count, retryAfterMs: retry }
+                  : { fired: fired === 1, count },
               );
             });
           } catch (error) {

@@ -2,12 +2,14 @@
 risk-batch: applies the event-rule operations of one batch (checks and events issued in the same
 turn of the event loop), all of one Redis Cluster slot. Semantics: src/limiter/events/types.ts.
 
-KEYS: per op, in order: last-n 1 (list), distinct 1 (sorted set), seen 2 (filter of the current
+KEYS: per op, in order: last-n 1 (list), distinct 1 (sorted set) or 2 (HyperLogLogs), claim 1, seen 2 (filter of the current
       generation, of the previous one; the same key twice without a window). A filter's key names
       its size, so a rule resized starts a new filter instead of reading the old with other positions.
 ARGV[1] = now in ms, or '' for Redis TIME; ARGV[2] = number of ops; then per op:
   'n', n, m, outcome, push ('' = none), ttlMs
   'd', windowMs, limit, member (48-bit value hash), record (0/1)
+  'h', limit, member, record (0/1), ttlMs, retryAfterMs: distinct above the exact range, keys
+       this generation's HyperLogLog and the last one's (PFCOUNT of both, PFADD to this one)
   'c', ttlMs: claims the key (SET NX PX, on the Redis clock); fires when it was claimed already;
        ttlMs 0 releases it (DEL)
   's', bytes (filter size), record (0/1), ttlMs (0 = none), offset (byte offset of the value's
@@ -76,6 +78,21 @@ for i = 1, ops do
       redis.call('PEXPIRE', key, wText)
     end
     out[i] = {fired and 1 or 0, c, retry}
+  elseif kind == 'h' then
+    local current, previous = KEYS[k], KEYS[k + 1]
+    local limit, member, record, ttl, retry = tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3] == '1', ARGV[a + 4], tonumber(ARGV[a + 5])
+    if not (limit and retry) then return {-1} end
+    k = k + 2
+    a = a + 6
+    -- One key while the last generation is gone: PFCOUNT of one key uses its cached estimate.
+    local c
+    if redis.call('EXISTS', previous) == 1 then c = redis.call('PFCOUNT', current, previous) else c = redis.call('PFCOUNT', current) end
+    local fired = c >= limit
+    if record and not fired then
+      redis.call('PFADD', current, member)
+      redis.call('PEXPIRE', current, ttl)
+    end
+    out[i] = {fired and 1 or 0, c, fired and retry or 0}
   elseif kind == 'c' then
     local claimed
     if ARGV[a + 1] == '0' then

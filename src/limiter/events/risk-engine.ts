@@ -7,7 +7,8 @@
  * Decision: `deny` if an enforced deny rule fires, else `review` if an enforced review rule
  * fires, else `allow`; shadow rules are evaluated and recorded the same way and only reported.
  * A check answered `deny` takes its window admissions back (a denied check records nothing in
- * window rules); event rules keep what they recorded (a distinct rule that fired added nothing).
+ * window rules), sent right after the answer rather than awaited (see `check`); event rules keep
+ * what they recorded (a distinct rule that fired added nothing).
  */
 import { randomUUID } from 'node:crypto';
 import type { FallbackMode } from '../degrade/fallback-policy.js';
@@ -69,6 +70,11 @@ export interface RiskEngineOptions {
   /** Window rules without recording (`record: false`). */
   peek: { peek(request: { subject: string; rules: readonly Rule[]; now?: number }): Promise<Decision> };
   events: EventApplier;
+  /**
+   * Told when taking back a denied check's window admissions failed (they then stay counted:
+   * later checks of those subjects may be denied early, never admitted late).
+   */
+  onUndoError?(error: unknown): void;
 }
 
 export interface RiskCheckOptions {
@@ -171,7 +177,16 @@ export class RiskEngine {
     }
     const enforced = reasons.filter((reason) => !reason.shadow);
     const decision: RiskVerdict = enforced.some((r) => r.effect === 'deny') ? 'deny' : enforced.length > 0 ? 'review' : 'allow';
-    if (decision === 'deny' && record) await this.undoWindows(windowRules, windowDecisions, scope, dimensions, requestId);
+    if (decision === 'deny' && record) {
+      // Not awaited: the answer does not depend on it, and awaiting made a denied check two round
+      // trips (bench/risk.ts: a closed loop is latency-bound, so half the checks/s). Order still
+      // holds on one instance: the undos go out on the next setImmediate, on the connection every
+      // later check of the subject uses, before any later request can be read. Another instance's
+      // check in that sub-millisecond gap may still count the admission (a denial, never an excess).
+      this.undoWindows(windowRules, windowDecisions, scope, dimensions, requestId).catch((error: unknown) =>
+        this.options.onUndoError?.(error),
+      );
+    }
     return { allowed: decision !== 'deny', decision, reasons, verdicts, ...(degraded ? { degraded } : {}) };
   }
 

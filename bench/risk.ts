@@ -9,6 +9,9 @@
  *
  * Load: 10,000 phones, 3,000 devices, 10,000 users picked at random; 200 checks in flight; each
  * row on an empty server (FLUSHALL) for `BENCH_SECONDS`. Then Redis memory per subject per kind.
+ *
+ * `RISK_RULES=new-device,phones-per-device` judges only those rules of the set (the sluice row
+ * alone, no obvious row): what each rule costs Redis per check (docs/benchmarks.md).
  */
 import { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
@@ -41,6 +44,8 @@ const OTP_RULES = normalizeRiskRules([
   { name: 'failed-verifications', kind: 'last-n', key: ['user'], n: 5, m: 3, outcome: 'failed' },
 ]);
 const SCOPE = 'risk:bench:r:3:otp:';
+const ONLY = process.env.RISK_RULES?.split(',').filter((name) => name.length > 0);
+const JUDGED = ONLY ? OTP_RULES.filter((rule) => ONLY.includes(rule.name)) : OTP_RULES;
 
 interface Instance {
   attempt: Attempt;
@@ -56,7 +61,7 @@ function sluice(url: string): Instance {
     events: directEvents(new RedisEventStore({ client, prefix: 'bench:risk' })),
   });
   return {
-    attempt: () => engine.check(SCOPE, OTP_RULES, event()).then((decision) => decision.allowed),
+    attempt: () => engine.check(SCOPE, JUDGED, event()).then((decision) => decision.allowed),
     close: async () => {
       await client.quit();
     },
@@ -177,13 +182,15 @@ export const benchmark: Benchmark = {
     const server = await startPrivateRedis();
     const admin = new Redis(server.url);
     try {
-      const rows = [
-        await measure(server.url, admin, 'sluice RiskEngine (check-batch + risk-batch per slot, undos batched)', sluice, context),
-        await measure(server.url, admin, 'obvious: rate-limiter-flexible + PFCOUNT/PFADD + BITFIELD + LRANGE', obvious, context),
-      ];
+      const label = ONLY
+        ? `sluice RiskEngine, only ${JUDGED.map((rule) => rule.name).join(', ')}`
+        : 'sluice RiskEngine (check-batch + risk-batch per slot, undos batched)';
+      const rows = [await measure(server.url, admin, label, sluice, context)];
+      if (!ONLY)
+        rows.push(await measure(server.url, admin, 'obvious: rate-limiter-flexible + PFCOUNT/PFADD + BITFIELD + LRANGE', obvious, context));
       const rate = (row: Row) => (row.result.decisions / row.result.elapsedMs) * 1000;
       const cpuPerCheck = (row: Row) => (row.cpu.redisMicros ?? Number.NaN) / row.result.decisions;
-      const peer = rows[1]!;
+      const peer = rows[1] ?? rows[0]!;
       const table = markdownTable(
         [
           { header: 'contender' },

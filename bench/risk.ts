@@ -9,6 +9,9 @@
  *
  * Load: 10,000 phones, 3,000 devices, 10,000 users picked at random; 200 checks in flight; each
  * row on an empty server (FLUSHALL) for `BENCH_SECONDS`. Then Redis memory per subject per kind.
+ *
+ * `RISK_RULES=new-device,phones-per-device` judges only those rules of the set (the sluice row
+ * alone, no obvious row): what each rule costs Redis per check (docs/benchmarks.md).
  */
 import { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
@@ -41,6 +44,8 @@ const OTP_RULES = normalizeRiskRules([
   { name: 'failed-verifications', kind: 'last-n', key: ['user'], n: 5, m: 3, outcome: 'failed' },
 ]);
 const SCOPE = 'risk:bench:r:3:otp:';
+const ONLY = process.env.RISK_RULES?.split(',').filter((name) => name.length > 0);
+const JUDGED = ONLY ? OTP_RULES.filter((rule) => ONLY.includes(rule.name)) : OTP_RULES;
 
 interface Instance {
   attempt: Attempt;
@@ -56,7 +61,7 @@ function sluice(url: string): Instance {
     events: directEvents(new RedisEventStore({ client, prefix: 'bench:risk' })),
   });
   return {
-    attempt: () => engine.check(SCOPE, OTP_RULES, event()).then((decision) => decision.allowed),
+    attempt: () => engine.check(SCOPE, JUDGED, event()).then((decision) => decision.allowed),
     close: async () => {
       await client.quit();
     },
@@ -77,13 +82,21 @@ function obvious(url: string): Instance {
   const perPhone = new RateLimiterRedis({ storeClient: client, keyPrefix: 'bench:o:phone', points: 3, duration: 300 });
   const perDevice = new RateLimiterRedis({ storeClient: client, keyPrefix: 'bench:o:device', points: 10, duration: 3600 });
   const hasher = new ValueHasher();
-  const { bits, hashes } = bloomSize(1000, 0.001);
+  // A standard Bloom filter (k positions over the whole bitmap), as the obvious client keeps one.
+  const bits = Math.ceil((-1000 * Math.log(0.001)) / Math.LN2 ** 2);
+  const hashes = Math.round((bits / 1000) * Math.LN2);
+  const standardPositions = (value: string): number[] => {
+    const digest = hasher.digest('b', value);
+    const h1 = digest.readUInt32BE(0);
+    const h2 = digest.readUInt32BE(4) | 1;
+    return Array.from({ length: hashes }, (_, i) => (h1 + i * (h2 % bits)) % bits);
+  };
   const attempt = async () => {
     const { phone, device, user } = event();
     const hour = Math.floor(Date.now() / 3_600_000);
     const hll = `bench:o:phones:${device}:${hour}`;
     const filter = `bench:o:seen:${user}`;
-    const positions = hasher.positions(device, bits, hashes);
+    const positions = standardPositions(device);
     const [phoneOk, deviceOk, distinctOk, , lastN] = await Promise.all([
       consumed(perPhone.consume(phone)),
       consumed(perDevice.consume(device)),
@@ -145,15 +158,16 @@ async function memoryPerKind(url: string, admin: Redis): Promise<string> {
   const rows: string[][] = [];
   for (const key of await admin.keys('*')) {
     const bytes = Number(await admin.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
-    const kind = key.endsWith(':log')
-      ? 'window (sliding log, 3 entries)'
-      : key.endsWith(':n')
-        ? 'last-n (n = 5, full)'
-        : key.endsWith(':d')
-          ? 'distinct (3 values)'
-          : key.includes(':s:')
-            ? 'seen (capacity 1000, p = 0.001)'
-            : `other (${key.split(':').pop()})`;
+    const kind =
+      key.endsWith(':log') || key.endsWith(':plg')
+        ? 'window (sliding log, 3 entries)'
+        : key.endsWith(':n')
+          ? 'last-n (n = 5, full)'
+          : key.endsWith(':d')
+            ? 'distinct (3 values)'
+            : key.includes(':b:')
+              ? 'seen (capacity 1000, p = 0.001)'
+              : `other (${key.split(':').pop()})`;
     rows.push([kind, formatBytes(bytes)]);
   }
   await client.quit();
@@ -168,13 +182,15 @@ export const benchmark: Benchmark = {
     const server = await startPrivateRedis();
     const admin = new Redis(server.url);
     try {
-      const rows = [
-        await measure(server.url, admin, 'sluice RiskEngine (2 script calls per slot, batched)', sluice, context),
-        await measure(server.url, admin, 'obvious: rate-limiter-flexible + PFCOUNT/PFADD + BITFIELD + LRANGE', obvious, context),
-      ];
+      const label = ONLY
+        ? `sluice RiskEngine, only ${JUDGED.map((rule) => rule.name).join(', ')}`
+        : 'sluice RiskEngine (check-batch + risk-batch per slot, undos batched)';
+      const rows = [await measure(server.url, admin, label, sluice, context)];
+      if (!ONLY)
+        rows.push(await measure(server.url, admin, 'obvious: rate-limiter-flexible + PFCOUNT/PFADD + BITFIELD + LRANGE', obvious, context));
       const rate = (row: Row) => (row.result.decisions / row.result.elapsedMs) * 1000;
       const cpuPerCheck = (row: Row) => (row.cpu.redisMicros ?? Number.NaN) / row.result.decisions;
-      const peer = rows[1]!;
+      const peer = rows[1] ?? rows[0]!;
       const table = markdownTable(
         [
           { header: 'contender' },

@@ -40,6 +40,8 @@ export interface RiskControlWiring {
   redisTimeoutMs: number;
   memoryMax: number;
   metrics: Metrics;
+  /** Told when a denied check's window admissions could not be taken back. */
+  logger: { warn(object: object, message: string): void };
 }
 
 /** The cache key of an action's set: tenant ids hold no `:`, so the first one splits. */
@@ -71,7 +73,12 @@ export function createRiskControl(wiring: RiskControlWiring): {
           timeoutMs: wiring.redisTimeoutMs,
         })
       : directEvents(local);
-  const engine = new RiskEngine({ windows: degrading ?? wiring.limiter, peek: wiring.limiter, events });
+  const engine = new RiskEngine({
+    windows: degrading ?? wiring.limiter,
+    peek: wiring.limiter,
+    events,
+    onUndoError: (error) => wiring.logger.warn({ err: error }, 'risk check: the window admissions of a denied check stay counted'),
+  });
   const service = new EngineRiskControlService({
     tenant: wiring.tenant,
     quota: wiring.quota,

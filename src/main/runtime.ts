@@ -358,6 +358,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       redisTimeoutMs: settings.redisTimeoutMs,
       memoryMax: settings.limiterMemoryMax,
       metrics,
+      logger,
     });
     closers.unshift(() => riskControl.close());
     const health = new ReadinessService({

@@ -87,11 +87,14 @@ export interface RiskControlService {
     tenantId: string,
     input: { action: string; dimensions: Record<string, string>; requestId?: string; record: boolean },
   ): Promise<RiskDecisionView>;
-  /** Records an outcome (last-n) and the event's values (distinct, seen) without a decision. */
+  /**
+   * Records an outcome (last-n) and the event's values (distinct, seen) without a decision; a
+   * repeated `requestId` within the set's longest window (a day without one) records nothing (`duplicate`).
+   */
   recordEvent(
     tenantId: string,
     input: { action: string; dimensions: Record<string, string>; outcome: string; requestId?: string },
-  ): Promise<{ degraded?: boolean }>;
+  ): Promise<{ degraded?: boolean; duplicate?: boolean }>;
 }
 
 export interface NewProviderInput {

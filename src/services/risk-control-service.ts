@@ -71,13 +71,13 @@ export class EngineRiskControlService implements RiskControlService {
 
   async recordEvent(
     tenantId: string,
-    input: { action: string; dimensions: Record<string, string>; outcome: string },
-  ): Promise<{ degraded?: boolean }> {
+    input: { action: string; dimensions: Record<string, string>; outcome: string; requestId?: string },
+  ): Promise<{ degraded?: boolean; duplicate?: boolean }> {
     const rules = await this.admit(tenantId, input.action);
     const result = await this.deps.engine
-      .record(riskScope(tenantId, input.action), rules, input.dimensions, input.outcome)
+      .record(riskScope(tenantId, input.action), rules, input.dimensions, input.outcome, undefined, input.requestId)
       .catch((error) => unavailableUnlessSluiceError(asInvalidRequest(error)));
-    return result.degraded ? { degraded: true } : {};
+    return { ...(result.degraded ? { degraded: true } : {}), ...(result.duplicate ? { duplicate: true } : {}) };
   }
 
   /** Tenant status, its QPS, then the action's rules (NOT_FOUND without a set). */

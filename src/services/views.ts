@@ -185,7 +185,9 @@ export const RiskRuleView = Type.Object(
     ),
     effect: Type.Optional(stringEnum(RISK_EFFECTS, { description: 'deny (default) or review' })),
     windowSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_WINDOW_SECONDS, description: 'window, distinct, seen' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'window; distinct (at most 10,000)' })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'window; distinct (exact up to 10,000, a HyperLogLog above)' }),
+    ),
     banSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WINDOW_SECONDS, description: 'window' })),
     algorithm: Type.Optional(stringEnum(ALGORITHMS, { description: 'window' })),
     n: Type.Optional(Type.Integer({ minimum: 1, maximum: RISK_LIMITS.lastN, description: 'last-n: events looked at' })),

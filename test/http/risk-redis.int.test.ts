@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith } from '../support/servers.js';
+import { expectEventsDeduplicated } from './risk-dedupe.js';
 import { startApp, type TestApp } from './support.js';
 
 const RULES = [
@@ -29,6 +30,10 @@ describeWith(privateRedisBin, 'SLUICE_TEST_REDIS_BIN', 'risk control on Redis, a
     await Promise.race([t?.close(), new Promise((resolve) => setTimeout(resolve, 5000))]);
     if (!stopped) await redis?.stop();
   }, 20_000);
+
+  it('a repeated requestId of an event records nothing in Redis and still answers 202', async () => {
+    await expectEventsDeduplicated(t);
+  }, 30_000);
 
   it('decides in Redis with hashed keys, then degrades to the local fallback with degraded: true', async () => {
     const tenant = await t.createTenant();

@@ -4,6 +4,7 @@
  * bad input (400 naming the field), 404 for an action without rules, tenants kept apart.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectEventsDeduplicated } from './risk-dedupe.js';
 import { expectError, startApp, type TestApp } from './support.js';
 
 let t: TestApp;
@@ -43,6 +44,16 @@ describe('admin: risk rule sets per action', () => {
     expectError(await t.admin('PUT', '/v1/admin/tenants/nope/risk/otp', { rules: OTP_RULES }), 404, 'NOT_FOUND');
   });
 
+  it('accepts a distinct limit above the exact range (a HyperLogLog) and judges with it', async () => {
+    const { apiKey } = await tenantWith('signup', [
+      { name: 'users-per-ip', kind: 'distinct', key: ['ip'], of: 'user', windowSeconds: 86_400, limit: 50_000 },
+    ]);
+    for (const user of ['a', 'b', 'a']) {
+      const response = await t.call(apiKey, 'POST', '/v1/risk/check', { action: 'signup', dimensions: { ip: '10.0.0.1', user } });
+      expect(response.json(), response.body).toEqual({ allowed: true, decision: 'allow', reasons: [] });
+    }
+  });
+
   it('refuses bad rule sets with 400 naming the field, storing nothing', async () => {
     const tenant = await t.createTenant();
     const put = (rules: unknown) => t.admin('PUT', `/v1/admin/tenants/${tenant.id}/risk/otp`, { rules });
@@ -62,6 +73,9 @@ describe('admin: risk rule sets per action', () => {
     expect(await field([OTP_RULES[0], OTP_RULES[0]])).toMatch(/rules\[1\]\.name/);
     expect(await field(Array.from({ length: 33 }, (_, i) => ({ ...OTP_RULES[0], name: `r${i}` })))).toMatch(/rules/);
     expect(await field([])).toMatch(/rules/);
+    expect(await field([{ name: 'x', kind: 'distinct', key: ['ip'], of: 'user', windowSeconds: 60, limit: 1_000_000_001 }])).toMatch(
+      /rules\W0\W+limit/,
+    );
     expectError(await t.admin('GET', `/v1/admin/tenants/${tenant.id}/risk/otp`), 404, 'NOT_FOUND');
   });
 });
@@ -133,6 +147,10 @@ describe('POST /v1/risk/check and /v1/risk/events: the OTP example', () => {
     ]);
     for (let i = 0; i < 3; i++) await event(apiKey, { dimensions: dims, outcome: 'verified' });
     expect((await check(apiKey, { dimensions: dims })).json().allowed).toBe(true);
+  });
+
+  it('a repeated requestId of an event records nothing and still answers 202', async () => {
+    await expectEventsDeduplicated(t);
   });
 
   it('a denied check records nothing in window rules (its admissions are taken back)', async () => {

@@ -44,7 +44,11 @@ export const riskRoutes =
           body: RiskEventBody,
           response: {
             ...errorResponses(400, 401, 403, 404, 413, 415, 429),
-            202: Type.Object({ recorded: Type.Boolean(), degraded: Type.Optional(Type.Boolean()) }),
+            202: Type.Object({
+              recorded: Type.Boolean(),
+              duplicate: Type.Optional(Type.Boolean({ description: 'a repeat of the requestId: nothing recorded' })),
+              degraded: Type.Optional(Type.Boolean()),
+            }),
           },
         },
       },
@@ -56,7 +60,7 @@ export const riskRoutes =
           outcome: body.outcome,
           ...(body.requestId ? { requestId: body.requestId } : {}),
         });
-        return reply.code(202).send({ recorded: true, ...result });
+        return reply.code(202).send({ recorded: result.duplicate !== true, ...result });
       },
     );
   };

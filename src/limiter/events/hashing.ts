@@ -27,26 +27,76 @@ export class ValueHasher {
     return String(this.digest('v', value).readUIntBE(0, 6));
   }
 
+  /** A 64-bit hash of a value for a HyperLogLog, as its low and high 32 bits (unsigned). */
+  hll(value: string): [number, number] {
+    const digest = this.digest('h', value);
+    return [digest.readUInt32BE(0), digest.readUInt32BE(4)];
+  }
+
   /**
-   * The `hashes` bit positions of a value in a filter of `bits` bits: double hashing
-   * h1 + i·h2 mod bits (Kirsch–Mitzenmacher: the same false-positive rate as independent hashes).
+   * Where a value lives in a blocked Bloom filter of `bits` bits (a multiple of {@link BLOOM_BLOCK_BITS}):
+   * its block (48 bits of the digest, modulo the blocks), and `hashes` bit positions inside that
+   * block, 9 independent digest bits each (13 per digest; further digests for more). Double hashing,
+   * fine over a whole filter, is not inside 512 bits: its progressions overlap and the measured
+   * false-positive rate was 2.3× the model's.
    */
-  positions(value: string, bits: number, hashes: number): number[] {
-    const digest = this.digest('b', value);
-    const h1 = digest.readUInt32BE(0) * 0x10000 + digest.readUInt16BE(4);
-    const h2 = (digest.readUInt32BE(6) * 0x10000 + digest.readUInt16BE(10)) | 1;
+  positions(value: string, bits: number, hashes: number): { block: number; positions: number[] } {
+    let digest = this.digest('b', value);
+    const blocks = Math.max(1, Math.floor(bits / BLOOM_BLOCK_BITS));
+    const block = (digest.readUInt32BE(0) * 0x10000 + digest.readUInt16BE(4)) % blocks;
     const positions: number[] = [];
-    for (let i = 0; i < hashes; i++) positions.push((h1 + i * (h2 % bits)) % bits);
-    return positions;
+    for (let i = 0, at = 6; i < hashes; i++, at += 2) {
+      if (at > 30) {
+        digest = this.digest(`b${i}`, value);
+        at = 0;
+      }
+      positions.push(digest.readUInt16BE(at) & (BLOOM_BLOCK_BITS - 1));
+    }
+    return { block, positions };
   }
 }
 
 /**
- * Bloom filter size for `capacity` values at false-positive rate `p`: bits m = ⌈−n·ln p / ln²2⌉,
- * hashes k = round(m/n · ln 2) (at least 1). Bits per value: −ln p / ln²2 (14.4 at p = 0.001).
+ * Bits of one block of a `seen` filter: a value's k bits all fall in one 64-byte block (a cache
+ * line), so a check reads one short range and a new value writes it back, whatever k is.
+ * Measured (RiskEngine closed loop of seen-only checks, 200 in flight, Redis `used_cpu_*` per
+ * check, this layout against the standard one it replaced, k = 10): 15–17 µs against 27–29 µs.
+ */
+export const BLOOM_BLOCK_BITS = 512;
+
+/** False-positive rate of a blocked filter: Σ_j Poisson(j; λ = n·B/m) · (1 − (1 − 1/B)^(k·j))^k. */
+export function blockedFalsePositiveRate(capacity: number, bits: number, hashes: number): number {
+  const B = BLOOM_BLOCK_BITS;
+  const lambda = (capacity * B) / bits;
+  const top = Math.ceil(lambda + 12 * Math.sqrt(lambda) + 30);
+  let rate = 0;
+  let logPoisson = -lambda; // j = 0
+  for (let j = 0; j <= top; j++) {
+    if (j > 0) logPoisson += Math.log(lambda) - Math.log(j);
+    rate += Math.exp(logPoisson) * (1 - (1 - 1 / B) ** (hashes * j)) ** hashes;
+  }
+  return rate;
+}
+
+const sizes = new Map<string, { bits: number; hashes: number }>();
+
+/**
+ * Blocked Bloom filter size for `capacity` values at false-positive rate `p`: start from the
+ * standard filter's m = ⌈−n·ln p / ln²2⌉ bits and k = round(m/n · ln 2) hashes, then add blocks
+ * until {@link blockedFalsePositiveRate} is at most p (blocks load unevenly, so a blocked filter
+ * needs a little more: 15.9 bits per value at p = 0.001 and n = 1000, against 14.4). Memoized.
  */
 export function bloomSize(capacity: number, falsePositiveRate: number): { bits: number; hashes: number } {
-  const bits = Math.max(8, Math.ceil((-capacity * Math.log(falsePositiveRate)) / Math.LN2 ** 2));
-  const hashes = Math.max(1, Math.round((bits / capacity) * Math.LN2));
-  return { bits, hashes };
+  const id = `${capacity}:${falsePositiveRate}`;
+  const known = sizes.get(id);
+  if (known) return known;
+  const B = BLOOM_BLOCK_BITS;
+  const standard = (-capacity * Math.log(falsePositiveRate)) / Math.LN2 ** 2;
+  const hashes = Math.min(B / 2, Math.max(1, Math.round((standard / capacity) * Math.LN2)));
+  let blocks = Math.max(1, Math.ceil(standard / B));
+  // Grows by about 1/64 of the filter a step, so sizing takes tens of steps, once per rule.
+  while (blockedFalsePositiveRate(capacity, blocks * B, hashes) > falsePositiveRate) blocks += Math.max(1, Math.ceil(blocks / 64));
+  const size = { bits: blocks * B, hashes };
+  sizes.set(id, size);
+  return size;
 }

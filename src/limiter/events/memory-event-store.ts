@@ -4,8 +4,9 @@
  * it is empty or, beyond `maxSubjects`, oldest written first.
  */
 import { type Clock, systemClock } from '../clock.js';
-import { ValueHasher } from './hashing.js';
-import type { EventOp, EventResult, EventStore } from './types.js';
+import { BLOOM_BLOCK_BITS, ValueHasher } from './hashing.js';
+import { HyperLogLog } from './hyperloglog.js';
+import { type EventOp, type EventResult, type EventStore, RISK_LIMITS } from './types.js';
 
 export interface MemoryEventStoreOptions {
   clock?: Clock;
@@ -25,7 +26,10 @@ interface Filter {
 type State =
   | { kind: 'last-n'; outcomes: string[] }
   | { kind: 'distinct'; values: Map<string, number> }
-  | { kind: 'seen'; filters: Filter[] };
+  | { kind: 'seen'; filters: Filter[] }
+  | { kind: 'claim'; until: number }
+  /** distinct above the exact range: this generation's HLL, and the union with the last one's. */
+  | { kind: 'hll'; generation: number; current: HyperLogLog; union: HyperLogLog };
 
 export class MemoryEventStore implements EventStore {
   private readonly clock: Clock;
@@ -64,6 +68,13 @@ export class MemoryEventStore implements EventStore {
   }
 
   private applyOne(op: EventOp, t: number): EventResult {
+    if (op.kind === 'claim') {
+      const state = this.state(op.subject, 'claim', () => ({ kind: 'claim', until: Number.NEGATIVE_INFINITY }));
+      const claimed = state.until > t;
+      if (op.ttlMs === 0) state.until = Number.NEGATIVE_INFINITY;
+      else if (!claimed) state.until = t + op.ttlMs;
+      return { fired: claimed, count: claimed ? 1 : 0 };
+    }
     if (op.kind === 'last-n') {
       const state = this.state(op.subject, 'last-n', () => ({ kind: 'last-n', outcomes: [] }));
       if (op.push !== undefined) {
@@ -73,6 +84,31 @@ export class MemoryEventStore implements EventStore {
       let count = 0;
       for (let i = 0; i < Math.min(op.n, state.outcomes.length); i++) if (state.outcomes[i] === op.outcome) count++;
       return { fired: count >= op.m, count };
+    }
+    if (op.kind === 'distinct' && op.limit > RISK_LIMITS.distinctExact) {
+      const generation = Math.floor(t / op.windowMs);
+      const state = this.state(op.subject, 'hll', () => ({
+        kind: 'hll',
+        generation,
+        current: new HyperLogLog(),
+        union: new HyperLogLog(),
+      }));
+      if (state.generation !== generation) {
+        // Turned over: the last generation is the old current one if it was the previous window.
+        const last = state.generation === generation - 1 ? state.current : new HyperLogLog();
+        state.generation = generation;
+        state.current = new HyperLogLog();
+        state.union = new HyperLogLog();
+        state.union.merge(last);
+      }
+      const count = state.union.count();
+      const fired = count >= op.limit;
+      if (op.record && !fired) {
+        const [low, high] = this.hasher.hll(op.value);
+        state.current.add(low, high);
+        state.union.add(low, high);
+      }
+      return fired ? { fired, count, retryAfterMs: (generation + 1) * op.windowMs - t } : { fired, count };
     }
     if (op.kind === 'distinct') {
       const state = this.state(op.subject, 'distinct', () => ({ kind: 'distinct', values: new Map() }));
@@ -91,9 +127,10 @@ export class MemoryEventStore implements EventStore {
     const state = this.state(op.subject, 'seen', () => ({ kind: 'seen', filters: [] }));
     const generation = op.windowMs === undefined ? 0 : Math.floor(t / op.windowMs);
     state.filters = state.filters.filter((f) => f.size === op.bits && (f.generation === generation || f.generation === generation - 1));
-    const positions = this.hasher.positions(op.value, op.bits, op.hashes);
+    const { block, positions } = this.hasher.positions(op.value, op.bits, op.hashes);
+    const offset = block * (BLOOM_BLOCK_BITS / 8);
     const has = (filter: Filter | undefined) =>
-      filter !== undefined && positions.every((p) => (filter.bits[p >> 3]! & (1 << (p & 7))) !== 0);
+      filter !== undefined && positions.every((p) => (filter.bits[offset + (p >> 3)]! & (1 << (p & 7))) !== 0);
     let current = state.filters.find((f) => f.generation === generation);
     const inCurrent = has(current);
     const seen = inCurrent || has(state.filters.find((f) => f.generation === generation - 1));
@@ -102,7 +139,7 @@ export class MemoryEventStore implements EventStore {
         current = { generation, size: op.bits, bits: new Uint8Array(Math.ceil(op.bits / 8)) };
         state.filters.push(current);
       }
-      for (const p of positions) current.bits[p >> 3]! |= 1 << (p & 7);
+      for (const p of positions) current.bits[offset + (p >> 3)]! |= 1 << (p & 7);
     }
     return { fired: !seen, count: seen ? 1 : 0 };
   }

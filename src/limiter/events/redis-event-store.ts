@@ -5,15 +5,15 @@
  * no dimension value appears in clear in a key, and values reach Redis only as digests.
  *
  * Keys of a subject with tag T: `${prefix}:{T}:n` (last-n list), `:d` (distinct sorted set),
- * `:s:<bits>:<generation>` (seen filter). Retention: last-n 31 days after the last push; distinct
+ * `:b:<bits>:<generation>` (seen filter), `:c` (a claimed request id), `:h:<generation>` (distinct above the exact range, a HyperLogLog). Retention: last-n 31 days after the last push; distinct
  * one window; seen two windows, or without a window `seenRetentionMs` after the last new value.
  */
 import calculateSlot from 'cluster-key-slot';
 import { Batcher } from '../stores/redis/batcher.js';
 import { LuaScript, type ScriptClient } from '../stores/redis/lua-script.js';
 import { throwIfScriptError } from '../stores/redis/script-errors.js';
-import { ValueHasher } from './hashing.js';
-import type { EventOp, EventResult, EventStore } from './types.js';
+import { BLOOM_BLOCK_BITS, ValueHasher } from './hashing.js';
+import { type EventOp, type EventResult, type EventStore, RISK_LIMITS } from './types.js';
 
 const script = LuaScript.fromFile(new URL('./scripts/', import.meta.url), 'risk-batch');
 
@@ -34,9 +34,18 @@ export interface RedisEventStoreOptions {
 
 interface Pending {
   keys: string[];
-  args: (string | number)[];
+  /** The call's time, '' for Redis TIME. */
+  at: number | '';
+  args: (string | number | Buffer)[];
   resolve(result: EventResult): void;
   reject(error: unknown): void;
+}
+
+/** Bit positions inside a block as one argument: 2 bytes each, big-endian (read by struct.unpack). */
+function packPositions(positions: readonly number[]): Buffer {
+  const packed = Buffer.allocUnsafe(2 * positions.length);
+  for (let i = 0; i < positions.length; i++) packed.writeUInt16BE(positions[i]!, 2 * i);
+  return packed;
 }
 
 export class RedisEventStore implements EventStore {
@@ -82,10 +91,20 @@ export class RedisEventStore implements EventStore {
   private enqueue(op: EventOp, now: number | undefined): Promise<EventResult> {
     const { base, slot } = this.keyBase(op.subject);
     let keys: string[];
-    let args: (string | number)[];
-    if (op.kind === 'last-n') {
+    let args: (string | number | Buffer)[];
+    if (op.kind === 'claim') {
+      keys = [`${base}c`];
+      args = ['c', op.ttlMs];
+    } else if (op.kind === 'last-n') {
       keys = [`${base}n`];
       args = ['n', op.n, op.m, op.outcome, op.push ?? '', this.lastNRetentionMs];
+    } else if (op.kind === 'distinct' && op.limit > RISK_LIMITS.distinctExact) {
+      // As for seen filters: the generation needs the time before the script runs.
+      if (now === undefined) now = Date.now();
+      const generation = Math.floor(now / op.windowMs);
+      keys = [`${base}h:${generation}`, `${base}h:${generation - 1}`];
+      const retry = (generation + 1) * op.windowMs - now;
+      args = ['h', op.limit, this.hasher.member(op.value), op.record ? 1 : 0, 2 * op.windowMs, retry];
     } else if (op.kind === 'distinct') {
       keys = [`${base}d`];
       args = ['d', op.windowMs, op.limit, this.hasher.member(op.value), op.record ? 1 : 0];
@@ -96,15 +115,17 @@ export class RedisEventStore implements EventStore {
         now = Date.now();
       }
       const generation = op.windowMs === undefined ? 0 : Math.floor(now! / op.windowMs);
-      const current = `${base}s:${op.bits}:${generation}`;
-      const previous = op.windowMs === undefined ? current : `${base}s:${op.bits}:${generation - 1}`;
+      // `b`: a blocked filter (hashing.ts). Filters of the standard layout (`s:` keys, before
+      // 2026-12) are not read: their values count as new once, and they expire by their TTL.
+      const current = `${base}b:${op.bits}:${generation}`;
+      const previous = op.windowMs === undefined ? current : `${base}b:${op.bits}:${generation - 1}`;
       keys = [current, previous];
       const ttl = op.windowMs === undefined ? this.seenRetentionMs : 2 * op.windowMs;
-      const positions = this.hasher.positions(op.value, op.bits, op.hashes);
-      args = ['s', op.bits, op.record ? 1 : 0, ttl, op.hashes, ...positions];
+      const { block, positions } = this.hasher.positions(op.value, op.bits, op.hashes);
+      args = ['s', op.bits / 8, op.record ? 1 : 0, ttl, block * (BLOOM_BLOCK_BITS / 8), packPositions(positions)];
     }
     return new Promise((resolve, reject) => {
-      this.batcher.add(this.client.isCluster === true ? slot : 0, { keys, args: [now ?? '', ...args], resolve, reject });
+      this.batcher.add(this.client.isCluster === true ? slot : 0, { keys, at: now ?? '', args, resolve, reject });
     });
   }
 
@@ -113,14 +134,14 @@ export class RedisEventStore implements EventStore {
     // mixing calls with different explicit times is split by time below).
     const byTime = new Map<string | number, Pending[]>();
     for (const item of items) {
-      const at = item.args[0]!;
+      const at = item.at;
       const group = byTime.get(at);
       if (group) group.push(item);
       else byTime.set(at, [item]);
     }
     for (const [at, group] of byTime) {
       const keys = group.flatMap((item) => item.keys);
-      const args = [at, group.length, ...group.flatMap((item) => item.args.slice(1))];
+      const args = [at, group.length, ...group.flatMap((item) => item.args)];
       script.run(this.client, keys.length, [...keys, ...args]).then(
         (reply) => {
           try {
@@ -128,7 +149,9 @@ export class RedisEventStore implements EventStore {
             group.forEach((item, i) => {
               const [fired, count, retry] = rows[i]!;
               item.resolve(
-                fired === 1 && item.args[1] === 'd' ? { fired: true, count, retryAfterMs: retry } : { fired: fired === 1, count },
+                fired === 1 && (item.args[0] === 'd' || item.args[0] === 'h')
+                  ? { fired: true, count, retryAfterMs: retry }
+                  : { fired: fired === 1, count },
               );
             });
           } catch (error) {

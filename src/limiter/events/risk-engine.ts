@@ -7,7 +7,8 @@
  * Decision: `deny` if an enforced deny rule fires, else `review` if an enforced review rule
  * fires, else `allow`; shadow rules are evaluated and recorded the same way and only reported.
  * A check answered `deny` takes its window admissions back (a denied check records nothing in
- * window rules); event rules keep what they recorded (a distinct rule that fired added nothing).
+ * window rules), sent right after the answer rather than awaited (see `check`); event rules keep
+ * what they recorded (a distinct rule that fired added nothing).
  */
 import { randomUUID } from 'node:crypto';
 import type { FallbackMode } from '../degrade/fallback-policy.js';
@@ -69,6 +70,11 @@ export interface RiskEngineOptions {
   /** Window rules without recording (`record: false`). */
   peek: { peek(request: { subject: string; rules: readonly Rule[]; now?: number }): Promise<Decision> };
   events: EventApplier;
+  /**
+   * Told when taking back a denied check's window admissions failed (they then stay counted:
+   * later checks of those subjects may be denied early, never admitted late).
+   */
+  onUndoError?(error: unknown): void;
 }
 
 export interface RiskCheckOptions {
@@ -76,6 +82,20 @@ export interface RiskCheckOptions {
   record?: boolean;
   requestId?: string;
   now?: number;
+}
+
+/** A day: how long an event's request id is remembered when no rule of its set has a window. */
+const DEDUPE_WITHOUT_WINDOW_MS = 86_400_000;
+
+/**
+ * How long `record` remembers an event's request id: the longest window of the rule set (a repeat
+ * within it would count twice in some rule), or a day when no rule has one (last-n, seen without
+ * a window).
+ */
+export function eventDedupeMs(rules: readonly RiskRule[]): number {
+  let longest = 0;
+  for (const rule of rules) if ('windowMs' in rule && rule.windowMs !== undefined && rule.windowMs > longest) longest = rule.windowMs;
+  return longest > 0 ? longest : DEDUPE_WITHOUT_WINDOW_MS;
 }
 
 /** The subject of one rule's state: scope, rule name and key values, unambiguous by lengths and JSON. */
@@ -157,13 +177,25 @@ export class RiskEngine {
     }
     const enforced = reasons.filter((reason) => !reason.shadow);
     const decision: RiskVerdict = enforced.some((r) => r.effect === 'deny') ? 'deny' : enforced.length > 0 ? 'review' : 'allow';
-    if (decision === 'deny' && record) await this.undoWindows(windowRules, windowDecisions, scope, dimensions, requestId);
+    if (decision === 'deny' && record) {
+      // Not awaited: the answer does not depend on it, and awaiting made a denied check two round
+      // trips (bench/risk.ts: a closed loop is latency-bound, so half the checks/s). Order still
+      // holds on one instance: the undos go out on the next setImmediate, on the connection every
+      // later check of the subject uses, before any later request can be read. Another instance's
+      // check in that sub-millisecond gap may still count the admission (a denial, never an excess).
+      this.undoWindows(windowRules, windowDecisions, scope, dimensions, requestId).catch((error: unknown) =>
+        this.options.onUndoError?.(error),
+      );
+    }
     return { allowed: decision !== 'deny', decision, reasons, verdicts, ...(degraded ? { degraded } : {}) };
   }
 
   /**
    * Records an outcome without a decision: pushed to every last-n rule, and the event's values
    * added to distinct (while they fit the limit) and seen rules. Window rules count checks only.
+   * With a `requestId`, a repeat of it in the same scope within {@link eventDedupeMs} of the
+   * first records nothing and answers `duplicate: true` (the id is claimed first, in its own
+   * script call: a claim whose record then fails is released, so the retry records).
    */
   async record(
     scope: string,
@@ -171,14 +203,23 @@ export class RiskEngine {
     dimensions: Dimensions,
     outcome: string,
     now?: number,
-  ): Promise<{ degraded?: FallbackMode }> {
+    requestId?: string,
+  ): Promise<{ degraded?: FallbackMode; duplicate?: true }> {
     validateDimensions(rules, dimensions);
     const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
     if (eventRules.length === 0) return {};
-    const applied = await this.options.events.apply(
-      eventRules.map((rule) => eventOp(scope, rule, dimensions, true, outcome)),
-      now,
-    );
+    if (requestId !== undefined) {
+      const claim: EventOp = { kind: 'claim', subject: `${scope}event:${requestId}`, ttlMs: eventDedupeMs(rules) };
+      const claimed = await this.options.events.apply([claim], now);
+      if (claimed.results[0]!.fired) return { duplicate: true, ...(claimed.degraded ? { degraded: claimed.degraded } : {}) };
+    }
+    const ops = eventRules.map((rule) => eventOp(scope, rule, dimensions, true, outcome));
+    const applied = await this.options.events.apply(ops, now).catch(async (error: unknown) => {
+      if (requestId !== undefined) {
+        await this.options.events.apply([{ kind: 'claim', subject: `${scope}event:${requestId}`, ttlMs: 0 }], now).catch(() => undefined);
+      }
+      throw error;
+    });
     return applied.degraded ? { degraded: applied.degraded } : {};
   }
 

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bloomSize } from '../../../src/limiter/events/hashing.js';
+import { HLL_STANDARD_ERROR } from '../../../src/limiter/events/hyperloglog.js';
 import type { EventOp, EventResult, EventStore } from '../../../src/limiter/events/types.js';
 
 const T0 = Date.UTC(2024, 0, 1);
@@ -133,6 +134,83 @@ export function defineEventStoreConformance(name: string, openStore: () => Event
       expect(await store.apply([op('p2')], T0 + 10_000)).toEqual([{ fired: false, count: 3 }]);
       // p1 leaves the window one hour after it was recorded.
       expect(await store.apply([op('p4')], T0 + 3_600_000)).toEqual([{ fired: false, count: 2 }]);
+    });
+
+    it('distinct above the exact range: the HyperLogLog estimate is within 3 standard errors over random sets of 20k–200k values', async () => {
+      const store = openStore();
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 20_000, max: 200_000 }), async (n) => {
+          const subject = randomUUID();
+          const op = (value: string, record: boolean): EventOp => ({
+            kind: 'distinct',
+            subject,
+            windowMs: 3_600_000,
+            limit: 1_000_000_000,
+            value,
+            record,
+          });
+          const chunk = 5_000;
+          for (let i = 0; i < n; i += chunk) {
+            const size = Math.min(chunk, n - i);
+            // Every value twice: repeats must not count.
+            const values = Array.from({ length: size }, () => randomUUID());
+            await store.apply(
+              [...values, ...values].map((value) => op(value, true)),
+              T0,
+            );
+          }
+          const [probe] = await store.apply([op('probe', false)], T0 + 1);
+          expect(probe!.fired).toBe(false);
+          expect(Math.abs(probe!.count - n)).toBeLessThanOrEqual(3 * HLL_STANDARD_ERROR * n);
+        }),
+        { numRuns: options.heavy ? 2 : 4 },
+      );
+    }, 300_000);
+
+    it('distinct above the exact range: fires at the estimated limit, for known values too, adding nothing until the generation turns over', async () => {
+      const store = openStore();
+      const subject = randomUUID();
+      const windowMs = 3_600_000;
+      const limit = 20_000;
+      const t0 = Math.floor(T0 / windowMs) * windowMs;
+      const op = (value: string, record = true): EventOp => ({ kind: 'distinct', subject, windowMs, limit, value, record });
+      let firstFired: EventResult | undefined;
+      let recorded = 0;
+      for (let i = 0; !firstFired && i < 30; i++) {
+        const results = await store.apply(
+          Array.from({ length: 1_000 }, (_, j) => op(`v${i * 1_000 + j}`)),
+          t0 + 10,
+        );
+        for (const result of results) {
+          if (result.fired) {
+            firstFired ??= result;
+          } else recorded++;
+        }
+      }
+      expect(firstFired).toBeDefined();
+      expect(firstFired!.count).toBeGreaterThanOrEqual(limit);
+      expect(firstFired!.retryAfterMs).toBe(windowMs - 10);
+      // It took about `limit` admitted values (within 3 standard errors) to get there.
+      expect(Math.abs(recorded - limit)).toBeLessThanOrEqual(3 * HLL_STANDARD_ERROR * limit);
+      const [known] = await store.apply([op('v0')], t0 + 20);
+      expect(known!.fired).toBe(true);
+      expect(known!.count).toBe(firstFired!.count);
+      // The next generation still counts the last one's values; the one after starts afresh.
+      expect((await store.apply([op('new')], t0 + windowMs + 1))[0]!.fired).toBe(true);
+      expect(await store.apply([op('new')], t0 + 2 * windowMs + 1)).toEqual([{ fired: false, count: 0 }]);
+    }, 120_000);
+
+    it('claim: the first claim of a subject passes, repeats fire until its TTL, a release frees it', async () => {
+      const store = openStore();
+      const subject = randomUUID();
+      const claim = (ttlMs = 60_000): EventOp => ({ kind: 'claim', subject, ttlMs });
+      expect(await store.apply([claim()], T0)).toEqual([{ fired: false, count: 0 }]);
+      expect(await store.apply([claim(), claim()], T0 + 1)).toEqual([
+        { fired: true, count: 1 },
+        { fired: true, count: 1 },
+      ]);
+      expect(await store.apply([claim(0)], T0 + 2)).toEqual([{ fired: true, count: 1 }]);
+      expect(await store.apply([claim()], T0 + 3)).toEqual([{ fired: false, count: 0 }]);
     });
 
     it('seen: fires for a first value only, and within a window forgets after two windows at most', async () => {

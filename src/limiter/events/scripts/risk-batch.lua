@@ -2,21 +2,36 @@
 risk-batch: applies the event-rule operations of one batch (checks and events issued in the same
 turn of the event loop), all of one Redis Cluster slot. Semantics: src/limiter/events/types.ts.
 
-KEYS: per op, in order: last-n 1 (list), distinct 1 (sorted set), seen 2 (filter of the current
+KEYS: per op, in order: last-n 1 (list), distinct 1 (sorted set) or 2 (HyperLogLogs), claim 1, seen 2 (filter of the current
       generation, of the previous one; the same key twice without a window). A filter's key names
       its size, so a rule resized starts a new filter instead of reading the old with other positions.
 ARGV[1] = now in ms, or '' for Redis TIME; ARGV[2] = number of ops; then per op:
   'n', n, m, outcome, push ('' = none), ttlMs
   'd', windowMs, limit, member (48-bit value hash), record (0/1)
-  's', bits, record (0/1), ttlMs (0 = none), hashes k, k bit positions
+  'h', limit, member, record (0/1), ttlMs, retryAfterMs: distinct above the exact range, keys
+       this generation's HyperLogLog and the last one's (PFCOUNT of both, PFADD to this one)
+  'c', ttlMs: claims the key (SET NX PX, on the Redis clock); fires when it was claimed already;
+       ttlMs 0 releases it (DEL)
+  's', bytes (filter size), record (0/1), ttlMs (0 = none), offset (byte offset of the value's
+       64-byte block), positions (k bit positions in the block, 2 bytes each, big-endian)
 Returns: per op {fired (0/1), count, retryAfterMs}; {-1} for malformed arguments.
 State: last-n LPUSH + LTRIM to n (TTL refreshed by a push); distinct ZSET member → latest time,
-trimmed to the window (TTL = window); seen a string bitmap (SETBIT/GETBIT through BITFIELD).
+trimmed to the window (TTL = window); seen a blocked Bloom filter in a string (hashing.ts): a
+check reads the value's 64-byte block with one GETRANGE, a new value writes it with one SETRANGE.
 ]]
-local now = tonumber(ARGV[1])
+-- Numbers handed to redis.call are printed with %.17g, which costs more than a small command:
+-- times, sizes and TTLs go in as strings (ARGV as sent, or printed once with %d).
+local fmt, floor = string.format, math.floor
+local sunpack, sbyte, schar = struct.unpack, string.byte, string.char
+local band, bor = bit.band, bit.bor
+local BIT = {[0] = 1, 2, 4, 8, 16, 32, 64, 128}
+local ZERO_BLOCK = string.rep('\0', 64)
+local nowText = ARGV[1]
+local now = tonumber(nowText)
 if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  nowText = fmt('%d', now)
 end
 local ops = tonumber(ARGV[2])
 if not ops then return {-1} end
@@ -27,15 +42,17 @@ for i = 1, ops do
   local kind = ARGV[a]
   if kind == 'n' then
     local key = KEYS[k]
-    local n, m, outcome, push, ttl = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4], tonumber(ARGV[a + 5])
+    local n, m, outcome, push, ttl = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
+    if not (n and m) then return {-1} end
     k = k + 1
     a = a + 6
+    local last = fmt('%d', n - 1)
     if push ~= '' then
       redis.call('LPUSH', key, push)
-      redis.call('LTRIM', key, 0, n - 1)
+      redis.call('LTRIM', key, '0', last)
       redis.call('PEXPIRE', key, ttl)
     end
-    local list = redis.call('LRANGE', key, 0, n - 1)
+    local list = redis.call('LRANGE', key, '0', last)
     local c = 0
     for _, v in ipairs(list) do
       if v == outcome then c = c + 1 end
@@ -43,49 +60,87 @@ for i = 1, ops do
     out[i] = {c >= m and 1 or 0, c, 0}
   elseif kind == 'd' then
     local key = KEYS[k]
-    local w, limit, member, record = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4] == '1'
+    local wText, limit, member, record = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4] == '1'
+    local w = tonumber(wText)
+    if not (w and limit) then return {-1} end
     k = k + 1
     a = a + 5
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - w)
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now - w))
     local present = redis.call('ZSCORE', key, member)
     local c = redis.call('ZCARD', key)
     local fired = (not present) and c >= limit
     local retry = 0
     if fired then
-      local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+      local oldest = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
       retry = math.max(0, tonumber(oldest[2]) + w - now)
     elseif record then
-      redis.call('ZADD', key, 'GT', now, member)
-      redis.call('PEXPIRE', key, w)
+      redis.call('ZADD', key, 'GT', nowText, member)
+      redis.call('PEXPIRE', key, wText)
     end
     out[i] = {fired and 1 or 0, c, retry}
+  elseif kind == 'h' then
+    local current, previous = KEYS[k], KEYS[k + 1]
+    local limit, member, record, ttl, retry = tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3] == '1', ARGV[a + 4], tonumber(ARGV[a + 5])
+    if not (limit and retry) then return {-1} end
+    k = k + 2
+    a = a + 6
+    -- One key while the last generation is gone: PFCOUNT of one key uses its cached estimate.
+    local c
+    if redis.call('EXISTS', previous) == 1 then c = redis.call('PFCOUNT', current, previous) else c = redis.call('PFCOUNT', current) end
+    local fired = c >= limit
+    if record and not fired then
+      redis.call('PFADD', current, member)
+      redis.call('PEXPIRE', current, ttl)
+    end
+    out[i] = {fired and 1 or 0, c, fired and retry or 0}
+  elseif kind == 'c' then
+    local claimed
+    if ARGV[a + 1] == '0' then
+      claimed = redis.call('DEL', KEYS[k]) == 1
+    else
+      claimed = not redis.call('SET', KEYS[k], '1', 'NX', 'PX', ARGV[a + 1])
+    end
+    k = k + 1
+    a = a + 2
+    out[i] = {claimed and 1 or 0, claimed and 1 or 0, 0}
   elseif kind == 's' then
     local current, previous = KEYS[k], KEYS[k + 1]
-    local bits, record, ttl, hashes = tonumber(ARGV[a + 1]), ARGV[a + 2] == '1', tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+    local bytes, record, ttl, offset, packed = tonumber(ARGV[a + 1]), ARGV[a + 2] == '1', ARGV[a + 3], tonumber(ARGV[a + 4]), ARGV[a + 5]
+    if not (bytes and offset) then return {-1} end
     k = k + 2
-    local get = {}
-    local set = {}
+    a = a + 6
+    -- The value's block (64 bytes), and its bits in it: byte floor(p / 8) + 1, bit p % 8.
+    local from, to = fmt('%d', offset), fmt('%d', offset + 63)
+    local hashes = #packed / 2
+    local byteAt, maskOf = {}, {}
     for j = 1, hashes do
-      local p = ARGV[a + 4 + j]
-      get[#get + 1] = 'GET'; get[#get + 1] = 'u1'; get[#get + 1] = p
-      set[#set + 1] = 'SET'; set[#set + 1] = 'u1'; set[#set + 1] = p; set[#set + 1] = 1
+      local p = sunpack('>I2', packed, 2 * j - 1)
+      byteAt[j] = floor(p / 8) + 1
+      maskOf[j] = BIT[p % 8]
     end
-    a = a + 5 + hashes
-    local function has(key)
-      if redis.call('STRLEN', key) * 8 < bits then return false end
-      local got = redis.call('BITFIELD_RO', key, unpack(get))
-      for j = 1, #got do
-        if got[j] == 0 then return false end
+    -- A missing filter, or a block past its end, reads as '' (zeros: not seen).
+    local function has(block)
+      if #block < 64 then return false end
+      for j = 1, hashes do
+        if band(sbyte(block, byteAt[j]), maskOf[j]) == 0 then return false end
       end
       return true
     end
-    local inCurrent = has(current)
-    local seen = inCurrent or (previous ~= current and has(previous))
+    local block = redis.call('GETRANGE', current, from, to)
+    local inCurrent = has(block)
+    local seen = inCurrent or (previous ~= current and has(redis.call('GETRANGE', previous, from, to)))
     if record and not inCurrent then
-      -- Sized at its first write: a filter shorter than its size reads as "not seen" above.
-      if redis.call('STRLEN', current) * 8 < bits then redis.call('SETRANGE', current, math.ceil(bits / 8) - 1, '\0') end
-      redis.call('BITFIELD', current, unpack(set))
-      if ttl > 0 then redis.call('PEXPIRE', current, ttl) end
+      if #block < 64 then
+        -- A new filter is sized in full at its first write (one allocation, the documented memory).
+        redis.call('SETRANGE', current, fmt('%d', bytes - 1), '\0')
+        block = ZERO_BLOCK
+      end
+      local b = {sbyte(block, 1, 64)}
+      for j = 1, hashes do
+        b[byteAt[j]] = bor(b[byteAt[j]], maskOf[j])
+      end
+      redis.call('SETRANGE', current, from, schar(unpack(b)))
+      if ttl ~= '0' then redis.call('PEXPIRE', current, ttl) end
     end
     out[i] = {seen and 0 or 1, seen and 1 or 0, 0}
   else

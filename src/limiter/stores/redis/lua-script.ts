@@ -16,8 +16,8 @@ import { fileURLToPath } from 'node:url';
  * key, so every key of one script must share a hash tag.
  */
 export interface ScriptClient {
-  evalsha(sha1: string, numkeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
-  eval(script: string, numkeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
+  evalsha(sha1: string, numkeys: number, ...keysAndArgs: (string | number | Buffer)[]): Promise<unknown>;
+  eval(script: string, numkeys: number, ...keysAndArgs: (string | number | Buffer)[]): Promise<unknown>;
 }
 
 /** One Lua script: its name, source and SHA1, and a runner with the NOSCRIPT fallback. */
@@ -40,7 +40,7 @@ export class LuaScript {
   }
 
   /** Runs the script; `keysAndArgs` holds the keys first (`numKeys` of them), then ARGV. */
-  async run(client: ScriptClient, numKeys: number, keysAndArgs: readonly (string | number)[]): Promise<unknown> {
+  async run(client: ScriptClient, numKeys: number, keysAndArgs: readonly (string | number | Buffer)[]): Promise<unknown> {
     try {
       return await client.evalsha(this.sha, numKeys, ...keysAndArgs);
     } catch (error) {
@@ -59,6 +59,6 @@ const folder = new URL('./scripts/', import.meta.url);
 /** The store's scripts, loaded once per process. */
 export const scripts = {
   checkBatch: LuaScript.fromFile(folder, 'check-batch'),
-  undo: LuaScript.fromFile(folder, 'undo-4'),
+  undo: LuaScript.fromFile(folder, 'undo-batch'),
   ban: LuaScript.fromFile(folder, 'ban-1'),
 } as const;

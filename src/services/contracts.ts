@@ -278,4 +278,6 @@ export interface HttpDeps extends Services {
   maxConnections: number;
   maxConnectionsPerIp: number;
   logLevel?: string;
+  /** Serve the admin console at /console (`SLUICE_CONSOLE`); default true. */
+  console?: boolean;
 }

@@ -37,10 +37,22 @@ import type {
   TenantPatchBody,
 } from '../http/schemas.js';
 import type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage } from '../services/views.js';
+import { tenantConfigCalls } from './tenant-config.js';
 
 export type SendRequest = Static<typeof SendBody>;
 export type FrequencyCheckRequest = Static<typeof FrequencyCheckBody>;
 export type RuleSet = Static<typeof RuleSetBody>;
+export type {
+  QuietHours,
+  QuietHoursInput,
+  RiskRuleSetInput,
+  RiskRuleSetView,
+  TemplateInput,
+  TemplateVersion,
+  WebhookEventView,
+  WebhookView,
+  WebhookWithSecret,
+} from './tenant-config.js';
 export type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage };
 
 /** An error answer of the API (docs/errors.md), or `NETWORK` when none came. */
@@ -76,7 +88,8 @@ export interface SluiceClientOptions {
   newIdempotencyKey?: () => string;
 }
 
-interface Call {
+/** One HTTP call of the client (its transport's input). */
+export interface Call {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   query?: Record<string, string | number | boolean | undefined>;
@@ -200,6 +213,9 @@ export class SluiceClient {
     deleteProvider: (id: string): Promise<Result<Static<typeof ProviderDeleted>>> =>
       this.call({ method: 'DELETE', path: `/v1/admin/providers/${encodeURIComponent(id)}`, auth: 'admin', repeatable: true }),
   };
+
+  /** Key revocation, risk rule sets, templates, quiet hours and webhooks of a tenant (`adminToken`). */
+  readonly tenantConfig = tenantConfigCalls(<T>(call: Call) => this.call<T>(call));
 
   private rulesPath(id: string, channel: string): string {
     return `/v1/admin/tenants/${encodeURIComponent(id)}/rules/${encodeURIComponent(channel)}`;

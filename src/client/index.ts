@@ -116,7 +116,8 @@ export class SluiceClient {
     this.retries = options.retries ?? 3;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
     this.baseDelayMs = options.baseDelayMs ?? 200;
-    this.fetch = options.fetch ?? globalThis.fetch;
+    // Called as a method of the client, the global `fetch` would throw "Illegal invocation" in browsers.
+    this.fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.newKey = options.newIdempotencyKey ?? (() => crypto.randomUUID());
   }

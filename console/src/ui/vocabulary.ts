@@ -1,0 +1,36 @@
+/**
+ * The API's lists the console offers as choices. Channels and algorithms come from their one
+ * source; the kinds and event types are the API's types, listed here and checked complete by the
+ * compiler (a kind added to the server without being added here fails the console's type check).
+ */
+import type { ProviderView, WebhookView } from '../../../src/client/index.js';
+import { CHANNELS } from '../../../src/core/channels.js';
+import { ALGORITHMS } from '../../../src/limiter/types.js';
+
+export { ALGORITHMS, CHANNELS };
+
+type Kind = ProviderView['kind'];
+type EventType = WebhookView['events'][number];
+
+export const PROVIDER_KINDS = [
+  'console',
+  'smtp',
+  'aliyun-sms',
+  'tencent-sms',
+  'feishu',
+  'slack',
+  'http',
+] as const satisfies readonly Kind[];
+export const EVENT_TYPES = [
+  'message.accepted',
+  'message.sent',
+  'message.failed',
+  'message.canceled',
+  'message.delivered',
+  'message.undelivered',
+] as const satisfies readonly EventType[];
+
+// Compile-time completeness: `true` only when no API value is missing from the lists above.
+const kindsComplete: [Exclude<Kind, (typeof PROVIDER_KINDS)[number]>] extends [never] ? true : false = true;
+const eventsComplete: [Exclude<EventType, (typeof EVENT_TYPES)[number]>] extends [never] ? true : false = true;
+export const LISTS_COMPLETE = kindsComplete && eventsComplete;

@@ -13,7 +13,6 @@
  *   on every retry, so a send whose answer was lost is replayed (200, same id), never doubled.
  */
 import type { Static } from '@sinclair/typebox';
-import type { ErrorCode } from '../core/errors.js';
 import type {
   Accepted,
   ApiKeyList,
@@ -37,8 +36,10 @@ import type {
   TenantPatchBody,
 } from '../http/schemas.js';
 import type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage } from '../services/views.js';
+import type { Call, ClientError, Result } from './call.js';
 import { tenantConfigCalls } from './tenant-config.js';
 
+export type { Call, ClientError, Result };
 export type SendRequest = Static<typeof SendBody>;
 export type FrequencyCheckRequest = Static<typeof FrequencyCheckBody>;
 export type RuleSet = Static<typeof RuleSetBody>;
@@ -54,18 +55,6 @@ export type {
   WebhookWithSecret,
 } from './tenant-config.js';
 export type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage };
-
-/** An error answer of the API (docs/errors.md), or `NETWORK` when none came. */
-export interface ClientError {
-  code: ErrorCode | 'NETWORK';
-  message: string;
-  /** Seconds until a retry can succeed (429, some 503s). */
-  retryAfterSeconds?: number;
-  /** Further fields of the error body (`rule`, `field`, `requestId`…). */
-  [field: string]: unknown;
-}
-
-export type Result<T> = { ok: true; status: number; value: T } | { ok: false; status: number; error: ClientError };
 
 export interface SluiceClientOptions {
   /** `http://127.0.0.1:3000`: where sluice listens. */
@@ -86,18 +75,6 @@ export interface SluiceClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Makes Idempotency-Keys; default `crypto.randomUUID()`. */
   newIdempotencyKey?: () => string;
-}
-
-/** One HTTP call of the client (its transport's input). */
-export interface Call {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  path: string;
-  query?: Record<string, string | number | boolean | undefined>;
-  body?: unknown;
-  auth: 'tenant' | 'admin';
-  headers?: Record<string, string>;
-  /** Whether a network failure may be retried: the call means the same when repeated. */
-  repeatable: boolean;
 }
 
 const RETRIED_STATUSES = new Set([429, 503]);

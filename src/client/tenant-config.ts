@@ -1,7 +1,7 @@
 /**
  * The admin calls on a tenant's configuration beyond `client.admin`: key revocation, risk rule
  * sets, templates, quiet hours and webhooks (`client.tenantConfig`). Same transport, same errors
- * as values, same retries as every other call of {@link SluiceClient}.
+ * as values, same retries as every other call of `SluiceClient`.
  */
 import type { Static } from '@sinclair/typebox';
 import type {
@@ -24,7 +24,7 @@ import type {
   TemplateVersionView,
 } from '../http/template-schemas.js';
 import type { RiskRuleSetView, WebhookEventView, WebhookView, WebhookWithSecret } from '../services/views.js';
-import type { Call, Result } from './index.js';
+import type { Call, Result } from './call.js';
 
 export type TemplateVersion = Static<typeof TemplateVersionView>;
 export type TemplateInput = Static<typeof TemplateBody>;

@@ -62,6 +62,12 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
     expect(errors, `browser errors on ${what}`).toEqual([]);
   };
 
+  /** A screenshot for docs/console.md, without the focus ring the keyboard walk left. */
+  const docsScreenshot = async (name: string) => {
+    await page.evaluate('document.activeElement && document.activeElement.blur()');
+    await screenshot(page, DOCS_SCREENSHOTS, name);
+  };
+
   const api = (path: string, init: { method: string; token: string; body?: unknown }) =>
     fetch(new URL(path, server.baseUrl), {
       method: init.method,
@@ -113,7 +119,7 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       expect(reached.some((element) => element.tag === 'input' && element.inMain)).toBe(true);
       // Past the last control Tab leaves the page (focus on body): every control on the way shows its focus ring.
       expect(reached.filter((element) => element.tag !== 'body' && !element.outlined)).toEqual([]);
-      if (updateScreenshots) await screenshot(page, DOCS_SCREENSHOTS, 'tenants');
+      if (updateScreenshots) await docsScreenshot('tenants');
     });
 
     await step('tenant: suspend, resume, a second key', async () => {
@@ -138,7 +144,7 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       await checkPage('rules');
       const reached = await tabWalk(page, 40);
       expect(reached.some((element) => element.tag === 'select' && element.inMain)).toBe(true);
-      if (updateScreenshots) await screenshot(page, DOCS_SCREENSHOTS, 'rules');
+      if (updateScreenshots) await docsScreenshot('rules');
     });
 
     await step('the API bans the recipient', async () => {

@@ -2,7 +2,7 @@
 import pino from 'pino';
 import { loggerOptions } from '../infra/logging.js';
 import { createRuntime, type Runtime } from '../main/runtime.js';
-import type { AdminService, TemplateAdminService, WebhookService } from '../services/contracts.js';
+import type { AdminLookupService, AdminService, TemplateAdminService, WebhookService } from '../services/contracts.js';
 import { loadSettings, type Settings } from '../settings/settings.js';
 
 export interface CommandContext {
@@ -17,6 +17,8 @@ export interface CommandContext {
   withTemplates<T>(work: (templates: TemplateAdminService) => Promise<T>): Promise<T>;
   /** As {@link withAdmin}, on the webhook service. */
   withWebhooks<T>(work: (webhooks: WebhookService) => Promise<T>): Promise<T>;
+  /** As {@link withAdmin}, on the admin lookups (messages by recipient, bans, the rules dry run). */
+  withLookups<T>(work: (lookups: AdminLookupService) => Promise<T>): Promise<T>;
 }
 
 /** The one place the CLI reaches the admin service inside a runtime. */
@@ -39,5 +41,6 @@ export function commandContext(configFile: () => string | undefined): CommandCon
     withAdmin: (work) => withRuntime((runtime) => work(adminOf(runtime))),
     withTemplates: (work) => withRuntime((runtime) => work(runtime.services.templates)),
     withWebhooks: (work) => withRuntime((runtime) => work(runtime.services.webhooks)),
+    withLookups: (work) => withRuntime((runtime) => work(runtime.services.lookups)),
   };
 }

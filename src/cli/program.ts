@@ -1,11 +1,14 @@
 /**
- * The `sluice` command tree: serve, migrate, tenant, rules, risk, template, blacklist, provider, webhook, send, config check.
+ * The `sluice` command tree: serve, migrate, tenant, rules, risk, template, blacklist, ban, provider, webhook, messages, send,
+ * config check.
  * Operator commands work directly on the database (no admin token needed), through the same
  * services as the admin API and checked by the same schemas.
  */
 import { Command } from 'commander';
+import { addBanCommands } from './commands/ban.js';
 import { addBlacklistCommands } from './commands/blacklist.js';
 import { addConfigCommands } from './commands/config.js';
+import { addMessagesCommands } from './commands/messages.js';
 import { addMigrateCommand } from './commands/migrate.js';
 import { addProviderCommands } from './commands/provider.js';
 import { addRiskCommands } from './commands/risk.js';
@@ -31,8 +34,10 @@ export function createProgram(): Command {
     addRiskCommands,
     addTemplateCommands,
     addBlacklistCommands,
+    addBanCommands,
     addProviderCommands,
     addWebhookCommands,
+    addMessagesCommands,
     addSendCommand,
     addConfigCommands,
   ])

@@ -13,6 +13,7 @@
  *   on every retry, so a send whose answer was lost is replayed (200, same id), never doubled.
  */
 import type { Static } from '@sinclair/typebox';
+import type { RulesPreviewBody } from '../http/lookup-schemas.js';
 import type {
   Accepted,
   ApiKeyList,
@@ -35,6 +36,8 @@ import type {
   SendBody,
   TenantPatchBody,
 } from '../http/schemas.js';
+import type { MessageSearch } from '../services/contracts.js';
+import type { AdminMessageView, BanStatusView, MessageSearchPage, MessageSummaryView, RulesPreviewView } from '../services/lookup-views.js';
 import type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage } from '../services/views.js';
 import type { Call, ClientError, Result } from './call.js';
 import { tenantConfigCalls } from './tenant-config.js';
@@ -54,7 +57,21 @@ export type {
   WebhookView,
   WebhookWithSecret,
 } from './tenant-config.js';
-export type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage };
+export type RulesPreviewRequest = Static<typeof RulesPreviewBody>;
+export type {
+  AdminMessageView,
+  BanStatusView,
+  BlacklistPage,
+  MessageSearch,
+  MessageSearchPage,
+  MessageSummaryView,
+  MessageView,
+  ProviderView,
+  RuleSetView,
+  RulesPreviewView,
+  TenantDetails,
+  TenantPage,
+};
 
 export interface SluiceClientOptions {
   /** `http://127.0.0.1:3000`: where sluice listens. */
@@ -170,8 +187,31 @@ export class SluiceClient {
     ): Promise<Result<Static<typeof BanLifted>>> =>
       this.call({
         method: 'DELETE',
-        path: `/v1/admin/tenants/${encodeURIComponent(id)}/bans/${encodeURIComponent(channel)}/${encodeURIComponent(to)}`,
+        path: this.banPath(id, channel, to),
         query: { resetCounts: options.resetCounts },
+        auth: 'admin',
+        repeatable: true,
+      }),
+    /** A recipient's ban and each rule's count now (a peek: consumes and records nothing). */
+    getBanStatus: (id: string, channel: string, to: string): Promise<Result<BanStatusView>> =>
+      this.call({ method: 'GET', path: this.banPath(id, channel, to), auth: 'admin', repeatable: true }),
+    /** Replays `sends` against the given (or the channel's stored) rules in a limiter of its own: nothing recorded. */
+    previewRules: (id: string, channel: string, body: RulesPreviewRequest): Promise<Result<RulesPreviewView>> =>
+      this.call({ method: 'POST', path: `${this.rulesPath(id, channel)}/preview`, body, auth: 'admin', repeatable: true }),
+    /** A tenant's messages to one recipient, newest first; pass a page's `nextCursor` as `cursor` for the next. */
+    searchMessages: (id: string, search: MessageSearch): Promise<Result<MessageSearchPage>> =>
+      this.call({
+        method: 'GET',
+        path: `/v1/admin/tenants/${encodeURIComponent(id)}/messages`,
+        query: { ...search },
+        auth: 'admin',
+        repeatable: true,
+      }),
+    /** A tenant's message with its attempts, receipt and status callbacks (404 when it is not that tenant's). */
+    getMessage: (id: string, messageId: string): Promise<Result<AdminMessageView>> =>
+      this.call({
+        method: 'GET',
+        path: `/v1/admin/tenants/${encodeURIComponent(id)}/messages/${encodeURIComponent(messageId)}`,
         auth: 'admin',
         repeatable: true,
       }),
@@ -197,6 +237,10 @@ export class SluiceClient {
 
   private rulesPath(id: string, channel: string): string {
     return `/v1/admin/tenants/${encodeURIComponent(id)}/rules/${encodeURIComponent(channel)}`;
+  }
+
+  private banPath(id: string, channel: string, to: string): string {
+    return `/v1/admin/tenants/${encodeURIComponent(id)}/bans/${encodeURIComponent(channel)}/${encodeURIComponent(to)}`;
   }
 
   private blacklistPath(scope: string): string {

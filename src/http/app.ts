@@ -16,6 +16,7 @@ import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './console.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
 import { nameOperation, TAGS } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
+import { adminLookupRoutes } from './routes/admin-lookups.js';
 import { batchRoutes } from './routes/batch.js';
 import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
@@ -243,6 +244,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   await app.register(frequencyRoutes(deps));
   await app.register(riskRoutes(deps));
   await app.register(adminRoutes(deps));
+  await app.register(adminLookupRoutes(deps));
   await app.register(batchRoutes(deps));
   await app.register(templateRoutes(deps));
   await app.register(webhookRoutes(deps));

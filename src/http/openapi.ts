@@ -7,7 +7,10 @@
 
 /** Tags, in the order /docs shows them. */
 export const TAGS = [
-  { name: 'messages', description: 'Send, read and cancel messages (tenant API key)' },
+  {
+    name: 'messages',
+    description: "Send, read and cancel messages (tenant API key); search a tenant's messages and read their timelines (admin token)",
+  },
   { name: 'risk', description: 'Risk decisions on stored rule sets, and frequency checks on any subject (tenant API key)' },
   { name: 'tenants', description: 'Tenants, their API keys and quotas (admin token)' },
   { name: 'rules', description: "Tenant channels' frequency rules, recipients' bans and risk rule sets (admin token)" },
@@ -43,6 +46,10 @@ export const OPERATIONS: Record<string, { operationId: string; tag: Tag }> = {
   'PUT /v1/admin/tenants/:id/rules/:channel': { operationId: 'setRules', tag: 'rules' },
   'GET /v1/admin/tenants/:id/rules/:channel': { operationId: 'getRules', tag: 'rules' },
   'DELETE /v1/admin/tenants/:id/bans/:channel/:to': { operationId: 'liftBan', tag: 'rules' },
+  'GET /v1/admin/tenants/:id/bans/:channel/:to': { operationId: 'getBanStatus', tag: 'rules' },
+  'POST /v1/admin/tenants/:id/rules/:channel/preview': { operationId: 'previewRules', tag: 'rules' },
+  'GET /v1/admin/tenants/:id/messages': { operationId: 'searchMessages', tag: 'messages' },
+  'GET /v1/admin/tenants/:id/messages/:messageId': { operationId: 'getAdminMessage', tag: 'messages' },
   'PUT /v1/admin/tenants/:id/risk/:action': { operationId: 'setRiskRuleSet', tag: 'rules' },
   'GET /v1/admin/tenants/:id/risk/:action': { operationId: 'getRiskRuleSet', tag: 'rules' },
   'POST /v1/admin/tenants/:id/blacklist': { operationId: 'addToTenantBlacklist', tag: 'blacklists' },

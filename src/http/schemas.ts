@@ -73,7 +73,7 @@ export const ErrorBody = Type.Object({
 
 export const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 
-const RuleBody = Type.Object(
+export const RuleBody = Type.Object(
   {
     windowSeconds: Type.Integer({ minimum: 1, maximum: 400 * 86_400 }),
     limit: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),

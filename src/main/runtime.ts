@@ -36,6 +36,7 @@ import { ThrottledLog } from '../infra/throttled-log.js';
 import { DegradingLimiter } from '../limiter/degrade/index.js';
 import { type Clock, type FallbackMode, Limiter, MemoryStore, RedisStore, systemClock, TokenLeases } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
+import { SqlAdminLookupService } from '../services/admin-lookup-service.js';
 import { SqlAdminService } from '../services/admin-service.js';
 import type { HttpDeps, Services } from '../services/contracts.js';
 import { ReadinessService } from '../services/health-service.js';
@@ -402,6 +403,13 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       blacklistChanged: () => blacklist.changed(),
       riskRulesChanged: (tenantId, action) => riskControl.invalidate(tenantId, action),
     });
+    const lookups = new SqlAdminLookupService({
+      ...repositories,
+      // A peek has no fallback either: with Redis away it is a 503.
+      limiter,
+      clock,
+      defaultRegion: settings.defaultRegion,
+    });
     const templateAdmin = new SqlTemplateService({
       tenants: repositories.tenants,
       templates: repositories.templates,
@@ -429,6 +437,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       risk,
       riskControl: riskControl.service,
       admin,
+      lookups,
       health,
       templates: templateAdmin,
       webhooks,

@@ -401,7 +401,7 @@ function decodeCursor(cursor: string): { channel: string; recipient: string } {
 }
 
 /** INVALID_REQUEST naming the first rule the limiter would refuse. */
-function checkRules(rules: RuleView[], field: string): void {
+export function checkRules(rules: RuleView[], field: string): void {
   rules.forEach((rule, index) => {
     try {
       normalizeRule(toLimiterRule(rule), index);

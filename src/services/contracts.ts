@@ -8,7 +8,8 @@ import type { QuietHours } from '../admission/quiet-hours.js';
 import type { TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
 import type { Decision, Rule } from '../limiter/index.js';
-import type { EventStatus, EventType, TenantStatus } from '../storage/schema.js';
+import type { EventStatus, EventType, MessageStatus, TenantStatus } from '../storage/schema.js';
+import type { AdminMessageView, BanStatusView, MessageSearchPage, RulesPreviewView } from './lookup-views.js';
 import type { ReceiptService } from './receipt-service.js';
 import type {
   ApiKeyView,
@@ -177,6 +178,39 @@ export interface AdminService {
   deleteProvider(id: string): Promise<boolean>;
 }
 
+/** What the admin message search takes: `to` as a send writes it (normalised as admission does). */
+export interface MessageSearch {
+  to: string;
+  /** Absent: every channel that reads `to`. */
+  channel?: Channel;
+  status?: MessageStatus;
+  /** 1 to 200, default 50. */
+  limit?: number;
+  /** A previous page's `nextCursor`. */
+  cursor?: string;
+}
+
+/** A rules dry run: the rules to replay (absent: the channel's stored ones) and the sends' offsets (ms). */
+export interface PreviewInput {
+  rules?: (Omit<RuleView, 'banSeconds'> & { banSeconds?: number })[];
+  sends: { atMs: number }[];
+}
+
+/**
+ * Read-only lookups for operators (the console): they change nothing, and every one is scoped to
+ * the tenant of its path. NOT_FOUND for an unknown tenant; INVALID_REQUEST naming the field.
+ */
+export interface AdminLookupService {
+  /** The tenant's messages to `to`, newest first, a page at a time (keyset: `cursor`). */
+  searchMessages(tenantId: string, search: MessageSearch): Promise<MessageSearchPage>;
+  /** The message with its attempts, receipt and status callbacks; undefined when it is not the tenant's. */
+  getMessage(tenantId: string, messageId: string): Promise<AdminMessageView | undefined>;
+  /** Whether `to` is banned on the channel now, and each rule's count: a peek, consuming and recording nothing. */
+  banStatus(tenantId: string, channel: Channel, to: string): Promise<BanStatusView>;
+  /** Replays `sends` for one recipient against a fresh in-process limiter: reads no live counts, records nothing. */
+  previewRules(tenantId: string, channel: Channel, input: PreviewInput): Promise<RulesPreviewView>;
+}
+
 export interface NewWebhookInput {
   url: string;
   /** Default: every type but `message.accepted`. */
@@ -251,6 +285,7 @@ export interface Services {
   risk: RiskService;
   riskControl: RiskControlService;
   admin: AdminService;
+  lookups: AdminLookupService;
   webhooks: WebhookService;
   receipts: ReceiptService;
   health: HealthService;

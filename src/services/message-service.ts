@@ -129,7 +129,7 @@ export class SqlMessageService implements MessageService {
     const message = await this.messages.findById(tenantId, id).catch(unavailableUnlessSluiceError);
     if (!message) return undefined;
     const attempts = await this.messages.listAttempts(id).catch(unavailableUnlessSluiceError);
-    return toView(message, attempts);
+    return messageView(message, attempts);
   }
 
   async cancel(tenantId: string, id: string) {
@@ -140,7 +140,7 @@ export class SqlMessageService implements MessageService {
   }
 }
 
-function toView(message: Message, attempts: Awaited<ReturnType<MessagesRepository['listAttempts']>>): MessageView {
+export function messageView(message: Message, attempts: Awaited<ReturnType<MessagesRepository['listAttempts']>>): MessageView {
   return {
     id: message.id,
     channel: message.channel,

@@ -31,13 +31,14 @@ export const ChannelName = stringEnum(CHANNELS);
 export const CHANNEL_OR_ANY = [...CHANNELS, '*'] as const;
 export const ChannelOrAny = stringEnum(CHANNEL_OR_ANY);
 export const TenantStatusName = stringEnum(TENANT_STATUSES);
+export const MessageStatusName = stringEnum(MESSAGE_STATUSES);
 
 /** A message as its tenant reads it, with its delivery attempts. */
 export const MessageView = Type.Object({
   id: Type.String(),
   channel: ChannelName,
   to: Type.String({ description: 'The recipient as delivered to (normalised: E.164, the email domain lower-cased…)' }),
-  status: stringEnum(MESSAGE_STATUSES),
+  status: MessageStatusName,
   dueAt: Iso,
   attempts: Type.Integer(),
   lastError: Nullable(Type.String()),

@@ -39,7 +39,7 @@ function webhookView(webhook: Webhook): WebhookView {
   };
 }
 
-function eventView(event: WebhookEvent): WebhookEventView {
+export function eventView(event: WebhookEvent): WebhookEventView {
   return {
     id: event.eventId,
     webhookId: event.webhookId,

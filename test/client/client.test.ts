@@ -143,6 +143,42 @@ describe('SluiceClient', () => {
     expect(await config.deleteWebhook(tenant.id, hook.value.id)).toMatchObject({ ok: true, value: { deleted: true } });
   });
 
+  it('the console lookups: search by recipient page by page, a message timeline, a ban peek, a rules dry run', async () => {
+    const tenant = await t.createTenant();
+    const { client: admin } = clientFor('');
+    const { client } = clientFor(tenant.apiKey);
+    expect((await admin.admin.setRules(tenant.id, 'sms', { rules: [{ windowSeconds: 60, limit: 2, banSeconds: 60 }] })).ok).toBe(true);
+    const to = phone(73_000_030);
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const sent = await client.send({ channel: 'sms', to, body: `n${i}` });
+      if (sent.ok) ids.push(sent.value.id);
+      t.clock.advance(1);
+    }
+    const first = await admin.admin.searchMessages(tenant.id, { to: to.slice(3), channel: 'sms', limit: 1 });
+    expect(first).toMatchObject({ ok: true, value: { messages: [{ id: ids[1] }], nextCursor: expect.any(String) } });
+    if (!first.ok) return;
+    const second = await admin.admin.searchMessages(tenant.id, { to, channel: 'sms', limit: 1, cursor: first.value.nextCursor! });
+    expect(second).toMatchObject({ ok: true, value: { messages: [{ id: ids[0] }] } });
+    expect(second.ok && second.value.nextCursor).toBeFalsy();
+    const bad = await admin.admin.searchMessages(tenant.id, { to, limit: 500 });
+    expect(bad).toMatchObject({ ok: false, status: 400, error: { code: 'INVALID_REQUEST' } });
+
+    expect(await admin.admin.getMessage(tenant.id, ids[0]!)).toMatchObject({
+      ok: true,
+      value: { id: ids[0], tenantId: tenant.id, deliveryAttempts: [], events: [] },
+    });
+    const other = await t.createTenant();
+    expect(await admin.admin.getMessage(other.id, ids[0]!)).toMatchObject({ ok: false, status: 404, error: { code: 'NOT_FOUND' } });
+
+    expect(await admin.admin.getBanStatus(tenant.id, 'sms', to)).toMatchObject({
+      ok: true,
+      value: { banned: false, allowed: false, rules: [{ limit: 2, count: 2 }] },
+    });
+    const dryRun = await admin.admin.previewRules(tenant.id, 'sms', { sends: [{ atMs: 0 }, { atMs: 1 }, { atMs: 2 }, { atMs: 59_999 }] });
+    expect(dryRun.ok && dryRun.value.results.map((result) => result.code ?? 'OK')).toEqual(['OK', 'OK', 'RATE_LIMITED', 'BANNED']);
+  });
+
   it('every method maps to an operation of the OpenAPI document', async () => {
     const document = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json() as {
       paths: Record<string, Record<string, unknown>>;
@@ -164,6 +200,10 @@ describe('SluiceClient', () => {
       'PUT /v1/admin/tenants/{id}/rules/{channel}',
       'GET /v1/admin/tenants/{id}/rules/{channel}',
       'DELETE /v1/admin/tenants/{id}/bans/{channel}/{to}',
+      'GET /v1/admin/tenants/{id}/bans/{channel}/{to}',
+      'POST /v1/admin/tenants/{id}/rules/{channel}/preview',
+      'GET /v1/admin/tenants/{id}/messages',
+      'GET /v1/admin/tenants/{id}/messages/{messageId}',
       'POST /v1/admin/tenants/{id}/blacklist',
       'DELETE /v1/admin/blacklist',
       'GET /v1/admin/blacklist',

@@ -98,6 +98,7 @@ describe('the document', () => {
       ['/v1/admin/tenants', 'post'],
       ['/v1/admin/tenants/{id}/rules/{channel}', 'put'],
       ['/v1/admin/providers', 'post'],
+      ['/v1/admin/tenants/{id}/rules/{channel}/preview', 'post'],
     ] as const) {
       // @fastify/swagger moves a body schema's `examples` to its media type's `example`.
       const body = (document.paths[path]![method] as unknown as { requestBody: { content: Record<string, { example?: unknown }> } })
@@ -315,6 +316,25 @@ describe('statuses', () => {
     await tenantCall(apiKey, 'DELETE', `/v1/messages/${accepted}`);
     const [event] = (await admin('GET', `${hooks}/${webhookId}/events?status=pending`)).json().events as { id: string }[];
     await admin('POST', `${hooks}/${webhookId}/events/${event!.id}/replay`);
+
+    // Admin lookups.
+    await admin('GET', `/v1/admin/tenants/${id}/messages?to=${encodeURIComponent(phone(3))}&limit=1`);
+    await admin('GET', `/v1/admin/tenants/${id}/messages?to=${encodeURIComponent(phone(3))}&limit=1000`);
+    await admin('GET', `/v1/admin/tenants/unknown/messages?to=${encodeURIComponent(phone(3))}`);
+    await admin('GET', `/v1/admin/tenants/${id}/messages/${accepted}`);
+    await admin('GET', `/v1/admin/tenants/${id}/messages/unknown`);
+    await admin('GET', `/v1/admin/tenants/${id}/messages/${'x'.repeat(65)}`);
+    await admin('GET', `/v1/admin/tenants/${id}/bans/sms/${encodeURIComponent(phone(3))}`);
+    await admin('GET', `/v1/admin/tenants/${id}/bans/sms/not-a-phone`);
+    await admin('GET', `/v1/admin/tenants/unknown/bans/sms/${encodeURIComponent(phone(3))}`);
+    await admin('POST', `/v1/admin/tenants/${id}/rules/sms/preview`, { sends: [{ atMs: 0 }, { atMs: 1 }] });
+    await admin('POST', `/v1/admin/tenants/${id}/rules/sms/preview`, { sends: [{ atMs: 1 }, { atMs: 0 }] });
+    await admin('POST', '/v1/admin/tenants/unknown/rules/sms/preview', { sends: [{ atMs: 0 }] });
+    await admin('POST', `/v1/admin/tenants/${id}/rules/sms/preview`, {
+      sends: [{ atMs: 0 }],
+      rules: [{ windowSeconds: 1, limit: 1, x: big }],
+    });
+    await raw(ADMIN_TOKEN, `/v1/admin/tenants/${id}/rules/sms/preview`, 'sends=1', 'text/plain');
 
     // Risk control.
     const check = { subject: 'user-1', action: 'login', rules: [{ windowSeconds: 60, limit: 1 }] };

@@ -3,6 +3,7 @@
  * (when their servers are configured). Each run creates its own database and drops it after,
  * so parallel runs on the shared servers never meet.
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/limiter/clock.js';
 import {
@@ -17,6 +18,7 @@ import {
   type NewMessageRow,
   openDatabase,
   pendingMigrations,
+  type RecipientSearch,
   type Repositories,
   SecretBox,
 } from '../../src/storage/index.js';
@@ -76,6 +78,7 @@ for (const backend of backends) {
           '0005-risk-rule-sets',
           '0006-webhooks',
           '0007-templates-priority-quiet-hours',
+          '0008-messages-tenant-recipient-index',
         ]);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);
@@ -429,6 +432,38 @@ for (const backend of backends) {
         expect(await repos.messages.findByIdempotencyKey(stranger.id, 'iso')).toBeUndefined();
         expect(await repos.messages.cancel(stranger.id, m.id, T0)).toBe('not-found');
         expect((await repos.messages.get(m.id))?.status).toBe('queued');
+      });
+
+      it("searchByRecipient: the tenant's messages to one recipient, newest first, keyset-paged, filtered, through its index", async () => {
+        const owner = await newTenant();
+        const stranger = await newTenant();
+        const to = '+8613811112222';
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) {
+          const channel = i === 2 ? 'webhook' : 'sms';
+          ids.push((await repos.messages.insert(message(owner.id, { recipient: to, channel, now: T0 + i }))).id);
+        }
+        await repos.messages.insert(message(owner.id, { recipient: '+8613811113333', now: T0 + 9 }));
+        await repos.messages.insert(message(stranger.id, { recipient: to, now: T0 + 9 }));
+        const search = (extra: Partial<RecipientSearch> = {}) =>
+          repos.messages
+            .searchByRecipient({ tenantId: owner.id, recipient: to, limit: 10, ...extra })
+            .then((found) => found.map((m) => m.id));
+        expect(await search()).toEqual([...ids].reverse());
+        expect(await search({ limit: 2 })).toEqual([ids[4], ids[3]]);
+        expect(await search({ limit: 2, beforeId: ids[3] })).toEqual([ids[2], ids[1]]);
+        expect(await search({ channel: 'sms' })).toEqual([ids[4], ids[3], ids[1], ids[0]]);
+        expect(await repos.messages.cancel(owner.id, ids[1]!, T0)).toBe('canceled');
+        expect(await search({ status: 'canceled' })).toEqual([ids[1]]);
+        expect(await repos.messages.searchByRecipient({ tenantId: stranger.id, recipient: to, limit: 10 })).toHaveLength(1);
+        if (database.dialect === 'sqlite') {
+          const plan = await sql<{
+            detail: string;
+          }>`EXPLAIN QUERY PLAN SELECT * FROM messages WHERE tenant_id = ${owner.id} AND recipient = ${to} AND id < ${ids[3]} ORDER BY id DESC LIMIT 2`.execute(
+            database.db,
+          );
+          expect(plan.rows.map((row) => row.detail).join('; ')).toMatch(/USING INDEX messages_tenant_recipient/);
+        }
       });
 
       it('moves status only forward, fenced by the claim', async () => {

@@ -1,10 +1,11 @@
 /** `sluice rules`: set or show a tenant channel's frequency rules and its fallback while Redis is away. */
 import type { Command } from 'commander';
 import { SluiceError } from '../../core/errors.js';
+import { RulesPreviewBody } from '../../http/lookup-schemas.js';
 import { RuleSetBody } from '../../http/schemas.js';
 import { ALGORITHMS, FALLBACK_MODES } from '../../limiter/index.js';
 import type { FallbackView } from '../../services/contracts.js';
-import { channelArg, collect, oneOf, parseRule } from '../arguments.js';
+import { channelArg, collect, integerArg, oneOf, parseRule } from '../arguments.js';
 import type { CommandContext } from '../context.js';
 import { checkBody } from '../validation.js';
 
@@ -38,6 +39,22 @@ export function addRulesCommands(program: Command, context: CommandContext): voi
         const body = await checkBody(RuleSetBody, { rules: specs.map((spec, index) => parseRule(spec, index)), fallback });
         const set = await admin.setRules(tenantId, channelArg(channel), body.rules, body.fallback as FallbackView | null);
         console.log(JSON.stringify(set, null, 2));
+      }),
+    );
+  rules
+    .command('preview <tenantId> <channel> <atMs...>')
+    .description(
+      'Dry run: replay sends to one recipient at these offsets (ms after the first, not decreasing) against --rule rules, ' +
+        "or the channel's stored ones; reads no live counts, records nothing. E.g.: rules preview TENANT sms 0 1 2 3 60000 --rule 60:3:600",
+    )
+    .option('--rule <rule>', `a rule to try instead of the stored ones, ${RULE}; repeat for more`, collect, [])
+    .action((tenantId: string, channel: string, offsets: string[], options: { rule: string[] }) =>
+      context.withLookups(async (lookups) => {
+        const body = await checkBody(RulesPreviewBody, {
+          ...(options.rule.length ? { rules: options.rule.map((spec, index) => parseRule(spec, index)) } : {}),
+          sends: offsets.map((offset) => ({ atMs: integerArg(offset) })),
+        });
+        console.log(JSON.stringify(await lookups.previewRules(tenantId, channelArg(channel), body), null, 2));
       }),
     );
   rules

@@ -14,6 +14,7 @@ import { blacklistCanonicalKeysMigration } from './0004-blacklist-canonical-keys
 import { riskRuleSetsMigration } from './0005-risk-rule-sets.js';
 import { webhooksMigration } from './0006-webhooks.js';
 import { templatesPriorityQuietHoursMigration } from './0007-templates-priority-quiet-hours.js';
+import { messagesTenantRecipientIndexMigration } from './0008-messages-tenant-recipient-index.js';
 
 /** What data migrations need of the settings. */
 export interface MigrationOptions {
@@ -31,6 +32,7 @@ export function migrationsFor(dialect: Dialect, options: MigrationOptions = {}):
     '0005-risk-rule-sets': riskRuleSetsMigration(dialect),
     '0006-webhooks': webhooksMigration(dialect),
     '0007-templates-priority-quiet-hours': templatesPriorityQuietHoursMigration(dialect),
+    '0008-messages-tenant-recipient-index': messagesTenantRecipientIndexMigration(dialect),
   };
 }
 

@@ -11,6 +11,7 @@
  * | `settle.ts` | the guarded moves out of `sending`, one or many |
  * | `claim.ts` | the guarded claim and lease extension |
  * | `due.ts` | due candidates, next due time, the due-index rebuild listing |
+ * | `search.ts` | the admin search by recipient |
  * | `reads.ts`, `attempts.ts`, `cancel.ts`, `purge-finished.ts` | the rest |
  *
  * Status moves are guarded UPDATEs (`... WHERE id = ? AND status IN (...)`), each reporting
@@ -49,6 +50,7 @@ import { dueCandidates, listDueIds, nextDueAt } from './messages/due.js';
 import { insertError, newMessageRow } from './messages/insert.js';
 import { purgeFinished } from './messages/purge-finished.js';
 import { countOpen, findByIdempotencyKey, findMessage } from './messages/reads.js';
+import { type RecipientSearch, searchByRecipient } from './messages/search.js';
 import type { SettleChanges } from './messages/settle.js';
 import {
   type CancelResult,
@@ -63,6 +65,7 @@ import {
   toMessage,
 } from './messages/types.js';
 
+export type { RecipientSearch } from './messages/search.js';
 export type {
   CancelResult,
   ClaimOptions,
@@ -125,6 +128,11 @@ export class MessagesRepository {
 
   findByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<Message | undefined> {
     return findByIdempotencyKey(this.db, tenantId, idempotencyKey);
+  }
+
+  /** The tenant's messages to one stored recipient, newest first (keyset: `beforeId`); for operators. */
+  searchByRecipient(search: RecipientSearch): Promise<Message[]> {
+    return searchByRecipient(this.db, search);
   }
 
   /**

@@ -171,6 +171,25 @@ export class WebhookEventsRepository {
   }
 
   /**
+   * Every event of the tenant's message on the given webhooks (the tenant's: the caller lists
+   * them), by step then webhook: read through `webhook_events_message` (webhook, message, step).
+   */
+  async listForMessage(tenantId: string, webhookIds: readonly string[], messageId: string): Promise<WebhookEvent[]> {
+    if (webhookIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('webhook_events')
+      .selectAll()
+      .where('webhook_id', 'in', webhookIds)
+      .where('message_id', '=', messageId)
+      .where('tenant_id', '=', tenantId)
+      .orderBy('step')
+      .orderBy('webhook_id')
+      .orderBy('event_id')
+      .execute();
+    return rows.map(toEvent);
+  }
+
+  /**
    * Makes the tenant's event pending again, due `now`, with a fresh retry window of `retryMs`.
    * @returns the event, or undefined when the tenant has no such event on that webhook.
    */

@@ -1,0 +1,84 @@
+/**
+ * The admin lookups the console reads (behind SLUICE_ADMIN_TOKEN like the rest of the admin API):
+ * a tenant's messages by recipient and one message's timeline, a recipient's ban and counts, and
+ * the rules dry run. Each reads only; the tenant of the path scopes every query (another tenant's
+ * message answers 404).
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { SluiceError } from '../../core/errors.js';
+import type { HttpDeps } from '../../services/contracts.js';
+import { AdminMessageView, BanStatusView, MessageSearchPage, RulesPreviewView } from '../../services/lookup-views.js';
+import { requireAdmin } from '../auth.js';
+import { dependencyErrorHandler } from '../error-handler.js';
+import { MessageParams, MessageSearchQuery, RulesPreviewBody } from '../lookup-schemas.js';
+import { BanParams, ChannelParam, IdParam } from '../schemas.js';
+import { adminSchema } from './admin.js';
+
+export const adminLookupRoutes =
+  (deps: HttpDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.addHook('onRequest', async (request) => requireAdmin(deps, request));
+    app.setErrorHandler(dependencyErrorHandler);
+    const lookups = deps.lookups;
+
+    app.get(
+      '/v1/admin/tenants/:id/messages',
+      {
+        schema: adminSchema(
+          "Search a tenant's messages to one recipient, newest first, a page at a time",
+          { params: IdParam, querystring: MessageSearchQuery },
+          { 200: MessageSearchPage },
+        ),
+      },
+      async (request) => {
+        const { to, channel, status, limit, cursor } = request.query;
+        return lookups.searchMessages(request.params.id, {
+          to,
+          ...(channel === undefined ? {} : { channel }),
+          ...(status === undefined ? {} : { status }),
+          ...(limit === undefined ? {} : { limit: Number(limit) }),
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+      },
+    );
+    app.get(
+      '/v1/admin/tenants/:id/messages/:messageId',
+      {
+        schema: adminSchema(
+          "A tenant's message with its timeline: delivery attempts, receipt and status callbacks (404: not this tenant's)",
+          { params: MessageParams },
+          { 200: AdminMessageView },
+        ),
+      },
+      async (request) => {
+        const found = await lookups.getMessage(request.params.id, request.params.messageId);
+        if (!found) throw new SluiceError('NOT_FOUND', 'no such message for this tenant');
+        return found;
+      },
+    );
+    app.get(
+      '/v1/admin/tenants/:id/bans/:channel/:to',
+      {
+        schema: adminSchema(
+          "Whether a recipient is banned now, until when, and each rule's count against its limit (a peek: consumes and records nothing)",
+          { params: BanParams },
+          { 200: BanStatusView },
+        ),
+      },
+      async (request) => lookups.banStatus(request.params.id, request.params.channel, request.params.to),
+    );
+    app.post(
+      '/v1/admin/tenants/:id/rules/:channel/preview',
+      {
+        schema: adminSchema(
+          "Dry run: replay sends to one recipient against the given (or the channel's stored) rules in a limiter of its own; reads no live counts, records nothing",
+          { params: ChannelParam, body: RulesPreviewBody },
+          { 200: RulesPreviewView },
+        ),
+      },
+      async (request) => {
+        const { rules, sends } = request.body;
+        return lookups.previewRules(request.params.id, request.params.channel, { ...(rules === undefined ? {} : { rules }), sends });
+      },
+    );
+  };

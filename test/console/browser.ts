@@ -13,6 +13,8 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { buildHttpApp } from '../../src/http/app.js';
 import { createRuntime, type Runtime } from '../../src/main/runtime.js';
+import { startWorker } from '../../src/main/worker.js';
+import { createConsoleProvider } from '../../src/providers/console.js';
 import { loadSettings } from '../../src/settings/settings.js';
 
 export const CHROMIUM = process.env.SLUICE_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -45,10 +47,19 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
     SLUICE_SECRET_KEY_FILE: join(dir, 'secret.key'),
     SLUICE_ADMIN_TOKEN: adminToken,
     SLUICE_LOG_LEVEL: 'silent',
+    // The test's webhook endpoint listens on loopback.
+    SLUICE_WEBHOOK_ALLOW_PRIVATE: 'true',
   });
   const runtime = await createRuntime(settings);
   const app = await buildHttpApp(runtime.http, { consoleDir: assets });
   const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  // Delivery too, through the console provider (as `serve` without providers), its lines kept here:
+  // a message gets its attempts and its status callbacks, as the console's timeline shows them.
+  const delivered: string[] = [];
+  const worker = startWorker(
+    runtime,
+    createConsoleProvider({ id: 'console', channel: 'sms', out: { write: (line) => delivered.push(line) } }),
+  );
   return {
     baseUrl,
     adminToken,
@@ -56,6 +67,7 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
     runtime,
     async close() {
       await app.close();
+      await worker.stop();
       await runtime.close();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -137,10 +149,10 @@ export async function tabWalk(page: Page, presses = 40): Promise<Focused[]> {
 }
 
 /** Saves a screenshot of the page into `dir` (made if needed); resolves its path. */
-export async function screenshot(page: Page, dir: string, name: string): Promise<string> {
+export async function screenshot(page: Page, dir: string, name: string, fullPage = false): Promise<string> {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.png`);
-  await page.screenshot({ path, fullPage: false });
+  await page.screenshot({ path, fullPage });
   return path;
 }
 

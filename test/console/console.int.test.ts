@@ -1,12 +1,15 @@
 /**
  * The admin console in Debian's chromium against a real sluice (embedded default, loopback port,
- * the console built from its sources): an operator signs in, creates a tenant and its rules, a
- * send through the API gets its recipient banned, the operator lifts the ban. Every screen visited
+ * the console built from its sources): an operator signs in, creates a tenant and its rules and
+ * previews them, a send through the API gets its recipient banned, the operator finds the message
+ * (by id, by recipient, its timeline), looks the ban up and lifts it. Every screen visited
  * passes axe-core (no serious or critical violation), Tab reaches the navigation and the forms,
  * and the browser logs no error. A failure saves a screenshot and names its path.
  * SLUICE_UPDATE_SCREENSHOTS=1 also writes the screenshots of docs/console.md.
  */
 import { mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -32,6 +35,9 @@ let server: ConsoleServer;
 let browser: Browser;
 let page: Page;
 let errors: string[];
+/** The tenant's webhook endpoint: every status callback it got. */
+let hooks: Server;
+const callbacks: string[] = [];
 const failures = mkdtempSync(join(tmpdir(), 'sluice-console-failures-'));
 
 describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` : ''}`, () => {
@@ -40,8 +46,19 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
     server = await startConsoleServer();
     browser = await launchBrowser();
     ({ page, errors } = await openPage(browser));
+    hooks = createServer((request, response) => {
+      let body = '';
+      request
+        .on('data', (chunk) => (body += chunk))
+        .on('end', () => {
+          callbacks.push(body);
+          response.writeHead(204).end();
+        });
+    });
+    await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
   }, 90_000);
   afterAll(async () => {
+    hooks?.close();
     await browser?.close();
     await server?.close();
   });
@@ -65,7 +82,7 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
   /** A screenshot for docs/console.md, without the focus ring the keyboard walk left. */
   const docsScreenshot = async (name: string) => {
     await page.evaluate('document.activeElement && document.activeElement.blur()');
-    await screenshot(page, DOCS_SCREENSHOTS, name);
+    await screenshot(page, DOCS_SCREENSHOTS, name, true);
   };
 
   const api = (path: string, init: { method: string; token: string; body?: unknown }) =>
@@ -75,10 +92,11 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
     });
 
-  it('sign in, create a tenant and its rules, ban a recipient through the API, lift the ban; accessible, keyboard-reachable, no errors', async () => {
+  it('sign in, create a tenant and its rules, preview them, ban a recipient through the API, find the message, look up and lift the ban; accessible, keyboard-reachable, no errors', async () => {
     const name = `acme-${Date.now()}`;
     let tenantId = '';
     let apiKey = '';
+    let messageId = '';
     const to = '+8613800138000';
 
     await step('sign-in page', async () => {
@@ -141,16 +159,38 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       await page.getByLabel('Ban (seconds, 0: none)').fill('600');
       await page.getByRole('button', { name: 'Save rules' }).click();
       await expect.poll(() => page.getByRole('status').textContent()).toContain('Rules saved (version 1)');
+      // The dry run of the rules as saved: one send a minute, the second refused and banned, the third banned.
+      await page.getByLabel('Send offsets').fill('0, 1s, 2s');
+      await page.getByRole('button', { name: 'Preview', exact: true }).click();
+      const decisions = page.getByRole('table', { name: 'Replayed sends' }).locator('tbody tr');
+      await expect
+        .poll(() => decisions.allTextContents())
+        .toEqual([
+          expect.stringContaining('allowed'),
+          expect.stringContaining('denied: RATE_LIMITED (rule 1)'),
+          expect.stringContaining('denied: BANNED'),
+        ]);
       await checkPage('rules');
       const reached = await tabWalk(page, 40);
       expect(reached.some((element) => element.tag === 'select' && element.inMain)).toBe(true);
       if (updateScreenshots) await docsScreenshot('rules');
     });
 
+    await step('webhooks: subscribe the endpoint, its secret shown once', async () => {
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByLabel('Tenant').selectOption(tenantId);
+      await page.getByLabel('URL').fill(`http://127.0.0.1:${(hooks.address() as AddressInfo).port}/events`);
+      await page.getByRole('button', { name: 'Create webhook' }).click();
+      expect(await page.locator('output.secret').textContent()).not.toBe('');
+      await page.getByRole('cell', { name: 'message.sent, message.failed' }).waitFor();
+      await checkPage('webhooks');
+    });
+
     await step('the API bans the recipient', async () => {
       const send = () => api('/v1/messages', { method: 'POST', token: apiKey, body: { channel: 'sms', to, body: 'code 1234' } });
       const first = await send();
       expect(first.status).toBe(202);
+      messageId = ((await first.json()) as { id: string }).id;
       const second = await send();
       expect(second.status).toBe(429);
       expect(((await second.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
@@ -158,13 +198,40 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       expect(((await third.json()) as { error: { code: string } }).error.code).toBe('BANNED');
     });
 
-    await step('bans: lift it with its counts', async () => {
+    await step('messages: found by id and by recipient, with its timeline', async () => {
+      await page.getByRole('link', { name: 'Messages' }).click();
+      await page.getByLabel('Tenant').selectOption(tenantId);
+      await page.getByLabel('Message id').fill(messageId);
+      await page.getByRole('button', { name: 'Look up' }).click();
+      await page.getByRole('heading', { name: `Message ${messageId}` }).waitFor();
+      // Delivered by the console provider, its status callback posted to the endpoint: the timeline shows both.
+      await expect
+        .poll(
+          async () => {
+            await page.getByRole('button', { name: 'Refresh' }).click();
+            return page.locator('.timeline').textContent();
+          },
+          { timeout: 20_000 },
+        )
+        .toMatch(/accepted.*attempt 1: sent.*callback message\.sent: delivered/s);
+      expect(callbacks.some((body) => body.includes(messageId))).toBe(true);
+      await page.getByLabel('Recipient', { exact: true }).fill(to);
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      await page.getByRole('link', { name: messageId }).waitFor();
+      await checkPage('messages');
+      if (updateScreenshots) await docsScreenshot('message');
+    });
+
+    await step('bans: look the recipient up, lift the ban with its counts', async () => {
       await page.getByRole('link', { name: 'Bans' }).click();
       await page.getByLabel('Tenant').selectOption(tenantId);
-      await page.getByLabel('Recipient').fill(to);
+      await page.getByLabel('Recipient', { exact: true }).fill(to);
+      await page.getByRole('button', { name: 'Look up' }).click();
+      await expect.poll(() => page.locator('.ban-status').textContent()).toContain('banned until');
       await page.getByLabel(/Also reset its counts/).check();
       await page.getByRole('button', { name: 'Lift ban' }).click();
       await expect.poll(() => page.getByRole('status').textContent()).toContain('Ban lifted');
+      await expect.poll(() => page.locator('.ban-status').textContent()).toContain('not banned');
       await checkPage('bans');
       const again = await api('/v1/messages', { method: 'POST', token: apiKey, body: { channel: 'sms', to, body: 'code 5678' } });
       expect(again.status).toBe(202);

@@ -2,6 +2,7 @@
 import type { FunctionComponent } from 'preact';
 import { BansScreen } from './bans.js';
 import { BlacklistsScreen } from './blacklists.js';
+import { MessagesScreen } from './messages.js';
 import { ProvidersScreen } from './providers.js';
 import { QuietHoursScreen } from './quiet-hours.js';
 import { RiskScreen } from './risk.js';
@@ -23,6 +24,7 @@ export interface Screen {
 export const SCREENS: Screen[] = [
   { id: 'tenants', title: 'Tenants', component: TenantsScreen },
   { id: 'tenant', title: 'Tenant', component: TenantScreen, hidden: true },
+  { id: 'messages', title: 'Messages', component: MessagesScreen },
   { id: 'rules', title: 'Rules', component: RulesScreen },
   { id: 'bans', title: 'Bans', component: BansScreen },
   { id: 'risk', title: 'Risk rule sets', component: RiskScreen },

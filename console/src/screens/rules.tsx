@@ -7,6 +7,7 @@ import { useClient } from '../ui/context.js';
 import { Form, SelectField, TextField, wholeNumber } from '../ui/fields.js';
 import { TenantPicker } from '../ui/tenant-picker.js';
 import { ALGORITHMS, CHANNELS } from '../ui/vocabulary.js';
+import { RulesPreview } from './rules-preview.js';
 
 interface RuleRow {
   windowSeconds: string;
@@ -60,14 +61,16 @@ function RuleEditor({ tenantId, channel }: { tenantId: string; channel: string }
   }, [rules.value]);
   const edit = (index: number, field: keyof RuleRow, value: string) =>
     setRows(rows.map((row, at) => (at === index ? { ...row, [field]: value } : row)));
+  const edited = (): RuleSet['rules'] =>
+    rows.map((row) => ({
+      windowSeconds: wholeNumber(row.windowSeconds) ?? 0,
+      limit: wholeNumber(row.limit) ?? 0,
+      banSeconds: wholeNumber(row.banSeconds) ?? 0,
+      algorithm: row.algorithm as NonNullable<RuleSet['rules'][number]['algorithm']>,
+    }));
   const save = async () => {
     const body: RuleSet = {
-      rules: rows.map((row) => ({
-        windowSeconds: wholeNumber(row.windowSeconds) ?? 0,
-        limit: wholeNumber(row.limit) ?? 0,
-        banSeconds: wholeNumber(row.banSeconds) ?? 0,
-        algorithm: row.algorithm as NonNullable<RuleSet['rules'][number]['algorithm']>,
-      })),
+      rules: edited(),
       // A static fallback's own rules are kept as they were: this form does not edit them.
       fallback:
         fallback === 'static'
@@ -145,6 +148,7 @@ function RuleEditor({ tenantId, channel }: { tenantId: string; channel: string }
       </Form>
       <ErrorAlert error={action.error} />
       <Notice text={notice} />
+      <RulesPreview tenantId={tenantId} channel={channel} rules={edited} />
     </section>
   );
 }

@@ -237,17 +237,60 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       expect(again.status).toBe(202);
     });
 
+    await step('blacklists: add to the global one, find, remove', async () => {
+      await page.goto(`${server.baseUrl}/console/#/blacklists/global`);
+      await page.getByLabel('Channel of the entries').selectOption('sms');
+      await page.getByLabel('Recipients', { exact: true }).fill('+86 139 0013 9000, not-a-phone');
+      await page.getByLabel('Reason', { exact: true }).fill('complaint');
+      await page.getByRole('button', { name: 'Add', exact: true }).click();
+      await expect.poll(() => page.getByRole('status').textContent()).toContain('Added +8613900139000; not recipients: not-a-phone');
+      await page.getByLabel('Find in this page').fill('139001');
+      await page.getByRole('button', { name: 'Remove +8613900139000' }).click();
+      await expect.poll(() => page.getByRole('status').textContent()).toContain('1 removed');
+      await checkPage('blacklists');
+    });
+
+    await step('providers: a secret is written, never shown', async () => {
+      const secret = `s3cret-${crypto.randomUUID()}`;
+      await page.getByRole('link', { name: 'Providers' }).click();
+      await page.getByLabel('Channel', { exact: true }).selectOption('email');
+      await page.getByLabel('Kind').selectOption('smtp');
+      await page.getByLabel('Name', { exact: true }).fill('relay');
+      await page.getByLabel('Config (JSON)').fill(JSON.stringify({ host: 'smtp.example.com', port: 587, from: 'noreply@example.com' }));
+      await page.getByLabel('Secret (JSON, write-only)').fill(JSON.stringify({ user: 'sluice', password: secret }));
+      await page.getByRole('button', { name: 'Create provider' }).click();
+      await page.getByRole('cell', { name: 'set (never shown)' }).waitFor();
+      await page.getByRole('button', { name: 'Edit relay' }).click();
+      expect(await page.getByLabel('Secret (JSON, write-only)').inputValue()).toBe('');
+      expect(await page.content()).not.toContain(secret);
+      await page.getByRole('button', { name: 'Delete relay' }).click();
+      await expect.poll(() => page.getByRole('status').textContent()).toContain('relay deleted');
+      await checkPage('providers');
+    });
+
+    await step("risk: a JSON error and the API's 400 shown, then a rule set saved", async () => {
+      await page.goto(`${server.baseUrl}/console/#/risk/${tenantId}/login`);
+      const editor = page.getByLabel('Rule set (JSON)');
+      await expect.poll(() => editor.inputValue()).toContain('codes-per-user');
+      await editor.fill('{"rules": [');
+      await page.getByRole('button', { name: 'Save rule set' }).click();
+      await expect.poll(() => page.getByRole('alert').textContent()).toContain('not JSON');
+      await editor.fill('{"rules": [{"name": "x", "kind": "last-n", "key": ["user"]}]}');
+      await page.getByRole('button', { name: 'Save rule set' }).click();
+      await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/INVALID_REQUEST rules\[0\]\.n/);
+      await editor.fill('{"rules": [{"name": "codes", "kind": "window", "key": ["user"], "windowSeconds": 300, "limit": 3}]}');
+      await page.getByRole('button', { name: 'Save rule set' }).click();
+      await expect.poll(() => page.getByRole('status').textContent()).toContain('Saved, version 1');
+      await checkPage('risk');
+    });
+
     await step('every other screen', async () => {
       for (const [screen, heading] of [
-        ['risk', 'Risk rule sets'],
         ['templates', 'Templates'],
         ['quiet-hours', 'Quiet hours'],
         ['webhooks', 'Webhooks'],
-        ['blacklists', 'Blacklists'],
-        ['providers', 'Providers'],
       ] as const) {
-        const args = screen === 'providers' ? '' : screen === 'blacklists' ? '/global' : `/${tenantId}`;
-        await page.goto(`${server.baseUrl}/console/#/${screen}${args}`);
+        await page.goto(`${server.baseUrl}/console/#/${screen}/${tenantId}`);
         await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
         await page.waitForLoadState('networkidle');
         await checkPage(screen);

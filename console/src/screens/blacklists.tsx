@@ -135,7 +135,11 @@ function Blacklist({ scope }: { scope: string }) {
           submit="Add"
           busy={action.busy}
           onSubmit={async () => {
-            const list = recipients.split(/[\s,]+/).filter(Boolean);
+            // One per line or comma-separated; spaces stay (`+86 139 0013 9000` is one phone).
+            const list = recipients
+              .split(/[\n,]+/)
+              .map((recipient) => recipient.trim())
+              .filter(Boolean);
             const added = await action.run(() =>
               client.admin.addToBlacklist(scope, { channel: addChannel as never, recipients: list, ...(reason ? { reason } : {}) }),
             );

@@ -456,13 +456,25 @@ for (const backend of backends) {
         expect(await repos.messages.cancel(owner.id, ids[1]!, T0)).toBe('canceled');
         expect(await search({ status: 'canceled' })).toEqual([ids[1]]);
         expect(await repos.messages.searchByRecipient({ tenantId: stranger.id, recipient: to, limit: 10 })).toHaveLength(1);
-        if (database.dialect === 'sqlite') {
-          const plan = await sql<{
-            detail: string;
-          }>`EXPLAIN QUERY PLAN SELECT * FROM messages WHERE tenant_id = ${owner.id} AND recipient = ${to} AND id < ${ids[3]} ORDER BY id DESC LIMIT 2`.execute(
-            database.db,
+        // The page's statement, as the planner sees it: a range of the index, never a table scan.
+        const page = (explain: string) =>
+          sql.raw(
+            `${explain} SELECT * FROM messages WHERE tenant_id = '${owner.id}' AND recipient = '${to}' AND id < '${ids[3]}' ORDER BY id DESC LIMIT 2`,
           );
-          expect(plan.rows.map((row) => row.detail).join('; ')).toMatch(/USING INDEX messages_tenant_recipient/);
+        if (database.dialect === 'sqlite') {
+          const plan = await page('EXPLAIN QUERY PLAN').execute(database.db);
+          expect(JSON.stringify(plan.rows)).toMatch(/USING INDEX messages_tenant_recipient/);
+        } else if (database.dialect === 'postgres') {
+          // A table this small is read whole when allowed: forbid that to see the index is usable.
+          const plan = await database.db.transaction().execute(async (trx) => {
+            await sql`SET LOCAL enable_seqscan = off`.execute(trx);
+            return page('EXPLAIN').execute(trx);
+          });
+          expect(JSON.stringify(plan.rows)).toMatch(/Index Scan Backward using messages_tenant_recipient/);
+        } else {
+          // InnoDB costs a table of a few rows by its primary key; the index is among its choices.
+          const plan = await page('EXPLAIN').execute(database.db);
+          expect(plan.rows).toEqual([expect.objectContaining({ possible_keys: expect.stringContaining('messages_tenant_recipient') })]);
         }
       });
 

@@ -104,6 +104,17 @@ for (const backend of backends) {
           },
         });
         expect(rows.every((row) => row.tenant_id === tenant.id && !row.body.includes('13812340000'))).toBe(true);
+
+        // The admin timeline's read: the message's events on the tenant's webhooks, by step, and nothing for another tenant.
+        const hooks = (await repos.webhooks.list(tenant.id)).map((hook) => hook.id);
+        const listed = await repos.webhookEvents.listForMessage(tenant.id, hooks, m.id);
+        expect(listed.map((event) => [event.webhookId, event.type, event.eventId])).toEqual(
+          rows.map((row) => [row.webhook_id, row.type, row.event_id]),
+        );
+        const theirs = (await repos.webhooks.list(other.id)).map((hook) => hook.id);
+        expect(await repos.webhookEvents.listForMessage(other.id, theirs, m.id)).toEqual([]);
+        expect(await repos.webhookEvents.listForMessage(other.id, hooks, m.id)).toEqual([]);
+        expect(await repos.webhookEvents.listForMessage(tenant.id, [], m.id)).toEqual([]);
       });
 
       it('writes failed and canceled events, and none for a retry or a tenant without webhooks', async () => {

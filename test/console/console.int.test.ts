@@ -38,7 +38,8 @@ let errors: string[];
 /** The tenant's webhook endpoint: every status callback it got. */
 let hooks: Server;
 const callbacks: string[] = [];
-const failures = mkdtempSync(join(tmpdir(), 'sluice-console-failures-'));
+/** Where a failed step's screenshot goes: made at the first failure. */
+let failures: string | undefined;
 
 describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` : ''}`, () => {
   beforeAll(async () => {
@@ -68,6 +69,7 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
     try {
       await body();
     } catch (error) {
+      failures ??= mkdtempSync(join(tmpdir(), 'sluice-console-failures-'));
       const path = await screenshot(page, failures, name.replace(/\W+/g, '-')).catch(() => '(no screenshot)');
       throw new Error(`${name}: ${(error as Error).message}\nscreenshot: ${path}`, { cause: error });
     }

@@ -39,6 +39,11 @@ function Shell({ route, onSignOut }: { route: Route; onSignOut: () => void }) {
   useEffect(() => {
     document.title = `${screen?.title ?? 'Not found'} · sluice console`;
   }, [screen]);
+  // A new screen takes the focus (its main region), so a keyboard or screen reader user starts
+  // there rather than on the link that was followed (or, after sign-in, on nothing).
+  useEffect(() => {
+    main.current?.focus();
+  }, [route.screen]);
   const Screen = screen?.component;
   return (
     <div class="shell">

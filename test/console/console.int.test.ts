@@ -211,6 +211,8 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
 
     await step('messages: found by id and by recipient, with its timeline', async () => {
       await page.getByRole('link', { name: 'Messages' }).click();
+      // The new screen has the focus, not the link followed.
+      await expect.poll(() => page.evaluate<string>('document.activeElement.id')).toBe('main');
       await page.getByLabel('Tenant').selectOption(tenantId);
       await page.getByLabel('Message id').fill(messageId);
       await page.getByRole('button', { name: 'Look up' }).click();

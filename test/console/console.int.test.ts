@@ -142,12 +142,16 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       if (updateScreenshots) await docsScreenshot('tenants');
     });
 
-    await step('tenant: suspend, resume, a second key', async () => {
+    await step('tenant: suspend, resume, quotas, keys', async () => {
       await page.getByRole('link', { name: 'Open the tenant' }).click();
       await page.getByRole('heading', { name: `Tenant ${name}` }).waitFor();
       await page.getByRole('button', { name: 'Suspend tenant' }).click();
       await page.getByRole('button', { name: 'Resume tenant' }).click();
       await page.getByRole('button', { name: 'Suspend tenant' }).waitFor();
+      await page.getByLabel('Daily quota, sms').fill('1000');
+      await page.getByRole('button', { name: 'Save quotas' }).click();
+      await expect.poll(() => page.getByRole('status').allTextContents()).toContain('Quotas saved.');
+      expect(await page.getByLabel('Daily quota, sms').inputValue()).toBe('1000');
       await page.getByRole('button', { name: 'Issue a key' }).click();
       await expect.poll(() => page.getByRole('status').allTextContents()).toContain('Key issued.');
       // Rotate the second key: a third is issued, the second revoked; the first (the test's) still works.

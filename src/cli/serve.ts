@@ -79,8 +79,10 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
     { address, roles: settings.roles, db: runtime.database.displayUrl, redis: runtime.redis ? 'on' : 'embedded' },
     servesApi ? 'sluice is serving' : 'sluice is dispatching (serving /healthz, /readyz and /metrics only)',
   );
-  if (options.demo && servesApi) await printDemo(runtime, address);
-  else if (options.demo)
+  if (options.demo && servesApi) {
+    await printDemo(runtime, address);
+    printConsole(settings, address);
+  } else if (options.demo)
     logger.warn('--demo prints a curl line for the API, and this process does not serve it (SLUICE_ROLES=worker): ignored');
 }
 
@@ -106,6 +108,16 @@ export async function warmUp(runtime: Awaited<ReturnType<typeof createRuntime>>)
     }),
   ]);
   clearTimeout(timer);
+}
+
+/** Where the admin console is, and what signing in to it needs. */
+function printConsole(settings: Settings, address: string): void {
+  if (!settings.console) return;
+  console.log(
+    settings.adminToken
+      ? `The admin console: ${address}/console/ (sign in with SLUICE_ADMIN_TOKEN).\n`
+      : `The admin console is at ${address}/console/; to sign in, start sluice with SLUICE_ADMIN_TOKEN set (24 characters or more): without it the admin API is off.\n`,
+  );
 }
 
 /** On a database without tenants: a demo tenant with the seed rules, its key and a curl line. */

@@ -13,7 +13,6 @@
  *   on every retry, so a send whose answer was lost is replayed (200, same id), never doubled.
  */
 import type { Static } from '@sinclair/typebox';
-import type { ErrorCode } from '../core/errors.js';
 import type { RulesPreviewBody } from '../http/lookup-schemas.js';
 import type {
   Accepted,
@@ -40,10 +39,24 @@ import type {
 import type { MessageSearch } from '../services/contracts.js';
 import type { AdminMessageView, BanStatusView, MessageSearchPage, MessageSummaryView, RulesPreviewView } from '../services/lookup-views.js';
 import type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage } from '../services/views.js';
+import type { Call, ClientError, Result } from './call.js';
+import { tenantConfigCalls } from './tenant-config.js';
 
+export type { Call, ClientError, Result };
 export type SendRequest = Static<typeof SendBody>;
 export type FrequencyCheckRequest = Static<typeof FrequencyCheckBody>;
 export type RuleSet = Static<typeof RuleSetBody>;
+export type {
+  QuietHours,
+  QuietHoursInput,
+  RiskRuleSetInput,
+  RiskRuleSetView,
+  TemplateInput,
+  TemplateVersion,
+  WebhookEventView,
+  WebhookView,
+  WebhookWithSecret,
+} from './tenant-config.js';
 export type RulesPreviewRequest = Static<typeof RulesPreviewBody>;
 export type {
   AdminMessageView,
@@ -59,18 +72,6 @@ export type {
   TenantDetails,
   TenantPage,
 };
-
-/** An error answer of the API (docs/errors.md), or `NETWORK` when none came. */
-export interface ClientError {
-  code: ErrorCode | 'NETWORK';
-  message: string;
-  /** Seconds until a retry can succeed (429, some 503s). */
-  retryAfterSeconds?: number;
-  /** Further fields of the error body (`rule`, `field`, `requestId`…). */
-  [field: string]: unknown;
-}
-
-export type Result<T> = { ok: true; status: number; value: T } | { ok: false; status: number; error: ClientError };
 
 export interface SluiceClientOptions {
   /** `http://127.0.0.1:3000`: where sluice listens. */
@@ -93,17 +94,6 @@ export interface SluiceClientOptions {
   newIdempotencyKey?: () => string;
 }
 
-interface Call {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  path: string;
-  query?: Record<string, string | number | boolean | undefined>;
-  body?: unknown;
-  auth: 'tenant' | 'admin';
-  headers?: Record<string, string>;
-  /** Whether a network failure may be retried: the call means the same when repeated. */
-  repeatable: boolean;
-}
-
 const RETRIED_STATUSES = new Set([429, 503]);
 
 export class SluiceClient {
@@ -120,7 +110,8 @@ export class SluiceClient {
     this.retries = options.retries ?? 3;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
     this.baseDelayMs = options.baseDelayMs ?? 200;
-    this.fetch = options.fetch ?? globalThis.fetch;
+    // Called as a method of the client, the global `fetch` would throw "Illegal invocation" in browsers.
+    this.fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.newKey = options.newIdempotencyKey ?? (() => crypto.randomUUID());
   }
@@ -240,6 +231,9 @@ export class SluiceClient {
     deleteProvider: (id: string): Promise<Result<Static<typeof ProviderDeleted>>> =>
       this.call({ method: 'DELETE', path: `/v1/admin/providers/${encodeURIComponent(id)}`, auth: 'admin', repeatable: true }),
   };
+
+  /** Key revocation, risk rule sets, templates, quiet hours and webhooks of a tenant (`adminToken`). */
+  readonly tenantConfig = tenantConfigCalls(<T>(call: Call) => this.call<T>(call));
 
   private rulesPath(id: string, channel: string): string {
     return `/v1/admin/tenants/${encodeURIComponent(id)}/rules/${encodeURIComponent(channel)}`;

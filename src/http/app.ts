@@ -12,6 +12,7 @@ import { SluiceError } from '../core/errors.js';
 import { hasControlCharacter } from '../core/text.js';
 import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../infra/logging.js';
 import type { HttpDeps } from '../services/contracts.js';
+import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './console.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
 import { nameOperation, TAGS } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
@@ -105,6 +106,8 @@ export interface HttpAppOptions {
    * probed and scraped: the delivery metrics exist only on workers.
    */
   routes?: 'all' | 'operations';
+  /** Where the built console is (default `dist/console/`, beside the compiled server); served when `deps.console` is not false. */
+  consoleDir?: string;
 }
 
 export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {}): Promise<FastifyInstance> {
@@ -246,5 +249,6 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   await app.register(templateRoutes(deps));
   await app.register(webhookRoutes(deps));
   await app.register(receiptRoutes(deps));
+  if (deps.console !== false) await app.register(consoleRoutes(options.consoleDir ?? DEFAULT_CONSOLE_DIR));
   return app;
 }

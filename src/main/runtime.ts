@@ -460,6 +460,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       maxConnections: settings.httpMaxConnections,
       maxConnectionsPerIp: settings.httpMaxConnectionsPerIp,
       logLevel: settings.logLevel,
+      console: settings.console,
     };
 
     return {

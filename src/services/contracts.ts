@@ -316,4 +316,6 @@ export interface HttpDeps extends Services {
   maxConnections: number;
   maxConnectionsPerIp: number;
   logLevel?: string;
+  /** Serve the admin console at /console (`SLUICE_CONSOLE`); default true. */
+  console?: boolean;
 }

@@ -81,6 +81,13 @@ export const SETTINGS = {
     description:
       'Bearer token of the admin API. Empty: the admin API is off (the CLI still works on the database). `serve` warns when it is shorter than 24 characters: nothing slows down guesses.',
   }),
+  console: spec({
+    env: 'SLUICE_CONSOLE',
+    kind: 'bool',
+    default: true,
+    description:
+      'Serve the admin console at `/console` (built into `dist/console/` by `npm run build`; it signs in with SLUICE_ADMIN_TOKEN). Off: `/console` answers 404.',
+  }),
   secretKey: spec({
     env: 'SLUICE_SECRET_KEY',
     kind: 'string',

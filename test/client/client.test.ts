@@ -9,7 +9,8 @@ import { ADMIN_TOKEN, phone, startApp, type TestApp } from '../http/support.js';
 let t: TestApp;
 let baseUrl: string;
 beforeAll(async () => {
-  t = await startApp();
+  // Loopback webhooks: the test has no DNS to resolve a public host with.
+  t = await startApp({ SLUICE_WEBHOOK_ALLOW_PRIVATE: 'true' });
   baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
 });
 afterAll(() => t.close());
@@ -102,6 +103,46 @@ describe('SluiceClient', () => {
     expect(calls).toBe(1);
   });
 
+  it('tenantConfig: keys revoked, risk rule sets (a refused one is a 400 value), templates, quiet hours, webhooks', async () => {
+    const tenant = await t.createTenant();
+    const { client } = clientFor('');
+    const config = client.tenantConfig;
+    const issued = await client.admin.issueApiKey(tenant.id, { keepOthers: true });
+    expect(issued.ok).toBe(true);
+    if (!issued.ok) return;
+    expect(await config.revokeApiKey(tenant.id, issued.value.keyId)).toMatchObject({ ok: true, value: { revoked: true } });
+    const rules = [{ name: 'codes', kind: 'window' as const, key: ['user'], windowSeconds: 60, limit: 3 }];
+    expect(await config.setRiskRuleSet(tenant.id, 'login', { rules })).toMatchObject({ ok: true, value: { action: 'login', version: 1 } });
+    expect(await config.getRiskRuleSet(tenant.id, 'login')).toMatchObject({ ok: true, value: { rules: [{ name: 'codes' }] } });
+    const refused = await config.setRiskRuleSet(tenant.id, 'login', { rules: [{ name: 'x', kind: 'last-n', key: ['user'] }] });
+    expect(refused).toMatchObject({ ok: false, status: 400, error: { code: 'INVALID_REQUEST' } });
+    expect(
+      await config.putTemplate(tenant.id, 'sms', 'otp', { params: { code: { type: 'string' } }, body: 'code {{code}}' }),
+    ).toMatchObject({
+      ok: true,
+      value: { version: 1 },
+    });
+    expect(await config.listTemplates(tenant.id)).toMatchObject({ ok: true, value: { templates: [{ name: 'otp' }] } });
+    expect(await config.getTemplateVersions(tenant.id, 'sms', 'otp')).toMatchObject({ ok: true, value: { versions: [{ version: 1 }] } });
+    expect(await config.retireTemplate(tenant.id, 'sms', 'otp')).toMatchObject({ ok: true, value: { retired: true } });
+    const quiet = { timeZone: 'Asia/Shanghai', windows: [{ from: '22:00', to: '08:00' }], applies: 'bulk' as const };
+    expect(await config.setQuietHours(tenant.id, 'sms', quiet)).toMatchObject({ ok: true, value: quiet });
+    expect(await config.getQuietHours(tenant.id, 'sms')).toMatchObject({ ok: true, value: quiet });
+    expect(await config.removeQuietHours(tenant.id, 'sms')).toMatchObject({ ok: true, value: { removed: true } });
+    expect(await config.getQuietHours(tenant.id, 'sms')).toMatchObject({ ok: false, status: 404, error: { code: 'NOT_FOUND' } });
+    const hook = await config.createWebhook(tenant.id, { url: 'http://127.0.0.1:9/sluice' });
+    expect(hook).toMatchObject({ ok: true, status: 201, value: { secret: expect.any(String) } });
+    if (!hook.ok) return;
+    expect(await config.updateWebhook(tenant.id, hook.value.id, { enabled: false })).toMatchObject({ ok: true, value: { enabled: false } });
+    expect(await config.listWebhooks(tenant.id)).toMatchObject({ ok: true, value: { webhooks: [{ id: hook.value.id }] } });
+    const rotated = await config.rotateWebhookSecret(tenant.id, hook.value.id);
+    expect(rotated.ok && rotated.value.secret !== hook.value.secret).toBe(true);
+    expect(await config.listWebhookEvents(tenant.id, hook.value.id)).toMatchObject({ ok: true, value: { events: [] } });
+    expect(await config.getWebhook(tenant.id, hook.value.id)).toMatchObject({ ok: true, value: { id: hook.value.id } });
+    expect(await config.replayWebhookEvent(tenant.id, hook.value.id, 'nosuchevent')).toMatchObject({ ok: false, status: 404 });
+    expect(await config.deleteWebhook(tenant.id, hook.value.id)).toMatchObject({ ok: true, value: { deleted: true } });
+  });
+
   it('the console lookups: search by recipient page by page, a message timeline, a ban peek, a rules dry run', async () => {
     const tenant = await t.createTenant();
     const { client: admin } = clientFor('');
@@ -170,6 +211,24 @@ describe('SluiceClient', () => {
       'GET /v1/admin/providers',
       'PATCH /v1/admin/providers/{id}',
       'DELETE /v1/admin/providers/{id}',
+      'DELETE /v1/admin/tenants/{id}/keys/{keyId}',
+      'GET /v1/admin/tenants/{id}/risk/{action}',
+      'PUT /v1/admin/tenants/{id}/risk/{action}',
+      'GET /v1/admin/tenants/{id}/templates',
+      'GET /v1/admin/tenants/{id}/templates/{channel}/{name}',
+      'PUT /v1/admin/tenants/{id}/templates/{channel}/{name}',
+      'DELETE /v1/admin/tenants/{id}/templates/{channel}/{name}',
+      'GET /v1/admin/tenants/{id}/quiet-hours/{channel}',
+      'PUT /v1/admin/tenants/{id}/quiet-hours/{channel}',
+      'DELETE /v1/admin/tenants/{id}/quiet-hours/{channel}',
+      'POST /v1/admin/tenants/{id}/webhooks',
+      'GET /v1/admin/tenants/{id}/webhooks',
+      'GET /v1/admin/tenants/{id}/webhooks/{webhookId}',
+      'PATCH /v1/admin/tenants/{id}/webhooks/{webhookId}',
+      'DELETE /v1/admin/tenants/{id}/webhooks/{webhookId}',
+      'POST /v1/admin/tenants/{id}/webhooks/{webhookId}/rotate-secret',
+      'GET /v1/admin/tenants/{id}/webhooks/{webhookId}/events',
+      'POST /v1/admin/tenants/{id}/webhooks/{webhookId}/events/{eventId}/replay',
     ];
     expect(used.filter((operation) => !documented.has(operation))).toEqual([]);
     // The client's methods, counted: a new one must be added to the list above.
@@ -177,6 +236,6 @@ describe('SluiceClient', () => {
     const methods = ['send', 'getMessage', 'cancelMessage', 'checkFrequency'].filter(
       (name) => typeof (client as never)[name] === 'function',
     );
-    expect(methods.length + Object.keys(client.admin).length).toBe(used.length);
+    expect(methods.length + Object.keys(client.admin).length + Object.keys(client.tenantConfig).length).toBe(used.length);
   });
 });

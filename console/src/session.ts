@@ -1,0 +1,31 @@
+/**
+ * The admin token of a signed-in console. It lives in memory; only when the operator asks, in
+ * sessionStorage too (this tab, until it closes), so a reload does not sign out. Never in a URL,
+ * a cookie or localStorage: it is sent only as `Authorization: Bearer` by `sluice/client`.
+ */
+import { SluiceClient } from '../../src/client/index.js';
+
+const STORAGE_KEY = 'sluice.console.adminToken';
+
+/** A client of this origin's API with the admin token; short retries, so a screen never waits long. */
+export function clientFor(adminToken: string): SluiceClient {
+  return new SluiceClient({ baseUrl: window.location.origin, adminToken, retries: 2, maxRetryDelayMs: 2000 });
+}
+
+/** The token this tab kept, if the operator chose to keep it. */
+export function keptToken(): string | undefined {
+  try {
+    return window.sessionStorage.getItem(STORAGE_KEY) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function keepToken(token: string | undefined): void {
+  try {
+    if (token === undefined) window.sessionStorage.removeItem(STORAGE_KEY);
+    else window.sessionStorage.setItem(STORAGE_KEY, token);
+  } catch {
+    // Storage refused (private mode, a policy): the token stays in memory only.
+  }
+}

@@ -29,3 +29,13 @@ export function keepToken(token: string | undefined): void {
     // Storage refused (private mode, a policy): the token stays in memory only.
   }
 }
+
+/**
+ * The Prometheus text of this origin's `GET /metrics` (it needs no token: none is sent), for the
+ * live charts; rejects on a failed answer so the page shows its alert.
+ */
+export async function fetchMetrics(): Promise<string> {
+  const response = await fetch('/metrics', { credentials: 'omit' });
+  if (!response.ok) throw new Error(`GET /metrics: HTTP ${response.status}`);
+  return response.text();
+}

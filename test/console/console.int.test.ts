@@ -332,6 +332,23 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       }
     });
 
+    await step('live charts: drawn from /metrics, an alert while a scrape fails, gone once one succeeds', async () => {
+      await page.goto(`${server.baseUrl}/console/#/metrics`);
+      await page.getByRole('heading', { name: 'Live charts', level: 1 }).waitFor();
+      // Rates need two scrapes (2 s apart); the sends above are in the decisions chart.
+      const decisions = page.locator('svg[role="img"][aria-label^="Limiter decisions per second, latest:"]');
+      await decisions.waitFor({ timeout: 15_000 });
+      await checkPage('live charts');
+      if (updateScreenshots) await docsScreenshot('metrics');
+      await page.route('**/metrics', (route) => route.fulfill({ status: 503, body: 'down' }));
+      await page.getByRole('alert').filter({ hasText: 'HTTP 503' }).waitFor({ timeout: 10_000 });
+      await page.unroute('**/metrics');
+      await page.getByRole('alert').filter({ hasText: 'HTTP 503' }).waitFor({ state: 'detached', timeout: 10_000 });
+      // The refused scrape was logged by the browser as a failed load: it was meant, not a fault.
+      errors.splice(0, errors.length, ...errors.filter((error) => !error.includes('503')));
+      expect(errors, 'browser errors on live charts').toEqual([]);
+    });
+
     await step('sign out: the token is gone, and was never in a URL or localStorage', async () => {
       expect(page.url()).not.toContain(server.adminToken);
       expect(await page.evaluate<number>('window.localStorage.length')).toBe(0);

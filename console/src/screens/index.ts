@@ -3,6 +3,7 @@ import type { FunctionComponent } from 'preact';
 import { BansScreen } from './bans.js';
 import { BlacklistsScreen } from './blacklists.js';
 import { MessagesScreen } from './messages.js';
+import { MetricsScreen } from './metrics.js';
 import { ProvidersScreen } from './providers.js';
 import { QuietHoursScreen } from './quiet-hours.js';
 import { RiskScreen } from './risk.js';
@@ -33,4 +34,5 @@ export const SCREENS: Screen[] = [
   { id: 'webhooks', title: 'Webhooks', component: WebhooksScreen },
   { id: 'blacklists', title: 'Blacklists', component: BlacklistsScreen },
   { id: 'providers', title: 'Providers', component: ProvidersScreen },
+  { id: 'metrics', title: 'Live charts', component: MetricsScreen },
 ];

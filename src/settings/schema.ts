@@ -133,7 +133,7 @@ export const SETTINGS = {
     default: 1_000_000,
     range: [1000, 100_000_000],
     description:
-      'Most subjects (recipients, quota buckets, risk subjects) the in-process limiter holds, about 1 KB each: the embedded default, and the fallback while Redis is away. A subject is kept for its longest window, so distinct recipients at a steady rate would fill the heap; at the limit an expired subject makes room, else the least recently checked subject of a tenant holding at least its fair share (this limit ÷ tenants holding state): the tenant creating subjects, or the one holding most; it forgets its counts (sluice_limiter_memory_evictions_total). Quota buckets are never dropped, bans last; when nothing may go the request answers 503 UNAVAILABLE.',
+      'Most subjects (recipients, quota buckets, risk subjects) the in-process limiter holds, about 1 KB each (a risk `distinct` rule above 10,000 values holds 32 KB per subject): the embedded default, and the fallback while Redis is away. A subject is kept for its longest window, so distinct recipients at a steady rate would fill the heap; at the limit an expired subject makes room, else the least recently checked subject of a tenant holding at least its fair share (this limit ÷ tenants holding state): the tenant creating subjects, or the one holding most; it forgets its counts (sluice_limiter_memory_evictions_total). Quota buckets are never dropped, bans last; when nothing may go the request answers 503 UNAVAILABLE.',
   }),
   limiterPackedLogMax: spec({
     env: 'SLUICE_LIMITER_PACKED_LOG_MAX',

@@ -84,19 +84,12 @@ export interface RiskCheckOptions {
   now?: number;
 }
 
-/** A day: how long an event's request id is remembered when no rule of its set has a window. */
-const DEDUPE_WITHOUT_WINDOW_MS = 86_400_000;
-
 /**
- * How long `record` remembers an event's request id: the longest window of the rule set (a repeat
- * within it would count twice in some rule), or a day when no rule has one (last-n, seen without
- * a window).
+ * How long `record` remembers an event's request id: a client's retry horizon, not the rules'
+ * windows. Only `last-n` would count a repeat twice (distinct and seen values are idempotent), and
+ * a key per event kept for a window of days would cost more memory than the rules themselves.
  */
-export function eventDedupeMs(rules: readonly RiskRule[]): number {
-  let longest = 0;
-  for (const rule of rules) if ('windowMs' in rule && rule.windowMs !== undefined && rule.windowMs > longest) longest = rule.windowMs;
-  return longest > 0 ? longest : DEDUPE_WITHOUT_WINDOW_MS;
-}
+export const EVENT_DEDUPE_MS = 600_000;
 
 /** The subject of one rule's state: scope, rule name and key values, unambiguous by lengths and JSON. */
 export function ruleSubject(scope: string, rule: RiskRule, dimensions: Dimensions): string {
@@ -193,9 +186,11 @@ export class RiskEngine {
   /**
    * Records an outcome without a decision: pushed to every last-n rule, and the event's values
    * added to distinct (while they fit the limit) and seen rules. Window rules count checks only.
-   * With a `requestId`, a repeat of it in the same scope within {@link eventDedupeMs} of the
+   * With a `requestId`, a repeat of it in the same scope within {@link EVENT_DEDUPE_MS} of the
    * first records nothing and answers `duplicate: true` (the id is claimed first, in its own
-   * script call: a claim whose record then fails is released, so the retry records).
+   * script call). A claim answered by the fallback is not trusted (in `deny` mode it would call
+   * every event a repeat): the event is recorded. A claim whose record fails or degrades is
+   * released, so a retry records in the store of record.
    */
   async record(
     scope: string,
@@ -208,18 +203,24 @@ export class RiskEngine {
     validateDimensions(rules, dimensions);
     const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
     if (eventRules.length === 0) return {};
-    if (requestId !== undefined) {
-      const claim: EventOp = { kind: 'claim', subject: `${scope}event:${requestId}`, ttlMs: eventDedupeMs(rules) };
-      const claimed = await this.options.events.apply([claim], now);
-      if (claimed.results[0]!.fired) return { duplicate: true, ...(claimed.degraded ? { degraded: claimed.degraded } : {}) };
+    const claim = requestId === undefined ? undefined : `${scope}event:${requestId}`;
+    let claimed = false;
+    if (claim !== undefined) {
+      const answer = await this.options.events.apply([{ kind: 'claim', subject: claim, ttlMs: EVENT_DEDUPE_MS }], now);
+      if (!answer.degraded) {
+        if (answer.results[0]!.fired) return { duplicate: true };
+        claimed = true;
+      }
     }
+    const release = async () => {
+      if (claimed) await this.options.events.apply([{ kind: 'claim', subject: claim!, ttlMs: 0 }], now).catch(() => undefined);
+    };
     const ops = eventRules.map((rule) => eventOp(scope, rule, dimensions, true, outcome));
     const applied = await this.options.events.apply(ops, now).catch(async (error: unknown) => {
-      if (requestId !== undefined) {
-        await this.options.events.apply([{ kind: 'claim', subject: `${scope}event:${requestId}`, ttlMs: 0 }], now).catch(() => undefined);
-      }
+      await release();
       throw error;
     });
+    if (applied.degraded) await release();
     return applied.degraded ? { degraded: applied.degraded } : {};
   }
 

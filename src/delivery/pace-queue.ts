@@ -21,12 +21,23 @@ export class PaceQueue {
   private readonly lanes: [Waiter[], Waiter[]] = [[], []];
   private serving = false;
 
-  constructor(private readonly check: PaceCheck) {}
+  /**
+   * `roundSize`: how many waiters one round checks, from the head: the provider's QPS, the most
+   * one second can let through (a thousand bulk sends queued for a 10 QPS vendor then cost ten
+   * checks a round, not a thousand denied ones).
+   */
+  constructor(
+    private readonly check: PaceCheck,
+    private readonly roundSize: () => number = () => Number.POSITIVE_INFINITY,
+  ) {}
 
   /** Resolves when the caller may send; rejects when `signal` aborts the wait or a check fails. */
   enter(priority: Message['priority'], signal?: AbortSignal): Promise<void> {
-    signal?.throwIfAborted();
     return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
       const lane = this.lanes[priority === 'bulk' ? 1 : 0];
       const onAbort = () => {
         const at = lane.indexOf(waiter);
@@ -54,14 +65,14 @@ export class PaceQueue {
   }
 
   /**
-   * Rounds until no one waits: every waiter is checked in one turn, in queue order (the limiter
-   * takes one turn's checks as one batch, in order), so the free slots of the moment go to the
-   * first in line; the rest wait for the earliest retry the denials named.
+   * Rounds until no one waits: the first `roundSize()` waiters are checked in one turn, in queue
+   * order (the limiter takes one turn's checks as one batch, in order), so the free slots of the
+   * moment go to the first in line; the rest wait for the earliest retry the denials named.
    */
   private async serve(): Promise<void> {
     try {
       for (;;) {
-        const round = [...this.lanes[0], ...this.lanes[1]];
+        const round = [...this.lanes[0], ...this.lanes[1]].slice(0, Math.max(1, this.roundSize()));
         if (round.length === 0) return;
         const outcomes = await Promise.allSettled(round.map(() => this.check()));
         let retryAfterMs = Number.POSITIVE_INFINITY;

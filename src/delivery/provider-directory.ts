@@ -157,7 +157,10 @@ export class SqlProviderDirectory implements ProviderDirectory {
     if (!this.qps.get(provider.id)) return Promise.resolve();
     let queue = this.paceQueues.get(provider.id);
     if (!queue) {
-      queue = new PaceQueue(() => this.checkPace(provider.id));
+      queue = new PaceQueue(
+        () => this.checkPace(provider.id),
+        () => this.qps.get(provider.id) ?? 1,
+      );
       this.paceQueues.set(provider.id, queue);
     }
     return queue.enter(priority, signal);

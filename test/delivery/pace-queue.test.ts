@@ -84,4 +84,39 @@ describe('PaceQueue', () => {
     const outcome = await Promise.race([waiters.then(() => 'served'), new Promise((resolve) => setTimeout(resolve, 500, 'split'))]);
     expect(outcome).toBe('served');
   });
+
+  it('checks at most roundSize waiters a round, from the head, while the pace is exhausted', async () => {
+    let checks = 0;
+    let open = false;
+    const queue = new PaceQueue(
+      async () => {
+        checks += 1;
+        return open ? { allowed: true, retryAfterMs: 0 } : { allowed: false, retryAfterMs: 200 };
+      },
+      () => 2,
+    );
+    const order: number[] = [];
+    const waiters = Array.from({ length: 10 }, (_, i) => queue.enter('bulk', undefined).then(() => order.push(i)));
+    await settle();
+    // One round so far (the next waits the 200 ms named): it asked for the first two only.
+    expect(checks).toBe(2);
+    open = true;
+    await Promise.all(waiters);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it('rejects a wait whose signal was aborted before it began, as a promise', async () => {
+    const queue = new PaceQueue(async () => ({ allowed: true, retryAfterMs: 0 }));
+    const abort = new AbortController();
+    abort.abort(new Error('stopping'));
+    let thrown: unknown;
+    let waited: Promise<void> | undefined;
+    try {
+      waited = queue.enter('bulk', abort.signal);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeUndefined();
+    await expect(waited).rejects.toThrow('stopping');
+  });
 });

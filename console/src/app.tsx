@@ -8,13 +8,27 @@ import { ClientContext } from './ui/context.js';
 
 export function App() {
   const [token, setToken] = useState<string | undefined>(() => keptToken());
-  const client = useMemo(() => (token ? clientFor(token) : undefined), [token]);
+  const [refused, setRefused] = useState(false);
+  const client = useMemo(
+    () =>
+      token
+        ? clientFor(token, () => {
+            // A refused token is forgotten, kept copy included: sign in again with the current one.
+            keepToken(undefined);
+            setToken(undefined);
+            setRefused(true);
+          })
+        : undefined,
+    [token],
+  );
   const route = useRoute();
   if (!client) {
     return (
       <SignIn
+        refused={refused}
         onSignedIn={(signedIn, keep) => {
           if (keep) keepToken(signedIn);
+          setRefused(false);
           setToken(signedIn);
         }}
       />

@@ -6,9 +6,22 @@ export interface Route {
   args: string[];
 }
 
+/** A segment as written when it is not valid percent-encoding (a hand-typed or crafted link). */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/**
+ * The screen and its arguments. `.` and `..` arguments are dropped: as ids in an API path they
+ * would climb to another route (`tenants/../blacklist` is the global list).
+ */
 export function parseHash(hash: string): Route {
-  const [screen = '', ...args] = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
-  return { screen: screen || 'tenants', args };
+  const [screen = '', ...args] = hash.replace(/^#\/?/, '').split('/').map(decodeSegment);
+  return { screen: screen || 'tenants', args: args.filter((arg) => arg !== '.' && arg !== '..') };
 }
 
 export function href(screen: string, ...args: string[]): string {

@@ -7,9 +7,18 @@ import { SluiceClient } from '../../src/client/index.js';
 
 const STORAGE_KEY = 'sluice.console.adminToken';
 
-/** A client of this origin's API with the admin token; short retries, so a screen never waits long. */
-export function clientFor(adminToken: string): SluiceClient {
-  return new SluiceClient({ baseUrl: window.location.origin, adminToken, retries: 2, maxRetryDelayMs: 2000 });
+/**
+ * A client of this origin's API with the admin token; short retries, so a screen never waits long.
+ * `onRefused`: told when the API answers 401 (the token was rotated or is wrong), so the session
+ * ends instead of every screen showing the refusal.
+ */
+export function clientFor(adminToken: string, onRefused?: () => void): SluiceClient {
+  const watched: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.status === 401) onRefused?.();
+    return response;
+  };
+  return new SluiceClient({ baseUrl: window.location.origin, adminToken, retries: 2, maxRetryDelayMs: 2000, fetch: watched });
 }
 
 /** The token this tab kept, if the operator chose to keep it. */

@@ -248,6 +248,12 @@ export class SluiceClient {
   }
 
   private async call<T>(call: Call): Promise<Result<T>> {
+    // Ids are encoded as path segments, but `.` and `..` stay as they are and URL resolution
+    // would climb with them: `tenants/../blacklist` is the global list. Such an id names nothing.
+    const dotted = call.path.split('/').slice(1).find((segment) => segment === '' || segment === '.' || segment === '..');
+    if (dotted !== undefined) {
+      return { ok: false, status: 0, error: { code: 'INVALID_REQUEST', message: `an id in ${call.path} is empty, . or ..` } };
+    }
     const url = new URL(call.path, this.base);
     for (const [name, value] of Object.entries(call.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
     const token = call.auth === 'admin' ? this.options.adminToken : this.options.apiKey;

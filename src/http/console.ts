@@ -81,15 +81,16 @@ export function loadConsoleAssets(dir: string): Map<string, Asset> | undefined {
   return assets;
 }
 
+/** On every answer under /console: its files, the redirect, and its 404s alike. */
+const SECURITY_HEADERS = {
+  'content-security-policy': CONSOLE_CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
 function send(reply: FastifyReply, asset: Asset): FastifyReply {
-  return reply
-    .header('content-type', asset.contentType)
-    .header('cache-control', asset.cacheControl)
-    .header('content-security-policy', CONSOLE_CSP)
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .header('x-frame-options', 'DENY')
-    .send(asset.body);
+  return reply.header('content-type', asset.contentType).header('cache-control', asset.cacheControl).send(asset.body);
 }
 
 /**
@@ -101,6 +102,10 @@ export const consoleRoutes =
   (dir: string): FastifyPluginAsyncTypebox =>
   async (app) => {
     const assets = loadConsoleAssets(dir);
+    app.addHook('onSend', async (_request, reply, payload) => {
+      reply.headers(SECURITY_HEADERS);
+      return payload;
+    });
     app.get('/console', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/', 302));
     app.get('/console/*', { schema: { hide: true } }, async (request, reply) => {
       if (!assets) throw new SluiceError('NOT_FOUND', `the console is not built: run \`npm run build\` (it writes ${dir})`);

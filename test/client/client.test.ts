@@ -51,6 +51,17 @@ describe('SluiceClient', () => {
     expect(unauthorized).toMatchObject({ ok: false, status: 401, error: { code: 'UNAUTHORIZED' } });
   });
 
+  it('refuses an id of . or .. (URL resolution would climb to another route: tenants/../blacklist is the global list)', async () => {
+    const { client: admin } = clientFor('');
+    const before = await admin.admin.listBlacklist('global', { channel: 'sms' });
+    expect(before.ok).toBe(true);
+    const climbed = await admin.admin.addToBlacklist('..', { channel: 'sms', recipients: [phone(73_000_099)] });
+    expect(climbed).toMatchObject({ ok: false, status: 0, error: { code: 'INVALID_REQUEST' } });
+    expect(await admin.tenantConfig.listTemplates('.')).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    expect(await admin.admin.getTenant('')).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    expect(await admin.admin.listBlacklist('global', { channel: 'sms' })).toEqual(before);
+  });
+
   it('waits out Retry-After on 429 and retries; a wait past maxRetryDelayMs (a ban) is answered at once', async () => {
     const tenant = await t.createTenant();
     const { client: admin } = clientFor('');

@@ -357,5 +357,31 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       expect(await page.evaluate<string>('JSON.stringify(window.sessionStorage)')).not.toContain(server.adminToken);
       expect(errors).toEqual([]);
     });
+
+    await step('a kept token the API refuses (rotated) ends the session: back to sign-in, the token forgotten', async () => {
+      await page.evaluate("window.sessionStorage.setItem('sluice.console.adminToken', 'a-rotated-token')");
+      await page.goto(`${server.baseUrl}/console/#/tenants`);
+      await page.reload();
+      await page.getByRole('alert').filter({ hasText: 'was refused' }).waitFor();
+      await page.getByLabel('Admin token').waitFor();
+      expect(await page.evaluate<string>('JSON.stringify(window.sessionStorage)')).not.toContain('a-rotated-token');
+      await checkPage('sign-in after a refused token');
+    });
+
+    await step('a crafted link: bad percent-encoding and .. ids neither break the page nor reach another route', async () => {
+      await page.getByLabel('Admin token').fill(server.adminToken);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      await page.goto(`${server.baseUrl}/console/#/tenant/%E0%A4%A`);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      const requested: string[] = [];
+      page.on('request', (request) => requested.push(new URL(request.url()).pathname));
+      // As a tenant id, `..` would climb from /v1/admin/tenants/.. to /v1/admin/.
+      await page.goto(`${server.baseUrl}/console/#/tenant/..`);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(requested.filter((path) => !path.startsWith('/v1/admin/tenants') && path.startsWith('/v1/'))).toEqual([]);
+      expect(errors).toEqual([]);
+    });
   }, 120_000);
 });

@@ -75,6 +75,21 @@ describe('/console', () => {
     }
   });
 
+  it('every answer under /console carries the CSP and the framing and sniffing guards: files, the redirect, 404s', async () => {
+    for (const [app, url] of [
+      [built, '/console'],
+      [built, '/console/'],
+      [built, '/console/nope'],
+      [missing, '/console/'],
+    ] as const) {
+      const response = await app.inject({ method: 'GET', url });
+      expect(response.headers['content-security-policy'], url).toBe(CONSOLE_CSP);
+      expect(response.headers['x-frame-options'], url).toBe('DENY');
+      expect(response.headers['x-content-type-options'], url).toBe('nosniff');
+      expect(response.headers['referrer-policy'], url).toBe('no-referrer');
+    }
+  });
+
   it('without a build, says to run npm run build; is hidden from the OpenAPI document', async () => {
     const response = await missing.inject({ method: 'GET', url: '/console/' });
     expect(response.statusCode).toBe(404);

@@ -5,7 +5,8 @@ import { ErrorAlert } from '../ui/alert.js';
 import { useAction } from '../ui/calls.js';
 import { CheckField, Form, TextField } from '../ui/fields.js';
 
-export function SignIn({ onSignedIn }: { onSignedIn: (token: string, keep: boolean) => void }) {
+/** `refused`: the session ended because the API refused its token (rotated, or wrong when kept). */
+export function SignIn({ onSignedIn, refused }: { onSignedIn: (token: string, keep: boolean) => void; refused?: boolean }) {
   const [token, setToken] = useState('');
   const [keep, setKeep] = useState(false);
   const action = useAction();
@@ -13,6 +14,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: (token: string, keep: boole
     <main class="sign-in" id="main">
       <h1>sluice console</h1>
       <p>Sign in with the admin token (SLUICE_ADMIN_TOKEN). It is kept in this tab's memory, and never put in a URL.</p>
+      {refused ? (
+        <p role="alert">The admin token was refused (it may have been changed): you were signed out. Sign in with the current one.</p>
+      ) : null}
       <Form
         label="Sign in"
         submit="Sign in"

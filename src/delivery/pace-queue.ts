@@ -31,8 +31,18 @@ export class PaceQueue {
     private readonly roundSize: () => number = () => Number.POSITIVE_INFINITY,
   ) {}
 
-  /** Resolves when the caller may send; rejects when `signal` aborts the wait or a check fails. */
-  enter(priority: Message['priority'], signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves when the caller may send; rejects when `signal` aborts the wait or a check fails.
+   * With no one waiting the caller checks at once, as if there were no queue (a provider whose
+   * pace is not reached costs one check a send); only a denied caller queues.
+   */
+  async enter(priority: Message['priority'], signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    if (!this.serving && this.lanes[0].length === 0 && this.lanes[1].length === 0 && (await this.check()).allowed) return;
+    return this.wait(priority, signal);
+  }
+
+  private wait(priority: Message['priority'], signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {
         reject(signal.reason);

@@ -97,8 +97,11 @@ describe('PaceQueue', () => {
     );
     const order: number[] = [];
     const waiters = Array.from({ length: 10 }, (_, i) => queue.enter('bulk', undefined).then(() => order.push(i)));
+    // Each checked once on entering (no one waited yet), then queued with the first round under way.
     await settle();
-    // One round so far (the next waits the 200 ms named): it asked for the first two only.
+    checks = 0;
+    await new Promise((resolve) => setTimeout(resolve, 210));
+    // The next round, 200 ms on: it asked for the first two only.
     expect(checks).toBe(2);
     open = true;
     await Promise.all(waiters);

@@ -96,6 +96,9 @@ export interface SluiceClientOptions {
 
 const RETRIED_STATUSES = new Set([429, 503]);
 
+/** A path segment that names nothing, or that URL resolution would climb with. */
+const isDotOrEmpty = (segment: string) => segment === '' || segment === '.' || segment === '..';
+
 export class SluiceClient {
   private readonly base: URL;
   private readonly retries: number;
@@ -250,8 +253,7 @@ export class SluiceClient {
   private async call<T>(call: Call): Promise<Result<T>> {
     // Ids are encoded as path segments, but `.` and `..` stay as they are and URL resolution
     // would climb with them: `tenants/../blacklist` is the global list. Such an id names nothing.
-    const dotted = call.path.split('/').slice(1).find((segment) => segment === '' || segment === '.' || segment === '..');
-    if (dotted !== undefined) {
+    if (call.path.split('/').slice(1).some(isDotOrEmpty)) {
       return { ok: false, status: 0, error: { code: 'INVALID_REQUEST', message: `an id in ${call.path} is empty, . or ..` } };
     }
     const url = new URL(call.path, this.base);

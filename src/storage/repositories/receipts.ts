@@ -185,16 +185,17 @@ export class ReceiptsRepository {
       .where('received_at', '<', options.before)
       .limit(options.limit)
       .execute();
-    let deleted = 0;
-    for (const key of keys) {
-      const result = await this.db
-        .deleteFrom('pending_receipts')
-        .where('provider_id', '=', key.provider_id)
-        .where('provider_message_id', '=', key.provider_message_id)
-        .where('received_at', '<', options.before)
-        .executeTakeFirst();
-      deleted += Number(result.numDeletedRows);
-    }
-    return deleted;
+    if (keys.length === 0) return 0;
+    // One statement a batch: the keys found, still past the cut-off (a settle may have taken one).
+    const result = await this.db
+      .deleteFrom('pending_receipts')
+      .where((eb) =>
+        eb.or(
+          keys.map((key) => eb.and([eb('provider_id', '=', key.provider_id), eb('provider_message_id', '=', key.provider_message_id)])),
+        ),
+      )
+      .where('received_at', '<', options.before)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }

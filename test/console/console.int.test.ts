@@ -339,7 +339,22 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       const decisions = page.locator('svg[role="img"][aria-label^="Limiter decisions per second, latest:"]');
       await decisions.waitFor({ timeout: 15_000 });
       await checkPage('live charts');
-      if (updateScreenshots) await docsScreenshot('metrics');
+      if (updateScreenshots) {
+        // Traffic for the picture: a few seconds of sends, some refused by the rules.
+        for (let second = 0; second < 8; second++) {
+          await Promise.all(
+            Array.from({ length: 6 }, (_, i) =>
+              api('/v1/messages', {
+                method: 'POST',
+                token: apiKey,
+                body: { channel: 'sms', to: `+86138001381${i % 3}${second}`, body: 'hi' },
+              }),
+            ),
+          );
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+        await docsScreenshot('metrics');
+      }
       await page.route('**/metrics', (route) => route.fulfill({ status: 503, body: 'down' }));
       await page.getByRole('alert').filter({ hasText: 'HTTP 503' }).waitFor({ timeout: 10_000 });
       await page.unroute('**/metrics');

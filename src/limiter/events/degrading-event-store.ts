@@ -8,7 +8,7 @@
 import type { CircuitBreaker } from '../degrade/circuit-breaker.js';
 import type { FallbackMode } from '../degrade/fallback-policy.js';
 import type { AppliedEvents, EventApplier } from './risk-engine.js';
-import type { EventOp, EventStore } from './types.js';
+import type { EventOp, EventResult, EventStore } from './types.js';
 
 export interface DegradingEventStoreOptions {
   primary: EventStore;
@@ -22,16 +22,44 @@ export interface DegradingEventStoreOptions {
 const TIMED_OUT = Symbol('timed out');
 
 export class DegradingEventStore implements EventApplier {
-  constructor(private readonly options: DegradingEventStoreOptions) {}
+  /** Offered when both stores offer it: a check's fallback then decides it in one call too. */
+  readonly decide: EventApplier['decide'];
 
-  async apply(ops: readonly EventOp[], now?: number): Promise<AppliedEvents> {
-    const { breaker, primary } = this.options;
+  constructor(private readonly options: DegradingEventStoreOptions) {
+    const { primary, local } = options;
+    const primaryDecide = primary.decide;
+    const localDecide = local.decide;
+    this.decide =
+      primaryDecide && localDecide
+        ? (check, now) =>
+            this.run(
+              () => primaryDecide(check, now),
+              () => localDecide(check, now),
+              check.ops,
+            )
+        : undefined;
+  }
+
+  apply(ops: readonly EventOp[], now?: number): Promise<AppliedEvents> {
+    return this.run(
+      () => this.options.primary.apply(ops, now),
+      () => this.options.local.apply(ops, now),
+      ops,
+    );
+  }
+
+  private async run(
+    primaryCall: () => Promise<EventResult[]>,
+    localCall: () => Promise<EventResult[]>,
+    ops: readonly EventOp[],
+  ): Promise<AppliedEvents> {
+    const { breaker } = this.options;
     const permit = breaker.acquire();
     if (permit) {
       let timer: NodeJS.Timeout | undefined;
       try {
         const results = await Promise.race([
-          primary.apply(ops, now),
+          primaryCall(),
           new Promise<never>((_, reject) => {
             timer = setTimeout(() => reject(TIMED_OUT), this.options.timeoutMs);
           }),
@@ -44,14 +72,10 @@ export class DegradingEventStore implements EventApplier {
         clearTimeout(timer);
       }
     }
-    return this.fallback(ops, now);
-  }
-
-  private async fallback(ops: readonly EventOp[], now: number | undefined): Promise<AppliedEvents> {
     const mode = this.options.mode;
     if (mode === 'allow' || mode === 'deny') {
       return { results: ops.map(() => ({ fired: mode === 'deny', count: 0 })), degraded: mode };
     }
-    return { results: await this.options.local.apply(ops, now), degraded: mode };
+    return { results: await localCall(), degraded: mode };
   }
 }

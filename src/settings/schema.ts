@@ -143,6 +143,13 @@ export const SETTINGS = {
     description:
       "Most entries a recipient's limiter log keeps in Redis as one packed string (about 5 to 11 bytes an entry, one SET per admitting decision); a longer log is a sorted set. 0: sorted sets only, as builds before 2026-12-01 wrote them: set it during a rolling upgrade from one of those, so old and new instances count the same logs (docs/upgrading.md), then unset it.",
   }),
+  riskOneCall: spec({
+    env: 'SLUICE_RISK_ONE_CALL',
+    kind: 'bool',
+    default: true,
+    description:
+      'Decide a risk check in one Redis script call on a standalone Redis: its sliding-log window rules (no ban, limit up to 256) are kept beside its event rules and written only when the check is not denied (docs/risk.md). Off: every window rule goes to the limiter, as the build of 2026-12-01 and earlier do; set it off during a rolling upgrade from one of those, so old and new instances count the same windows (docs/upgrading.md), then unset it. A cluster always uses the limiter.',
+  }),
   redisSlotGroups: spec({
     env: 'SLUICE_REDIS_SLOT_GROUPS',
     kind: 'int',

@@ -27,7 +27,7 @@ State: window a string of 12-byte entries ascending by time (a double, struct '>
 member; 4 zero bytes when anonymous), trimmed to the window at each write and SET with PX = w
 (plus how far its newest entry lies ahead, when callers' clocks differ), so read and written whole
 (RISK_LIMITS.storeWindowLimit bounds it); last-n LPUSH + LTRIM to n (TTL refreshed by a push); distinct ZSET member → latest time,
-trimmed to the window (TTL = window); seen a blocked Bloom filter in a string (hashing.ts): a
+trimmed to the window when it records (TTL = window); seen a blocked Bloom filter in a string (hashing.ts): a
 check reads the value's 64-byte block with one GETRANGE, a new value writes it with one SETRANGE.
 ]]
 -- Numbers handed to redis.call are printed with %.17g, which costs more than a small command:
@@ -47,6 +47,9 @@ end
 local ops = tonumber(ARGV[2])
 if not ops then return {-1} end
 local spack = struct.pack
+-- A distinct rule of at most this limit reads its window with one ZRANGEBYSCORE (and trims only
+-- when it writes); a larger one trims, then asks ZSCORE and ZCARD (no reply of `limit` members).
+local SMALL_DISTINCT = 64
 local ANON = string.rep('\0', 4)
 local out = {}
 local a = 3
@@ -139,15 +142,30 @@ for i = 1, ops do
     if not (w and limit) then return {-1} end
     k = k + 1
     a = a + 5
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now - w))
-    local present = redis.call('ZSCORE', key, member)
-    local c = redis.call('ZCARD', key)
+    local cut = fmt('%d', now - w)
+    local present, c, oldest
+    if limit <= SMALL_DISTINCT then
+      -- One read: the window's members and times (at most limit of them: a write trims first).
+      -- Entries that left the window stay until the next write or the TTL (one window after it).
+      local inWindow = redis.call('ZRANGEBYSCORE', key, '(' .. cut, '+inf', 'WITHSCORES')
+      c = #inWindow / 2
+      present = false
+      for j = 1, #inWindow, 2 do
+        if inWindow[j] == member then present = true break end
+      end
+      oldest = inWindow[2]
+    else
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', cut)
+      present = redis.call('ZSCORE', key, member)
+      c = redis.call('ZCARD', key)
+    end
     local fired = (not present) and c >= limit
     local retry = 0
     if fired then
-      local oldest = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
-      retry = math.max(0, tonumber(oldest[2]) + w - now)
+      if not oldest then oldest = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2] end
+      retry = math.max(0, tonumber(oldest) + w - now)
     elseif record then
+      if limit <= SMALL_DISTINCT then redis.call('ZREMRANGEBYSCORE', key, '-inf', cut) end
       redis.call('ZADD', key, 'GT', nowText, member)
       redis.call('PEXPIRE', key, wText)
     end

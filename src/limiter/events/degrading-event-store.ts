@@ -22,60 +22,54 @@ export interface DegradingEventStoreOptions {
 const TIMED_OUT = Symbol('timed out');
 
 export class DegradingEventStore implements EventApplier {
-  /** Offered when both stores offer it: a check's fallback then decides it in one call too. */
+  /**
+   * Offered when the primary offers it. While the primary does not answer it decides nothing
+   * (`undefined`): the engine then judges the check apart, its window rules through the
+   * limiter's own fallback (`local` divides their limits, `static` replaces them), as without it.
+   */
   readonly decide: EventApplier['decide'];
 
   constructor(private readonly options: DegradingEventStoreOptions) {
-    const { primary, local } = options;
-    const primaryDecide = primary.decide;
-    const localDecide = local.decide;
-    this.decide =
-      primaryDecide && localDecide
-        ? (check, now) =>
-            this.run(
-              () => primaryDecide(check, now),
-              () => localDecide(check, now),
-              check.ops,
-            )
-        : undefined;
+    const primaryDecide = options.primary.decide;
+    this.decide = primaryDecide
+      ? async (check, now) => {
+          const results = await this.primary(() => primaryDecide(check, now));
+          return results === undefined ? undefined : { results };
+        }
+      : undefined;
   }
 
-  apply(ops: readonly EventOp[], now?: number): Promise<AppliedEvents> {
-    return this.run(
-      () => this.options.primary.apply(ops, now),
-      () => this.options.local.apply(ops, now),
-      ops,
-    );
+  async apply(ops: readonly EventOp[], now?: number): Promise<AppliedEvents> {
+    const results = await this.primary(() => this.options.primary.apply(ops, now));
+    if (results !== undefined) return { results };
+    const mode = this.options.mode;
+    if (mode === 'allow' || mode === 'deny') {
+      return { results: ops.map(() => ({ fired: mode === 'deny', count: 0 })), degraded: mode };
+    }
+    return { results: await this.options.local.apply(ops, now), degraded: mode };
   }
 
-  private async run(
-    primaryCall: () => Promise<EventResult[]>,
-    localCall: () => Promise<EventResult[]>,
-    ops: readonly EventOp[],
-  ): Promise<AppliedEvents> {
+  /** The primary's answer; undefined when the breaker is open or the call failed or timed out. */
+  private async primary(call: () => Promise<EventResult[]>): Promise<EventResult[] | undefined> {
     const { breaker } = this.options;
     const permit = breaker.acquire();
     if (permit) {
       let timer: NodeJS.Timeout | undefined;
       try {
         const results = await Promise.race([
-          primaryCall(),
+          call(),
           new Promise<never>((_, reject) => {
             timer = setTimeout(() => reject(TIMED_OUT), this.options.timeoutMs);
           }),
         ]);
         breaker.record(permit, true);
-        return { results };
+        return results;
       } catch {
         breaker.record(permit, false);
       } finally {
         clearTimeout(timer);
       }
     }
-    const mode = this.options.mode;
-    if (mode === 'allow' || mode === 'deny') {
-      return { results: ops.map(() => ({ fired: mode === 'deny', count: 0 })), degraded: mode };
-    }
-    return { results: await localCall(), degraded: mode };
+    return undefined;
   }
 }

@@ -51,8 +51,11 @@ export interface AppliedEvents {
 /** What the engine needs of the event store: {@link directEvents} or a `DegradingEventStore`. */
 export interface EventApplier {
   apply(ops: readonly EventOp[], now?: number): Promise<AppliedEvents>;
-  /** {@link EventStore.decide}, when the store offers it. */
-  readonly decide?: ((check: CheckOps, now?: number) => Promise<AppliedEvents>) | undefined;
+  /**
+   * {@link EventStore.decide}, when the store offers it; `undefined` from it: not decided (the
+   * store is away), judge the check apart.
+   */
+  readonly decide?: ((check: CheckOps, now?: number) => Promise<AppliedEvents | undefined>) | undefined;
 }
 
 /** An event store used as it is (no fallback). */
@@ -212,6 +215,13 @@ export class RiskEngine {
       vetoed: limiterRulesOf.some((rule, i) => vetoes(rule) && !limiterDecisions[i]!.allowed),
     };
     const applied = storeRules.length > 0 ? await decide(check, now) : { results: [] };
+    if (applied === undefined) {
+      // Nothing decided or written by the store: judge apart, reusing the limiter's decisions.
+      const known = new Map<RiskRule, Decision & { degraded?: FallbackMode }>(
+        limiterRulesOf.map((rule, i) => [rule, limiterDecisions[i]!]),
+      );
+      return this.checkApart(scope, rules, dimensions, { ...options, requestId }, known);
+    }
     let li = 0;
     let si = 0;
     const outcomes = rules.map((rule): Outcome => {
@@ -227,11 +237,13 @@ export class RiskEngine {
     return answer;
   }
 
+  /** `known`: window rules the limiter decided already (with `options.requestId`). */
   private async checkApart(
     scope: string,
     rules: readonly RiskRule[],
     dimensions: Dimensions,
     options: RiskCheckOptions,
+    known?: ReadonlyMap<RiskRule, Decision & { degraded?: FallbackMode }>,
   ): Promise<RiskDecision> {
     const record = options.record ?? true;
     const now = options.now;
@@ -240,6 +252,8 @@ export class RiskEngine {
     const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
     const at = now === undefined ? {} : { now };
     const windowCalls = windowRules.map((rule) => {
+      const decided = known?.get(rule);
+      if (decided) return decided;
       const request = { subject: ruleSubject(scope, rule, dimensions), rules: limiterRules(rule), ...at };
       return record ? this.options.windows.check({ ...request, requestId }) : this.options.peek.peek(request);
     });

@@ -39,7 +39,7 @@ export interface RiskControlWiring {
   fallbackMode: FallbackMode;
   redisTimeoutMs: number;
   memoryMax: number;
-  /** `SLUICE_RISK_ONE_CALL`: decide a check in one event-store call where the store can. */
+  /** `SLUICE_RISK_ONE_CALL` (default false): decide a check in one event-store call where the store can. */
   oneCall: boolean;
   metrics: Metrics;
   /** Told when a denied check's window admissions could not be taken back. */

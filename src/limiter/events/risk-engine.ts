@@ -113,7 +113,8 @@ export interface RiskEngineOptions {
   onUndoError?(error: unknown): void;
   /**
    * Default true: decide a check in one event-store call when the store offers `decide`. False
-   * keeps every window rule in the limiter (the first step of a rolling upgrade: docs/upgrading.md).
+   * keeps every window rule in the limiter (`SLUICE_RISK_ONE_CALL`, off by default in the service:
+   * switching moves window state, docs/upgrading.md).
    */
   oneCall?: boolean;
 }

@@ -12,6 +12,7 @@
  *
  * `RISK_RULES=new-device,phones-per-device` judges only those rules of the set (the sluice row
  * alone, no obvious row): what each rule costs Redis per check (docs/benchmarks.md).
+ * `RISK_ONE_CALL=false` judges with window rules in the limiter (`SLUICE_RISK_ONE_CALL` off).
  */
 import { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
@@ -44,6 +45,7 @@ const OTP_RULES = normalizeRiskRules([
   { name: 'failed-verifications', kind: 'last-n', key: ['user'], n: 5, m: 3, outcome: 'failed' },
 ]);
 const SCOPE = 'risk:bench:r:3:otp:';
+const ONE_CALL = process.env.RISK_ONE_CALL !== 'false';
 const ONLY = process.env.RISK_RULES?.split(',').filter((name) => name.length > 0);
 const JUDGED = ONLY ? OTP_RULES.filter((rule) => ONLY.includes(rule.name)) : OTP_RULES;
 
@@ -59,6 +61,7 @@ function sluice(url: string): Instance {
     windows: limiter,
     peek: limiter,
     events: directEvents(new RedisEventStore({ client, prefix: 'bench:risk' })),
+    oneCall: ONE_CALL,
   });
   return {
     attempt: () => engine.check(SCOPE, JUDGED, event()).then((decision) => decision.allowed),
@@ -192,7 +195,9 @@ export const benchmark: Benchmark = {
     try {
       const label = ONLY
         ? `sluice RiskEngine, only ${JUDGED.map((rule) => rule.name).join(', ')}`
-        : 'sluice RiskEngine (one risk-batch call per check batch)';
+        : ONE_CALL
+          ? 'sluice RiskEngine (one risk-batch call per check batch)'
+          : 'sluice RiskEngine (RISK_ONE_CALL=false: check-batch + risk-batch, undos)';
       const rows = [await measure(server.url, admin, label, sluice, context)];
       if (!ONLY)
         rows.push(await measure(server.url, admin, 'obvious: rate-limiter-flexible + PFCOUNT/PFADD + BITFIELD + LRANGE', obvious, context));

@@ -201,11 +201,12 @@ export class RedisEventStore implements EventStore {
       script.run(this.client, keys.length, [...keys, ...args]).then(
         (reply) => {
           try {
-            const rows = throwIfScriptError(script.name, reply) as [number, number, number][];
-            let row = 0;
+            const flat = throwIfScriptError(script.name, reply) as number[];
+            let p = 0;
             for (const item of group) {
-              item.resolve(rows.slice(row, row + item.rows));
-              row += item.rows;
+              const rows: [number, number, number][] = [];
+              for (let r = 0; r < item.rows; r++, p += 3) rows.push([flat[p]!, flat[p + 1]!, flat[p + 2]!]);
+              item.resolve(rows);
             }
           } catch (error) {
             for (const item of group) item.reject(error);

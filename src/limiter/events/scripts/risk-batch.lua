@@ -22,7 +22,7 @@ ARGV[1] = now in ms, or '' for Redis TIME; ARGV[2] = number of ops; then per op:
        no masked op fired; so a denied check writes no window. Its own reply row is {0, 0, 0}.
   's', bytes (filter size), record (0/1), ttlMs (0 = none), offset (byte offset of the value's
        64-byte block), positions (k bit positions in the block, 2 bytes each, big-endian)
-Returns: per op {fired (0/1), count, retryAfterMs}; {-1} for malformed arguments.
+Returns: per op fired (0/1), count, retryAfterMs, flat (3 numbers an op); {-1} for malformed arguments.
 State: window a string of 12-byte entries ascending by time (a double, struct '>d', then the
 member; 4 zero bytes when anonymous), trimmed to the window at each write and SET with PX = w
 (plus how far its newest entry lies ahead, when callers' clocks differ), so read and written whole
@@ -52,6 +52,8 @@ local spack = struct.pack
 local SMALL_DISTINCT = 64
 local ANON = string.rep('\0', 4)
 local out = {}
+-- The reply, flat: 3 numbers per op (one table, not one per op).
+local o = 0
 local a = 3
 local k = 1
 -- The check being applied: its last op's index, its mask, whether it is vetoed, its window writes.
@@ -66,6 +68,16 @@ local function writeWindow(key, log, first, w, member)
   local newest = sunpack('>d', value, #value - 11)
   redis.call('SET', key, value, 'PX', fmt('%d', w + math.max(0, newest - now)))
 end
+-- A seen op's bytes (1-based in its block) and bit masks, reused by every seen op.
+local byteAt, maskOf = {}, {}
+-- A missing filter, or a block past its end, reads as '' (zeros: not seen).
+local function has(block, hashes)
+  if #block < 64 then return false end
+  for j = 1, hashes do
+    if band(sbyte(block, byteAt[j]), maskOf[j]) == 0 then return false end
+  end
+  return true
+end
 for i = 1, ops do
   local kind = ARGV[a]
   if kind == 'g' then
@@ -73,7 +85,7 @@ for i = 1, ops do
     if not n then return {-1} end
     checkFirst, checkEnd, vetoed, mask, writes = i + 1, i + n, ARGV[a + 2] == '1', ARGV[a + 3], {}
     a = a + 4
-    out[i] = {0, 0, 0}
+    out[o + 1], out[o + 2], out[o + 3] = 0, 0, 0; o = o + 3
   elseif kind == 'w' then
     local key = KEYS[k]
     local wText, limit, member, record = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4] == '1'
@@ -98,7 +110,7 @@ for i = 1, ops do
       end
     end
     if repeated then
-      out[i] = {0, c, 0}
+      out[o + 1], out[o + 2], out[o + 3] = 0, c, 0; o = o + 3
     elseif c >= limit then
       -- Admitted again once c - limit + 1 entries have left: the (c - limit + 1)-th counted one.
       local seenCount, retry = 0, 0
@@ -109,9 +121,9 @@ for i = 1, ops do
           if seenCount == c - limit + 1 then retry = t + w - now break end
         end
       end
-      out[i] = {1, c, retry}
+      out[o + 1], out[o + 2], out[o + 3] = 1, c, retry; o = o + 3
     else
-      out[i] = {0, c, 0}
+      out[o + 1], out[o + 2], out[o + 3] = 0, c, 0; o = o + 3
       if record then
         if i <= checkEnd then writes[#writes + 1] = {key, log, first, w, member}
         else writeWindow(key, log, first, w, member) end
@@ -134,7 +146,7 @@ for i = 1, ops do
     for _, v in ipairs(list) do
       if v == outcome then c = c + 1 end
     end
-    out[i] = {c >= m and 1 or 0, c, 0}
+    out[o + 1], out[o + 2], out[o + 3] = c >= m and 1 or 0, c, 0; o = o + 3
   elseif kind == 'd' then
     local key = KEYS[k]
     local wText, limit, member, record = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4] == '1'
@@ -169,7 +181,7 @@ for i = 1, ops do
       redis.call('ZADD', key, 'GT', nowText, member)
       redis.call('PEXPIRE', key, wText)
     end
-    out[i] = {fired and 1 or 0, c, retry}
+    out[o + 1], out[o + 2], out[o + 3] = fired and 1 or 0, c, retry; o = o + 3
   elseif kind == 'h' then
     local current, previous = KEYS[k], KEYS[k + 1]
     local limit, member, record, ttl, retry = tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3] == '1', ARGV[a + 4], tonumber(ARGV[a + 5])
@@ -184,7 +196,7 @@ for i = 1, ops do
       redis.call('PFADD', current, member)
       redis.call('PEXPIRE', current, ttl)
     end
-    out[i] = {fired and 1 or 0, c, fired and retry or 0}
+    out[o + 1], out[o + 2], out[o + 3] = fired and 1 or 0, c, fired and retry or 0; o = o + 3
   elseif kind == 'c' then
     local claimed
     if ARGV[a + 1] == '0' then
@@ -194,7 +206,7 @@ for i = 1, ops do
     end
     k = k + 1
     a = a + 2
-    out[i] = {claimed and 1 or 0, claimed and 1 or 0, 0}
+    out[o + 1], out[o + 2], out[o + 3] = claimed and 1 or 0, claimed and 1 or 0, 0; o = o + 3
   elseif kind == 's' then
     local current, previous = KEYS[k], KEYS[k + 1]
     local bytes, record, ttl, offset, packed = tonumber(ARGV[a + 1]), ARGV[a + 2] == '1', ARGV[a + 3], tonumber(ARGV[a + 4]), ARGV[a + 5]
@@ -204,23 +216,14 @@ for i = 1, ops do
     -- The value's block (64 bytes), and its bits in it: byte floor(p / 8) + 1, bit p % 8.
     local from, to = fmt('%d', offset), fmt('%d', offset + 63)
     local hashes = #packed / 2
-    local byteAt, maskOf = {}, {}
     for j = 1, hashes do
       local p = sunpack('>I2', packed, 2 * j - 1)
       byteAt[j] = floor(p / 8) + 1
       maskOf[j] = BIT[p % 8]
     end
-    -- A missing filter, or a block past its end, reads as '' (zeros: not seen).
-    local function has(block)
-      if #block < 64 then return false end
-      for j = 1, hashes do
-        if band(sbyte(block, byteAt[j]), maskOf[j]) == 0 then return false end
-      end
-      return true
-    end
     local block = redis.call('GETRANGE', current, from, to)
-    local inCurrent = has(block)
-    local seen = inCurrent or (previous ~= current and has(redis.call('GETRANGE', previous, from, to)))
+    local inCurrent = has(block, hashes)
+    local seen = inCurrent or (previous ~= current and has(redis.call('GETRANGE', previous, from, to), hashes))
     if record and not inCurrent then
       if #block < 64 then
         -- A new filter is sized in full at its first write (one allocation, the documented memory).
@@ -234,12 +237,12 @@ for i = 1, ops do
       redis.call('SETRANGE', current, from, schar(unpack(b)))
       if ttl ~= '0' then redis.call('PEXPIRE', current, ttl) end
     end
-    out[i] = {seen and 0 or 1, seen and 1 or 0, 0}
+    out[o + 1], out[o + 2], out[o + 3] = seen and 0 or 1, seen and 1 or 0, 0; o = o + 3
   else
     return {-1}
   end
   if i <= checkEnd and i >= checkFirst then
-    if out[i][1] == 1 and mask:sub(i - checkFirst + 1, i - checkFirst + 1) == '1' then vetoed = true end
+    if out[o - 2] == 1 and mask:sub(i - checkFirst + 1, i - checkFirst + 1) == '1' then vetoed = true end
     if i == checkEnd then
       if not vetoed then
         for _, x in ipairs(writes) do writeWindow(x[1], x[2], x[3], x[4], x[5]) end

@@ -12,6 +12,7 @@
  *
  * `RISK_RULES=new-device,phones-per-device` judges only those rules of the set (the sluice row
  * alone, no obvious row): what each rule costs Redis per check (docs/benchmarks.md).
+ * `RISK_ONE_CALL=false` judges with window rules in the limiter (`SLUICE_RISK_ONE_CALL` off).
  */
 import { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
@@ -44,6 +45,7 @@ const OTP_RULES = normalizeRiskRules([
   { name: 'failed-verifications', kind: 'last-n', key: ['user'], n: 5, m: 3, outcome: 'failed' },
 ]);
 const SCOPE = 'risk:bench:r:3:otp:';
+const ONE_CALL = process.env.RISK_ONE_CALL !== 'false';
 const ONLY = process.env.RISK_RULES?.split(',').filter((name) => name.length > 0);
 const JUDGED = ONLY ? OTP_RULES.filter((rule) => ONLY.includes(rule.name)) : OTP_RULES;
 
@@ -59,6 +61,7 @@ function sluice(url: string): Instance {
     windows: limiter,
     peek: limiter,
     events: directEvents(new RedisEventStore({ client, prefix: 'bench:risk' })),
+    oneCall: ONE_CALL,
   });
   return {
     attempt: () => engine.check(SCOPE, JUDGED, event()).then((decision) => decision.allowed),
@@ -146,6 +149,12 @@ async function memoryPerKind(url: string, admin: Redis): Promise<string> {
   const dims = { phone: '+8613800000000', device: 'dev-0', user: 'user-0' };
   const subject = (name: string) => ruleSubject(SCOPE, OTP_RULES.find((rule) => rule.name === name)!, dims);
   for (let i = 0; i < 3; i++) await limiter.check({ subject: subject('codes-per-phone'), rules: [{ windowMs: 300_000, limit: 3 }] });
+  for (let i = 0; i < 3; i++) {
+    await store.decide!({
+      ops: [{ kind: 'window', subject: subject('codes-per-device'), windowMs: 3_600_000, limit: 10, record: true }],
+      vetoes: [true],
+    });
+  }
   for (let i = 0; i < 5; i++)
     await store.apply([{ kind: 'last-n', subject: subject('failed-verifications'), n: 5, m: 3, outcome: 'failed', push: 'failed' }]);
   for (let i = 0; i < 3; i++) {
@@ -160,14 +169,16 @@ async function memoryPerKind(url: string, admin: Redis): Promise<string> {
     const bytes = Number(await admin.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
     const kind =
       key.endsWith(':log') || key.endsWith(':plg')
-        ? 'window (sliding log, 3 entries)'
-        : key.endsWith(':n')
-          ? 'last-n (n = 5, full)'
-          : key.endsWith(':d')
-            ? 'distinct (3 values)'
-            : key.includes(':b:')
-              ? 'seen (capacity 1000, p = 0.001)'
-              : `other (${key.split(':').pop()})`;
+        ? 'window in the limiter (SLUICE_RISK_ONE_CALL=false; 3 entries)'
+        : key.endsWith(':w')
+          ? 'window in one call (3 entries)'
+          : key.endsWith(':n')
+            ? 'last-n (n = 5, full)'
+            : key.endsWith(':d')
+              ? 'distinct (3 values)'
+              : key.includes(':b:')
+                ? 'seen (capacity 1000, p = 0.001)'
+                : `other (${key.split(':').pop()})`;
     rows.push([kind, formatBytes(bytes)]);
   }
   await client.quit();
@@ -184,7 +195,9 @@ export const benchmark: Benchmark = {
     try {
       const label = ONLY
         ? `sluice RiskEngine, only ${JUDGED.map((rule) => rule.name).join(', ')}`
-        : 'sluice RiskEngine (check-batch + risk-batch per slot, undos batched)';
+        : ONE_CALL
+          ? 'sluice RiskEngine (one risk-batch call per check batch)'
+          : 'sluice RiskEngine (RISK_ONE_CALL=false: check-batch + risk-batch, undos)';
       const rows = [await measure(server.url, admin, label, sluice, context)];
       if (!ONLY)
         rows.push(await measure(server.url, admin, 'obvious: rate-limiter-flexible + PFCOUNT/PFADD + BITFIELD + LRANGE', obvious, context));

@@ -39,6 +39,8 @@ export interface RiskControlWiring {
   fallbackMode: FallbackMode;
   redisTimeoutMs: number;
   memoryMax: number;
+  /** `SLUICE_RISK_ONE_CALL` (default false): decide a check in one event-store call where the store can. */
+  oneCall: boolean;
   metrics: Metrics;
   /** Told when a denied check's window admissions could not be taken back. */
   logger: { warn(object: object, message: string): void };
@@ -77,6 +79,7 @@ export function createRiskControl(wiring: RiskControlWiring): {
     windows: degrading ?? wiring.limiter,
     peek: wiring.limiter,
     events,
+    oneCall: wiring.oneCall,
     onUndoError: (error) => wiring.logger.warn({ err: error }, 'risk check: the window admissions of a denied check stay counted'),
   });
   const service = new EngineRiskControlService({

@@ -357,6 +357,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       fallbackMode: settings.fallbackMode as FallbackMode,
       redisTimeoutMs: settings.redisTimeoutMs,
       memoryMax: settings.limiterMemoryMax,
+      oneCall: settings.riskOneCall,
       metrics,
       logger,
     });

@@ -8,7 +8,7 @@
 import type { CircuitBreaker } from '../degrade/circuit-breaker.js';
 import type { FallbackMode } from '../degrade/fallback-policy.js';
 import type { AppliedEvents, EventApplier } from './risk-engine.js';
-import type { EventOp, EventStore } from './types.js';
+import type { EventOp, EventResult, EventStore } from './types.js';
 
 export interface DegradingEventStoreOptions {
   primary: EventStore;
@@ -22,36 +22,54 @@ export interface DegradingEventStoreOptions {
 const TIMED_OUT = Symbol('timed out');
 
 export class DegradingEventStore implements EventApplier {
-  constructor(private readonly options: DegradingEventStoreOptions) {}
+  /**
+   * Offered when the primary offers it. While the primary does not answer it decides nothing
+   * (`undefined`): the engine then judges the check apart, its window rules through the
+   * limiter's own fallback (`local` divides their limits, `static` replaces them), as without it.
+   */
+  readonly decide: EventApplier['decide'];
+
+  constructor(private readonly options: DegradingEventStoreOptions) {
+    const primaryDecide = options.primary.decide;
+    this.decide = primaryDecide
+      ? async (check, now) => {
+          const results = await this.primary(() => primaryDecide(check, now));
+          return results === undefined ? undefined : { results };
+        }
+      : undefined;
+  }
 
   async apply(ops: readonly EventOp[], now?: number): Promise<AppliedEvents> {
-    const { breaker, primary } = this.options;
+    const results = await this.primary(() => this.options.primary.apply(ops, now));
+    if (results !== undefined) return { results };
+    const mode = this.options.mode;
+    if (mode === 'allow' || mode === 'deny') {
+      return { results: ops.map(() => ({ fired: mode === 'deny', count: 0 })), degraded: mode };
+    }
+    return { results: await this.options.local.apply(ops, now), degraded: mode };
+  }
+
+  /** The primary's answer; undefined when the breaker is open or the call failed or timed out. */
+  private async primary(call: () => Promise<EventResult[]>): Promise<EventResult[] | undefined> {
+    const { breaker } = this.options;
     const permit = breaker.acquire();
     if (permit) {
       let timer: NodeJS.Timeout | undefined;
       try {
         const results = await Promise.race([
-          primary.apply(ops, now),
+          call(),
           new Promise<never>((_, reject) => {
             timer = setTimeout(() => reject(TIMED_OUT), this.options.timeoutMs);
           }),
         ]);
         breaker.record(permit, true);
-        return { results };
+        return results;
       } catch {
         breaker.record(permit, false);
       } finally {
         clearTimeout(timer);
       }
     }
-    return this.fallback(ops, now);
-  }
-
-  private async fallback(ops: readonly EventOp[], now: number | undefined): Promise<AppliedEvents> {
-    const mode = this.options.mode;
-    if (mode === 'allow' || mode === 'deny') {
-      return { results: ops.map(() => ({ fired: mode === 'deny', count: 0 })), degraded: mode };
-    }
-    return { results: await this.options.local.apply(ops, now), degraded: mode };
+    return undefined;
   }
 }

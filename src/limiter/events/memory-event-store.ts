@@ -6,7 +6,7 @@
 import { type Clock, systemClock } from '../clock.js';
 import { BLOOM_BLOCK_BITS, ValueHasher } from './hashing.js';
 import { HyperLogLog } from './hyperloglog.js';
-import { type EventOp, type EventResult, type EventStore, RISK_LIMITS } from './types.js';
+import { type CheckOps, type EventOp, type EventResult, type EventStore, RISK_LIMITS } from './types.js';
 
 export interface MemoryEventStoreOptions {
   clock?: Clock;
@@ -28,6 +28,8 @@ type State =
   | { kind: 'distinct'; values: Map<string, number> }
   | { kind: 'seen'; filters: Filter[] }
   | { kind: 'claim'; until: number }
+  /** A window's admissions, ascending by time; `member` '' when anonymous. */
+  | { kind: 'window'; entries: { at: number; member: string }[] }
   /** distinct above the exact range: this generation's HLL, and the union with the last one's. */
   | { kind: 'hll'; generation: number; current: HyperLogLog; union: HyperLogLog };
 
@@ -50,8 +52,21 @@ export class MemoryEventStore implements EventStore {
 
   async apply(ops: readonly EventOp[], now?: number): Promise<EventResult[]> {
     const t = now ?? this.clock.now();
-    return ops.map((op) => this.applyOne(op, t));
+    return ops.map((op) => this.applyOne(op, t, undefined));
   }
+
+  readonly decide = async (check: CheckOps, now?: number): Promise<EventResult[]> => {
+    const t = now ?? this.clock.now();
+    const writes: (() => void)[] = [];
+    let vetoed = check.vetoed === true;
+    const results = check.ops.map((op, i) => {
+      const result = this.applyOne(op, t, writes);
+      if (result.fired && check.vetoes[i]) vetoed = true;
+      return result;
+    });
+    if (!vetoed) for (const write of writes) write();
+    return results;
+  };
 
   private state<K extends State['kind']>(subject: string, kind: K, create: () => Extract<State, { kind: K }>): Extract<State, { kind: K }> {
     const key = `${kind}\0${subject}`;
@@ -67,7 +82,9 @@ export class MemoryEventStore implements EventStore {
     return state;
   }
 
-  private applyOne(op: EventOp, t: number): EventResult {
+  /** `writes` given: a window op's record is queued there instead of made (see `decide`). */
+  private applyOne(op: EventOp, t: number, writes: (() => void)[] | undefined): EventResult {
+    if (op.kind === 'window') return this.window(op, t, writes);
     if (op.kind === 'claim') {
       const state = this.state(op.subject, 'claim', () => ({ kind: 'claim', until: Number.NEGATIVE_INFINITY }));
       const claimed = state.until > t;
@@ -142,5 +159,25 @@ export class MemoryEventStore implements EventStore {
       for (const p of positions) current.bits[offset + (p >> 3)]! |= 1 << (p & 7);
     }
     return { fired: !seen, count: seen ? 1 : 0 };
+  }
+
+  private window(op: Extract<EventOp, { kind: 'window' }>, t: number, writes: (() => void)[] | undefined): EventResult {
+    const state = this.state(op.subject, 'window', () => ({ kind: 'window', entries: [] }));
+    const member = op.member === undefined ? '' : this.hasher.digest('r', op.member).subarray(0, 4).toString('hex');
+    const counted = state.entries.filter((entry) => entry.at > t - op.windowMs && entry.at <= t);
+    if (member !== '' && counted.some((entry) => entry.member === member)) return { fired: false, count: counted.length };
+    const count = counted.length;
+    if (count >= op.limit) return { fired: true, count, retryAfterMs: counted[count - op.limit]!.at + op.windowMs - t };
+    if (op.record) {
+      const write = () => {
+        state.entries = state.entries.filter((entry) => entry.at > t - op.windowMs);
+        let at = state.entries.length;
+        while (at > 0 && state.entries[at - 1]!.at > t) at--;
+        state.entries.splice(at, 0, { at: t, member });
+      };
+      if (writes) writes.push(write);
+      else write();
+    }
+    return { fired: false, count };
   }
 }

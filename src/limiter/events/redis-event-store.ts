@@ -13,7 +13,7 @@ import { Batcher } from '../stores/redis/batcher.js';
 import { LuaScript, type ScriptClient } from '../stores/redis/lua-script.js';
 import { throwIfScriptError } from '../stores/redis/script-errors.js';
 import { BLOOM_BLOCK_BITS, ValueHasher } from './hashing.js';
-import { type EventOp, type EventResult, type EventStore, RISK_LIMITS } from './types.js';
+import { type CheckOps, type EventOp, type EventResult, type EventStore, RISK_LIMITS } from './types.js';
 
 const script = LuaScript.fromFile(new URL('./scripts/', import.meta.url), 'risk-batch');
 
@@ -32,13 +32,30 @@ export interface RedisEventStoreOptions {
   seenRetentionMs?: number;
 }
 
+/** One op's (or one check's) part of a script call: keys, arguments, and the reply rows it owns. */
 interface Pending {
   keys: string[];
   /** The call's time, '' for Redis TIME. */
   at: number | '';
   args: (string | number | Buffer)[];
-  resolve(result: EventResult): void;
+  /** Reply rows of this item (a check: one for its header, then one per op). */
+  rows: number;
+  resolve(rows: [number, number, number][]): void;
   reject(error: unknown): void;
+}
+
+/** An op encoded, `now` filled in when its keys need the time (generations). */
+interface Encoded {
+  keys: string[];
+  args: (string | number | Buffer)[];
+  now: number | undefined;
+}
+
+/** A reply row as an EventResult: `retryAfterMs` only for the kinds that give one, when fired. */
+function resultOf(op: EventOp, [fired, count, retry]: [number, number, number]): EventResult {
+  return fired === 1 && (op.kind === 'distinct' || op.kind === 'window')
+    ? { fired: true, count, retryAfterMs: retry }
+    : { fired: fired === 1, count };
 }
 
 /** Bit positions inside a block as one argument: 2 bytes each, big-endian (read by struct.unpack). */
@@ -66,6 +83,7 @@ export class RedisEventStore implements EventStore {
     this.lastNRetentionMs = options.lastNRetentionMs ?? 31 * 86_400_000;
     this.seenRetentionMs = options.seenRetentionMs ?? 400 * 86_400_000;
     this.batcher = new Batcher((items) => this.send(items), options.maxBatch ?? 256);
+    this.decide = this.client.isCluster === true ? undefined : (check, now) => this.decideCheck(check, now);
   }
 
   /** The key base of a subject, `${prefix}:{tag}:` (for tools and tests), and its slot. */
@@ -85,14 +103,54 @@ export class RedisEventStore implements EventStore {
    * each per slot, all sent in the same turn. `now` applies to the whole call.
    */
   apply(ops: readonly EventOp[], now?: number): Promise<EventResult[]> {
-    return Promise.all(ops.map((op) => this.enqueue(op, now)));
+    return Promise.all(
+      ops.map((op) => {
+        const encoded = this.encode(op, now);
+        return this.enqueue(this.keyBase(op.subject).slot, encoded.now, encoded.keys, encoded.args, 1).then((rows) =>
+          resultOf(op, rows[0]!),
+        );
+      }),
+    );
   }
 
-  private enqueue(op: EventOp, now: number | undefined): Promise<EventResult> {
-    const { base, slot } = this.keyBase(op.subject);
+  /**
+   * On a standalone server only: every key of a check must be in one script call, and a
+   * Cluster spreads a check's subjects over slots. The check goes as one item (`'g'` header, a
+   * veto mask, then its ops), so a batch never splits it.
+   */
+  readonly decide: EventStore['decide'];
+
+  private decideCheck(check: CheckOps, now: number | undefined): Promise<EventResult[]> {
+    const keys: string[] = [];
+    let mask = '';
+    const args: (string | number | Buffer)[] = ['g', check.ops.length, check.vetoed ? 1 : 0, ''];
+    for (let i = 0; i < check.ops.length; i++) {
+      // Generations are computed per op from `now`: fix it once for the whole check.
+      const encoded = this.encode(check.ops[i]!, now);
+      now = encoded.now;
+      keys.push(...encoded.keys);
+      args.push(...encoded.args);
+      mask += check.vetoes[i] ? '1' : '0';
+    }
+    args[3] = mask;
+    return this.enqueue(0, now, keys, args, 1 + check.ops.length).then((rows) => check.ops.map((op, i) => resultOf(op, rows[i + 1]!)));
+  }
+
+  private enqueue(slot: number, now: number | undefined, keys: string[], args: (string | number | Buffer)[], rows: number) {
+    return new Promise<[number, number, number][]>((resolve, reject) => {
+      this.batcher.add(this.client.isCluster === true ? slot : 0, { keys, at: now ?? '', args, rows, resolve, reject });
+    });
+  }
+
+  private encode(op: EventOp, now: number | undefined): Encoded {
+    const { base } = this.keyBase(op.subject);
     let keys: string[];
     let args: (string | number | Buffer)[];
-    if (op.kind === 'claim') {
+    if (op.kind === 'window') {
+      keys = [`${base}w`];
+      const member = op.member === undefined ? '' : this.hasher.digest('r', op.member).subarray(0, 4);
+      args = ['w', op.windowMs, op.limit, member, op.record ? 1 : 0];
+    } else if (op.kind === 'claim') {
       keys = [`${base}c`];
       args = ['c', op.ttlMs];
     } else if (op.kind === 'last-n') {
@@ -124,9 +182,7 @@ export class RedisEventStore implements EventStore {
       const { block, positions } = this.hasher.positions(op.value, op.bits, op.hashes);
       args = ['s', op.bits / 8, op.record ? 1 : 0, ttl, block * (BLOOM_BLOCK_BITS / 8), packPositions(positions)];
     }
-    return new Promise((resolve, reject) => {
-      this.batcher.add(this.client.isCluster === true ? slot : 0, { keys, at: now ?? '', args, resolve, reject });
-    });
+    return { keys, args, now };
   }
 
   private send(items: Pending[]): void {
@@ -141,19 +197,17 @@ export class RedisEventStore implements EventStore {
     }
     for (const [at, group] of byTime) {
       const keys = group.flatMap((item) => item.keys);
-      const args = [at, group.length, ...group.flatMap((item) => item.args)];
+      const args = [at, group.reduce((sum, item) => sum + item.rows, 0), ...group.flatMap((item) => item.args)];
       script.run(this.client, keys.length, [...keys, ...args]).then(
         (reply) => {
           try {
-            const rows = throwIfScriptError(script.name, reply) as [number, number, number][];
-            group.forEach((item, i) => {
-              const [fired, count, retry] = rows[i]!;
-              item.resolve(
-                fired === 1 && (item.args[0] === 'd' || item.args[0] === 'h')
-                  ? { fired: true, count, retryAfterMs: retry }
-                  : { fired: fired === 1, count },
-              );
-            });
+            const flat = throwIfScriptError(script.name, reply) as number[];
+            let p = 0;
+            for (const item of group) {
+              const rows: [number, number, number][] = [];
+              for (let r = 0; r < item.rows; r++, p += 3) rows.push([flat[p]!, flat[p + 1]!, flat[p + 2]!]);
+              item.resolve(rows);
+            }
           } catch (error) {
             for (const item of group) item.reject(error);
           }

@@ -1,8 +1,17 @@
 /**
- * The risk engine: judges one event against a rule set. Window rules go to the limiter (one
- * subject per rule), event rules to an {@link EventStore}; both are issued in the same turn, so
- * with Redis a check costs one `check-batch` and one `risk-batch` script call per slot touched,
- * sent together (two commands on the connection, one round trip's wait).
+ * The risk engine: judges one event against a rule set.
+ *
+ * One call: when the event store offers `decide` (in process, a standalone Redis), the whole check
+ * is one atomic store call (on Redis one `risk-batch` script call per batch of checks): its
+ * sliding-log window rules without a ban, up to `RISK_LIMITS.storeWindowLimit`, are kept by the
+ * event store beside the event rules, and write only when no enforced deny rule of the check
+ * fired, so a denied check writes no window and needs no undo. Window rules beyond that (bans,
+ * other algorithms, larger limits) go to the limiter first, and their verdict vetoes the call.
+ *
+ * Otherwise (a Cluster, or `oneCall: false`) window rules go to the limiter (one subject per
+ * rule), event rules to the {@link EventStore}; both are issued in the same turn, so with Redis a
+ * check costs one `check-batch` and one `risk-batch` script call per slot touched, sent together.
+ * Where a window rule's state lives thus depends on the deployment, never on the check.
  *
  * Decision: `deny` if an enforced deny rule fires, else `review` if an enforced review rule
  * fires, else `allow`; shadow rules are evaluated and recorded the same way and only reported.
@@ -14,7 +23,18 @@ import { randomUUID } from 'node:crypto';
 import type { FallbackMode } from '../degrade/fallback-policy.js';
 import type { CheckRequest, Decision, Rule, UndoRequest } from '../types.js';
 import { seenFilterSize, validateDimensions } from './rules.js';
-import type { Dimensions, EventOp, EventResult, EventRiskRule, EventStore, RiskEffect, RiskRule, WindowRiskRule } from './types.js';
+import {
+  type CheckOps,
+  type Dimensions,
+  type EventOp,
+  type EventResult,
+  type EventRiskRule,
+  type EventStore,
+  RISK_LIMITS,
+  type RiskEffect,
+  type RiskRule,
+  type WindowRiskRule,
+} from './types.js';
 
 /** What the engine needs of the limiter: a `Limiter` or a `DegradingLimiter` fits. */
 export interface WindowLimiter {
@@ -31,12 +51,28 @@ export interface AppliedEvents {
 /** What the engine needs of the event store: {@link directEvents} or a `DegradingEventStore`. */
 export interface EventApplier {
   apply(ops: readonly EventOp[], now?: number): Promise<AppliedEvents>;
+  /**
+   * {@link EventStore.decide}, when the store offers it; `undefined` from it: not decided (the
+   * store is away), judge the check apart.
+   */
+  readonly decide?: ((check: CheckOps, now?: number) => Promise<AppliedEvents | undefined>) | undefined;
 }
 
 /** An event store used as it is (no fallback). */
-export const directEvents = (store: EventStore): EventApplier => ({
-  apply: async (ops, now) => ({ results: await store.apply(ops, now) }),
-});
+export const directEvents = (store: EventStore): EventApplier => {
+  const decide = store.decide;
+  return {
+    apply: async (ops, now) => ({ results: await store.apply(ops, now) }),
+    decide: decide && (async (check, now) => ({ results: await decide(check, now) })),
+  };
+};
+
+/** A window rule the event store keeps when it decides checks in one call. */
+const inStore = (rule: WindowRiskRule) =>
+  rule.algorithm === 'sliding-log' && rule.banMs === 0 && rule.limit <= RISK_LIMITS.storeWindowLimit;
+
+/** A rule whose firing denies the check. */
+const vetoes = (rule: RiskRule) => rule.mode === 'enforce' && rule.effect === 'deny';
 
 export type RiskReasonCode = 'RATE_LIMITED' | 'BANNED' | 'LAST_N_MATCHED' | 'DISTINCT_LIMIT' | 'NOT_SEEN';
 export type RiskVerdict = 'allow' | RiskEffect;
@@ -75,6 +111,12 @@ export interface RiskEngineOptions {
    * later checks of those subjects may be denied early, never admitted late).
    */
   onUndoError?(error: unknown): void;
+  /**
+   * Default true: decide a check in one event-store call when the store offers `decide`. False
+   * keeps every window rule in the limiter (`SLUICE_RISK_ONE_CALL`, off by default in the service:
+   * switching moves window state, docs/upgrading.md).
+   */
+  oneCall?: boolean;
 }
 
 export interface RiskCheckOptions {
@@ -127,6 +169,76 @@ export class RiskEngine {
    */
   async check(scope: string, rules: readonly RiskRule[], dimensions: Dimensions, options: RiskCheckOptions = {}): Promise<RiskDecision> {
     validateDimensions(rules, dimensions);
+    const decide = this.options.oneCall === false ? undefined : this.options.events.decide;
+    return decide ? this.checkInOneCall(decide, scope, rules, dimensions, options) : this.checkApart(scope, rules, dimensions, options);
+  }
+
+  private async checkInOneCall(
+    decide: NonNullable<EventApplier['decide']>,
+    scope: string,
+    rules: readonly RiskRule[],
+    dimensions: Dimensions,
+    options: RiskCheckOptions,
+  ): Promise<RiskDecision> {
+    const record = options.record ?? true;
+    const now = options.now;
+    const requestId = options.requestId ?? randomUUID();
+    const at = now === undefined ? {} : { now };
+    const limiterRulesOf = rules.filter((rule): rule is WindowRiskRule => rule.kind === 'window' && !inStore(rule));
+    const limiterDecisions = await Promise.all(
+      limiterRulesOf.map((rule) => {
+        const request = { subject: ruleSubject(scope, rule, dimensions), rules: limiterRules(rule), ...at };
+        return record ? this.options.windows.check({ ...request, requestId }) : this.options.peek.peek(request);
+      }),
+    );
+    const storeRules = rules.filter((rule) => rule.kind !== 'window' || inStore(rule));
+    const check: CheckOps = {
+      ops: storeRules.map((rule) =>
+        rule.kind === 'window'
+          ? {
+              kind: 'window',
+              subject: ruleSubject(scope, rule, dimensions),
+              windowMs: rule.windowMs,
+              limit: rule.limit,
+              record,
+              ...(options.requestId === undefined ? {} : { member: options.requestId }),
+            }
+          : eventOp(scope, rule, dimensions, record, undefined),
+      ),
+      vetoes: storeRules.map(vetoes),
+      vetoed: limiterRulesOf.some((rule, i) => vetoes(rule) && !limiterDecisions[i]!.allowed),
+    };
+    const applied = storeRules.length > 0 ? await decide(check, now) : { results: [] };
+    if (applied === undefined) {
+      // Nothing decided or written by the store: judge apart, reusing the limiter's decisions.
+      const known = new Map<RiskRule, Decision & { degraded?: FallbackMode }>(
+        limiterRulesOf.map((rule, i) => [rule, limiterDecisions[i]!]),
+      );
+      return this.checkApart(scope, rules, dimensions, { ...options, requestId }, known);
+    }
+    let li = 0;
+    let si = 0;
+    const outcomes = rules.map((rule): Outcome => {
+      if (rule.kind === 'window' && !inStore(rule)) return { decision: limiterDecisions[li++]! as Decision & { degraded?: FallbackMode } };
+      return { result: applied.results[si++]! };
+    });
+    const answer = this.answer(rules, outcomes, applied.degraded);
+    if (answer.decision === 'deny' && record && limiterRulesOf.length > 0) {
+      this.undoWindows(limiterRulesOf, limiterDecisions, scope, dimensions, requestId).catch((error: unknown) =>
+        this.options.onUndoError?.(error),
+      );
+    }
+    return answer;
+  }
+
+  /** `known`: window rules the limiter decided already (with `options.requestId`). */
+  private async checkApart(
+    scope: string,
+    rules: readonly RiskRule[],
+    dimensions: Dimensions,
+    options: RiskCheckOptions,
+    known?: ReadonlyMap<RiskRule, Decision & { degraded?: FallbackMode }>,
+  ): Promise<RiskDecision> {
     const record = options.record ?? true;
     const now = options.now;
     const requestId = options.requestId ?? randomUUID();
@@ -134,6 +246,8 @@ export class RiskEngine {
     const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
     const at = now === undefined ? {} : { now };
     const windowCalls = windowRules.map((rule) => {
+      const decided = known?.get(rule);
+      if (decided) return decided;
       const request = { subject: ruleSubject(scope, rule, dimensions), rules: limiterRules(rule), ...at };
       return record ? this.options.windows.check({ ...request, requestId }) : this.options.peek.peek(request);
     });
@@ -143,34 +257,16 @@ export class RiskEngine {
       ops.length > 0 ? this.options.events.apply(ops, now) : Promise.resolve<AppliedEvents>({ results: [] }),
     ]);
 
-    const reasons: RiskReason[] = [];
-    const verdicts: RiskVerdict[] = [];
-    let degraded: FallbackMode | undefined = events.degraded;
     let wi = 0;
     let ei = 0;
-    for (const rule of rules) {
-      let reason: Omit<RiskReason, 'rule' | 'kind' | 'effect' | 'shadow'> | undefined;
-      if (rule.kind === 'window') {
-        const decision = windowDecisions[wi++]! as Decision & { degraded?: FallbackMode };
-        degraded ??= decision.degraded;
-        if (!decision.allowed) {
-          reason = {
-            code: decision.code === 'BANNED' ? 'BANNED' : 'RATE_LIMITED',
-            ...(decision.counts[0] === undefined ? {} : { count: decision.counts[0] }),
-            limit: rule.limit,
-            retryAfterMs: decision.retryAfterMs,
-          };
-        }
-      } else {
-        const result = events.results[ei++]!;
-        if (result.fired) reason = eventReason(rule, result);
-      }
-      verdicts.push(reason ? rule.effect : 'allow');
-      if (reason) reasons.push({ rule: rule.name, kind: rule.kind, effect: rule.effect, ...reason, shadow: rule.mode === 'shadow' });
-    }
-    const enforced = reasons.filter((reason) => !reason.shadow);
-    const decision: RiskVerdict = enforced.some((r) => r.effect === 'deny') ? 'deny' : enforced.length > 0 ? 'review' : 'allow';
-    if (decision === 'deny' && record) {
+    const outcomes = rules.map(
+      (rule): Outcome =>
+        rule.kind === 'window'
+          ? { decision: windowDecisions[wi++]! as Decision & { degraded?: FallbackMode } }
+          : { result: events.results[ei++]! },
+    );
+    const answer = this.answer(rules, outcomes, events.degraded);
+    if (answer.decision === 'deny' && record) {
       // Not awaited: the answer does not depend on it, and awaiting made a denied check two round
       // trips (bench/risk.ts: a closed loop is latency-bound, so half the checks/s). Order still
       // holds on one instance: the undos go out on the next setImmediate, on the connection every
@@ -180,6 +276,36 @@ export class RiskEngine {
         this.options.onUndoError?.(error),
       );
     }
+    return answer;
+  }
+
+  /** The answer from each rule's outcome, in rule order. */
+  private answer(rules: readonly RiskRule[], outcomes: readonly Outcome[], eventsDegraded: FallbackMode | undefined): RiskDecision {
+    const reasons: RiskReason[] = [];
+    const verdicts: RiskVerdict[] = [];
+    let degraded = eventsDegraded;
+    rules.forEach((rule, i) => {
+      const outcome = outcomes[i]!;
+      let reason: Omit<RiskReason, 'rule' | 'kind' | 'effect' | 'shadow'> | undefined;
+      if ('decision' in outcome) {
+        const { decision } = outcome;
+        degraded ??= decision.degraded;
+        if (!decision.allowed) {
+          reason = {
+            code: decision.code === 'BANNED' ? 'BANNED' : 'RATE_LIMITED',
+            ...(decision.counts[0] === undefined ? {} : { count: decision.counts[0] }),
+            limit: (rule as WindowRiskRule).limit,
+            retryAfterMs: decision.retryAfterMs,
+          };
+        }
+      } else if (outcome.result.fired) {
+        reason = eventReason(rule, outcome.result);
+      }
+      verdicts.push(reason ? rule.effect : 'allow');
+      if (reason) reasons.push({ rule: rule.name, kind: rule.kind, effect: rule.effect, ...reason, shadow: rule.mode === 'shadow' });
+    });
+    const enforced = reasons.filter((reason) => !reason.shadow);
+    const decision: RiskVerdict = enforced.some((r) => r.effect === 'deny') ? 'deny' : enforced.length > 0 ? 'review' : 'allow';
     return { allowed: decision !== 'deny', decision, reasons, verdicts, ...(degraded ? { degraded } : {}) };
   }
 
@@ -247,7 +373,18 @@ export class RiskEngine {
   }
 }
 
-function eventReason(rule: EventRiskRule, result: EventResult): Omit<RiskReason, 'rule' | 'kind' | 'effect' | 'shadow'> {
+/** What decided one rule: the limiter, or the event store. */
+type Outcome = { decision: Decision & { degraded?: FallbackMode } } | { result: EventResult };
+
+function eventReason(rule: RiskRule, result: EventResult): Omit<RiskReason, 'rule' | 'kind' | 'effect' | 'shadow'> {
+  if (rule.kind === 'window') {
+    return {
+      code: 'RATE_LIMITED',
+      count: result.count,
+      limit: rule.limit,
+      ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),
+    };
+  }
   if (rule.kind === 'last-n') return { code: 'LAST_N_MATCHED', count: result.count, limit: rule.m };
   if (rule.kind === 'distinct') {
     return {

@@ -50,6 +50,12 @@ export const RISK_LIMITS = {
   distinctLimit: 1_000_000_000,
   seenCapacity: 1_000_000,
   outcomeLength: 64,
+  /**
+   * A sliding-log window rule (no ban) of at most this limit is decided by the event store with
+   * the event rules of its check (one packed string per subject, read and written whole); larger
+   * ones, bans and other algorithms go to the limiter.
+   */
+  storeWindowLimit: 256,
 } as const;
 
 interface BaseRule {
@@ -107,15 +113,30 @@ export type EventOp =
   | { kind: 'distinct'; subject: string; windowMs: number; limit: number; value: string; record: boolean }
   | { kind: 'seen'; subject: string; windowMs?: number; bits: number; hashes: number; value: string; record: boolean }
   /** Claims `subject` for `ttlMs` (an event's request id): fires when it was already claimed; `ttlMs: 0` releases it. */
-  | { kind: 'claim'; subject: string; ttlMs: number };
+  | { kind: 'claim'; subject: string; ttlMs: number }
+  /**
+   * A sliding-log window decided by the event store ({@link EventStore.decide}): counts the
+   * subject's admissions in `(t − windowMs, t]`; fires when they number `limit` already. `member`
+   * (a request id) already admitted within the window: not fired, records nothing (a retry).
+   * Records `t` when `record`, not fired, and (in `decide`) the check is not vetoed.
+   */
+  | { kind: 'window'; subject: string; windowMs: number; limit: number; record: boolean; member?: string };
 
 /** What one {@link EventOp} found (before what it recorded, except `last-n`'s pushed outcome). */
 export interface EventResult {
   fired: boolean;
   /** last-n: matching outcomes among the last n; distinct: values in the window; seen: 1 seen, 0 not; claim: 1 claimed before, 0 not. */
   count: number;
-  /** distinct, when fired: ms until the oldest value leaves the window. */
+  /** distinct, when fired: ms until the oldest value leaves the window; window, when fired: until one admission does. */
   retryAfterMs?: number;
+}
+
+/** One check's ops for {@link EventStore.decide}: `vetoes[i]` marks an op whose firing denies the check. */
+export interface CheckOps {
+  ops: readonly EventOp[];
+  vetoes: readonly boolean[];
+  /** Denied already (by a rule decided elsewhere): no window op records. */
+  vetoed?: boolean;
 }
 
 /**
@@ -124,5 +145,12 @@ export interface EventResult {
  */
 export interface EventStore {
   apply(ops: readonly EventOp[], now?: number): Promise<EventResult[]>;
+  /**
+   * One check in one atomic step: its ops are applied in order as by `apply`, except that window
+   * ops record only when the check is not vetoed — `check.vetoed`, or an op `i` with
+   * `check.vetoes[i]` that fired (window ops included). So a denied check writes no window and
+   * needs no undo. Absent when the store cannot hold a check's keys in one atomic call (a Cluster).
+   */
+  readonly decide?: (check: CheckOps, now?: number) => Promise<EventResult[]>;
   close?(): Promise<void>;
 }

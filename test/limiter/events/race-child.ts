@@ -2,9 +2,11 @@
  * One racing process of test/limiter/events/race.int.test.ts. It connects, prints `ready`, waits
  * for `go` on stdin, then fires `<ops>` concurrent ops on one subject and prints
  * `{"fired": n, "passed": m}`. `distinct`: each op brings a value of its own (limit 5 an hour);
- * `last-n`: each op pushes `failed` (even index) or `ok` (n = 1000, m = 1000).
+ * `last-n`: each op pushes `failed` (even index) or `ok` (n = 1000, m = 1000). `check`: each op is
+ * one `decide` of a check (standalone only): a distinct rule (limit 5, a value of its own) and a
+ * window (limit 7 an hour), both vetoing, so only the checks the distinct rule admits may write.
  *
- * Usage: node --import tsx race-child.ts <redis-url | host:port,...> <prefix> <subject> <ops> <distinct|last-n> <child id>
+ * Usage: node --import tsx race-child.ts <redis-url | host:port,...> <prefix> <subject> <ops> <distinct|last-n|check> <child id>
  */
 import { createInterface } from 'node:readline';
 import { Cluster, Redis } from 'ioredis';
@@ -13,7 +15,7 @@ import type { EventOp } from '../../../src/limiter/events/types.js';
 
 const [target, prefix, subject, ops, kind, id] = process.argv.slice(2);
 if (!target || !prefix || !subject || !ops || !kind || !id) {
-  console.error('usage: race-child.ts <redis-url | host:port,...> <prefix> <subject> <ops> <distinct|last-n> <child id>');
+  console.error('usage: race-child.ts <redis-url | host:port,...> <prefix> <subject> <ops> <distinct|last-n|check> <child id>');
   process.exit(2);
 }
 const client = target.startsWith('redis://')
@@ -37,7 +39,17 @@ const input = createInterface({ input: process.stdin });
 await new Promise<void>((resolve) => input.once('line', () => resolve()));
 input.close();
 // One apply per op: each is its own call, as concurrent checks of one process are.
-const results = await Promise.all(Array.from({ length: Number(ops) }, (_, i) => store.apply([op(i)]).then((r) => r[0]!)));
+const check = (i: number) =>
+  store.decide!({
+    ops: [
+      { kind: 'distinct', subject, windowMs: 3_600_000, limit: 5, value: `${id}:${i}`, record: true },
+      { kind: 'window', subject: `${subject}:w`, windowMs: 3_600_000, limit: 7, record: true },
+    ],
+    vetoes: [true, true],
+  }).then((r) => ({ fired: r[0]!.fired || r[1]!.fired }));
+const results = await Promise.all(
+  Array.from({ length: Number(ops) }, (_, i) => (kind === 'check' ? check(i) : store.apply([op(i)]).then((r) => r[0]!))),
+);
 const fired = results.filter((result) => result.fired).length;
 console.log(JSON.stringify({ fired, passed: results.length - fired }));
 client.disconnect();

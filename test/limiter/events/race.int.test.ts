@@ -2,6 +2,8 @@
  * The event rules' atomicity with real processes: 4 processes × 200 concurrent ops on one subject.
  * distinct (limit 5, every op a new value): exactly 5 pass in total. last-n (n = 1000): no push
  * is lost, the count of `failed` afterwards is exactly the number pushed. Standalone and cluster.
+ * check (standalone: `decide`): a distinct rule (limit 5) vetoes a window (limit 7) in each check:
+ * exactly 5 checks pass and the window holds exactly 5 admissions (none from a denied check).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -39,7 +41,7 @@ function startRacer(target: string, prefix: string, subject: string, kind: strin
   return { child, ready, result };
 }
 
-async function race(target: string, connect: () => Redis | Cluster, kind: 'distinct' | 'last-n') {
+async function race(target: string, connect: () => Redis | Cluster, kind: 'distinct' | 'last-n' | 'check') {
   const prefix = `test:evrace:${randomUUID().slice(0, 8)}`;
   const subject = `race:${randomUUID()}`;
   const racers = Array.from({ length: PROCESSES }, (_, id) => startRacer(target, prefix, subject, kind, id));
@@ -50,7 +52,11 @@ async function race(target: string, connect: () => Redis | Cluster, kind: 'disti
     const results = await Promise.all(racers.map((racer) => racer.result));
     const passed = results.reduce((sum, r) => sum + r.passed, 0);
     const store = new RedisEventStore({ client, prefix, keySecret: 'race' });
-    if (kind === 'distinct') {
+    if (kind === 'check') {
+      expect(passed).toBe(5);
+      const [after] = await store.apply([{ kind: 'window', subject: `${subject}:w`, windowMs: 3_600_000, limit: 7, record: false }]);
+      expect(after).toEqual({ fired: false, count: 5 });
+    } else if (kind === 'distinct') {
       expect(passed).toBe(5);
       const [after] = await store.apply([{ kind: 'distinct', subject, windowMs: 3_600_000, limit: 5, value: 'late', record: false }]);
       expect(after).toMatchObject({ fired: true, count: 5 });
@@ -62,6 +68,7 @@ async function race(target: string, connect: () => Redis | Cluster, kind: 'disti
     for (const racer of racers) racer.child.kill();
     const { base } = new RedisEventStore({ client, prefix, keySecret: 'race' }).keyBase(subject);
     await client.del(`${base}d`, `${base}n`);
+    if (kind === 'check') await client.del(`${new RedisEventStore({ client, prefix, keySecret: 'race' }).keyBase(`${subject}:w`).base}w`);
     client.disconnect();
   }
 }
@@ -74,6 +81,12 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'RedisEventStore race be
       await race(servers.redisUrl!, () => new Redis(servers.redisUrl!), kind);
     }, 60_000);
   }
+});
+
+describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'RedisEventStore.decide race between processes (standalone)', () => {
+  it(`${PROCESSES} processes × ${OPS} concurrent checks: a vetoed check never writes its window`, async () => {
+    await race(servers.redisUrl!, () => new Redis(servers.redisUrl!), 'check');
+  }, 60_000);
 });
 
 describeWith(servers.redisCluster, 'SLUICE_TEST_REDIS_CLUSTER', 'RedisEventStore race between processes (cluster)', () => {

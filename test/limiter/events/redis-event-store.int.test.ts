@@ -8,6 +8,7 @@ import { afterAll, expect, it } from 'vitest';
 import { bloomSize } from '../../../src/limiter/events/hashing.js';
 import { RedisEventStore } from '../../../src/limiter/events/redis-event-store.js';
 import { describeWith, servers } from '../../support/servers.js';
+import { defineCheckConformance } from './check-conformance.js';
 import { defineEventStoreConformance } from './event-conformance.js';
 
 const targets = [
@@ -49,6 +50,34 @@ for (const target of targets) {
         heavy: true,
       },
     );
+
+    if (target.name === 'standalone') {
+      defineCheckConformance(
+        `decide conformance (${target.name})`,
+        () => new RedisEventStore({ client: client(), prefix, keySecret: 'test' }),
+        {
+          heavy: true,
+        },
+      );
+      it('a window is one packed string with the window as TTL; the request id only as a 4-byte digest', async () => {
+        const store = new RedisEventStore({ client: client(), prefix, keySecret: 'test' });
+        const subject = `device:${randomUUID()}`;
+        const requestId = `req-${randomUUID()}`;
+        const op = { kind: 'window', subject, windowMs: 60_000, limit: 3, record: true, member: requestId } as const;
+        await store.decide!({ ops: [op], vetoes: [true] }, Date.now());
+        const key = `${store.keyBase(subject).base}w`;
+        const value = await (client() as Redis).getBuffer(key);
+        expect(value!.length).toBe(12);
+        expect(value!.toString('latin1')).not.toContain('req-');
+        const ttl = await client().pttl(key);
+        expect(ttl).toBeGreaterThan(59_000);
+        expect(ttl).toBeLessThanOrEqual(60_000);
+      });
+    } else {
+      it('offers no decide on a cluster (a check spans slots)', () => {
+        expect(new RedisEventStore({ client: client(), prefix }).decide).toBeUndefined();
+      });
+    }
 
     it('keeps values and subjects out of key names and state, and sets a TTL on every key', async () => {
       const store = new RedisEventStore({ client: client(), prefix, keySecret: 'test' });

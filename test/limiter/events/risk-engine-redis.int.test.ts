@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
+import { ruleSubject } from '../../../src/limiter/events/risk-engine.js';
 import { directEvents, Limiter, normalizeRiskRules, RedisEventStore, RedisStore, RiskEngine } from '../../../src/limiter/index.js';
 import { describeWith, servers } from '../../support/servers.js';
 
@@ -52,6 +53,26 @@ for (const target of targets) {
       expect(windowDenials.length).toBeLessThan(20);
       const after = await engine.check(scope, RULES, dims);
       expect(after.reasons.map((reason) => reason.rule)).toEqual(['failed']);
+    });
+
+    it(`window rules: in the event store, one script call per check, on standalone; in the limiter on a cluster or with oneCall false`, async () => {
+      for (const oneCall of [true, false]) {
+        const prefix = `test:re:${randomUUID().slice(0, 8)}`;
+        const limiter = new Limiter({ store: new RedisStore({ client, prefix: `${prefix}:lim` }) });
+        const events = new RedisEventStore({ client, prefix });
+        const engine = new RiskEngine({ windows: limiter, peek: limiter, events: directEvents(events), oneCall });
+        const scope = `${randomUUID()}:`;
+        const dims = { phone: 'p1', device: 'd1', user: 'u1' };
+        expect((await engine.check(scope, RULES, dims)).decision).toBe('allow');
+        const second = await engine.check(scope, RULES, dims);
+        expect(second.reasons.map((reason) => [reason.rule, reason.code, reason.count])).toEqual([
+          ['one-per-phone', 'RATE_LIMITED', 1],
+          ['one-per-device', 'RATE_LIMITED', 1],
+        ]);
+        const inStore = target.name === 'standalone' && oneCall;
+        const windowKey = `${events.keyBase(ruleSubject(scope, RULES[0]!, dims)).base}w`;
+        expect(await client.exists(windowKey)).toBe(inStore ? 1 : 0);
+      }
     });
   });
 }

@@ -224,7 +224,7 @@ export class RiskEngine {
     });
     const answer = this.answer(rules, outcomes, applied.degraded);
     if (answer.decision === 'deny' && record && limiterRulesOf.length > 0) {
-      this.undoWindows(limiterRulesOf, limiterDecisions, scope, dimensions, requestId).catch((error: unknown) =>
+      await this.undoWindows(limiterRulesOf, limiterDecisions, scope, dimensions, requestId).catch((error: unknown) =>
         this.options.onUndoError?.(error),
       );
     }
@@ -267,12 +267,11 @@ export class RiskEngine {
     );
     const answer = this.answer(rules, outcomes, events.degraded);
     if (answer.decision === 'deny' && record) {
-      // Not awaited: the answer does not depend on it, and awaiting made a denied check two round
-      // trips (bench/risk.ts: a closed loop is latency-bound, so half the checks/s). Order still
-      // holds on one instance: the undos go out on the next setImmediate, on the connection every
-      // later check of the subject uses, before any later request can be read. Another instance's
-      // check in that sub-millisecond gap may still count the admission (a denial, never an excess).
-      this.undoWindows(windowRules, windowDecisions, scope, dimensions, requestId).catch((error: unknown) =>
+      // Awaited, though the answer does not depend on it: a later check must not count the denied
+      // one's admissions, and only a finished undo guarantees that for every connection (a cluster
+      // sends the subjects of one check to several nodes) and for a ban that a false denial would
+      // set. The one-call path (`decide`) writes no window for a denied check, so needs none.
+      await this.undoWindows(windowRules, windowDecisions, scope, dimensions, requestId).catch((error: unknown) =>
         this.options.onUndoError?.(error),
       );
     }

@@ -22,6 +22,7 @@ import { loadSettings } from '../src/settings/settings.js';
 import type { BenchContext, Benchmark } from './support/benchmark.js';
 import { type HttpStub, startHttpStub } from './support/http-stub.js';
 import { startPrivateRedis } from './support/redis-server.js';
+import { countSent, pool, positiveEnv, sleep } from './support/sends.js';
 import { formatCount, formatMs, markdownTable } from './support/table.js';
 
 const SEND_CONCURRENCY = 32;
@@ -29,24 +30,6 @@ const SEND_CONCURRENCY = 32;
 const ACCEPT_CONCURRENCY = 200;
 const LATENESS_MESSAGES = 1000;
 const TIMEOUT_MS = 10 * 60_000;
-
-function messageCount(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.BENCH_DELIVERY_MESSAGES;
-  const count = raw ? Number(raw) : 20_000;
-  if (!Number.isInteger(count) || count < 1) throw new RangeError(`BENCH_DELIVERY_MESSAGES must be a positive integer, got ${raw}`);
-  return count;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Runs `work(0..count-1)` with at most `concurrency` in flight; rejects on the first failure. */
-async function pool(count: number, concurrency: number, work: (index: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < count) await work(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
-}
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
@@ -71,16 +54,6 @@ const load = () =>
   loadavg()
     .map((value) => value.toFixed(2))
     .join(' / ');
-
-async function countSent(runtime: Runtime, tenantId: string): Promise<number> {
-  const row = await runtime.database.db
-    .selectFrom('messages')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('tenant_id', '=', tenantId)
-    .where('status', '=', 'sent')
-    .executeTakeFirst();
-  return Number(row?.count ?? 0);
-}
 
 /**
  * Waits until `target` messages of the tenant are `sent`; returns when that was seen
@@ -259,7 +232,7 @@ export const benchmark: Benchmark = {
   name: 'delivery',
   title: 'Delivery',
   async run(context) {
-    const count = messageCount();
+    const count = positiveEnv('BENCH_DELIVERY_MESSAGES', 20_000);
     const stub = await startHttpStub();
     const redis = await startPrivateRedis();
     try {

@@ -12,43 +12,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createRuntime, type Runtime } from '../src/main/runtime.js';
+import { createRuntime } from '../src/main/runtime.js';
 import { startWorker } from '../src/main/worker.js';
 import { createConsoleProvider } from '../src/providers/console.js';
 import { loadSettings } from '../src/settings/settings.js';
 import type { BenchContext, Benchmark } from './support/benchmark.js';
 import { type HttpStub, startHttpStub } from './support/http-stub.js';
+import { countSent, pool, positiveEnv, sleep } from './support/sends.js';
 import { formatCount, markdownTable } from './support/table.js';
 
 const ACCEPT_CONCURRENCY = 200;
 const TIMEOUT_MS = 10 * 60_000;
-
-const positive = (name: string, fallback: number) => {
-  const raw = process.env[name];
-  const value = raw ? Number(raw) : fallback;
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${raw}`);
-  return value;
-};
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function pool(count: number, concurrency: number, work: (index: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < count) await work(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
-}
-
-async function countSent(runtime: Runtime, tenantId: string): Promise<number> {
-  const row = await runtime.database.db
-    .selectFrom('messages')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('tenant_id', '=', tenantId)
-    .where('status', '=', 'sent')
-    .executeTakeFirst();
-  return Number(row?.count ?? 0);
-}
 
 interface Run {
   name: string;
@@ -127,8 +101,8 @@ export const benchmark: Benchmark = {
   name: 'webhooks',
   title: 'Status callbacks (the outbox)',
   async run(context) {
-    const count = positive('BENCH_WEBHOOK_MESSAGES', 5000);
-    const rounds = positive('BENCH_WEBHOOK_ROUNDS', 2);
+    const count = positiveEnv('BENCH_WEBHOOK_MESSAGES', 5000);
+    const rounds = positiveEnv('BENCH_WEBHOOK_ROUNDS', 2);
     const vendor = await startHttpStub();
     const endpoint = await startHttpStub();
     try {

@@ -5,10 +5,9 @@
  *
  * Usage: node --import tsx test/limiter/race-child.ts <redis-url | host:port,host:port,...> <prefix> <subject> <checks> <windowMs> <limit> [packedLogMax]
  */
-import { createInterface } from 'node:readline';
-import { Cluster, Redis } from 'ioredis';
 import { Limiter } from '../../src/limiter/limiter.js';
 import { RedisStore } from '../../src/limiter/stores/redis/redis-store.js';
+import { readyThenGo, redisFromArgument } from '../support/race-child.js';
 
 const [target, prefix, subject, checks, windowMs, limit, packedLogMax] = process.argv.slice(2);
 if (!target || !prefix || !subject || !checks || !windowMs || !limit) {
@@ -16,14 +15,7 @@ if (!target || !prefix || !subject || !checks || !windowMs || !limit) {
   process.exit(2);
 }
 
-const client = target.startsWith('redis://')
-  ? new Redis(target)
-  : new Cluster(
-      target.split(',').map((hostPort) => {
-        const [host, port] = hostPort.split(':');
-        return { host: host!, port: Number(port) };
-      }),
-    );
+const client = redisFromArgument(target);
 const limiter = new Limiter({
   store: new RedisStore({ client, prefix, packedLogMax: packedLogMax === undefined ? undefined : Number(packedLogMax) }),
 });
@@ -31,10 +23,7 @@ const rules = [{ windowMs: Number(windowMs), limit: Number(limit) }];
 
 // Warm the connection (and the cluster's slot map) so every child starts its burst at once.
 await limiter.peek({ subject: `${subject}:warm`, rules });
-console.log('ready');
-const input = createInterface({ input: process.stdin });
-await new Promise<void>((resolve) => input.once('line', () => resolve()));
-input.close();
+await readyThenGo();
 
 const decisions = await Promise.all(Array.from({ length: Number(checks) }, () => limiter.check({ subject, rules })));
 const admitted = decisions.filter((decision) => decision.allowed).length;

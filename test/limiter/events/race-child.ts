@@ -8,24 +8,16 @@
  *
  * Usage: node --import tsx race-child.ts <redis-url | host:port,...> <prefix> <subject> <ops> <distinct|last-n|check> <child id>
  */
-import { createInterface } from 'node:readline';
-import { Cluster, Redis } from 'ioredis';
 import { RedisEventStore } from '../../../src/limiter/events/redis-event-store.js';
 import type { EventOp } from '../../../src/limiter/events/types.js';
+import { readyThenGo, redisFromArgument } from '../../support/race-child.js';
 
 const [target, prefix, subject, ops, kind, id] = process.argv.slice(2);
 if (!target || !prefix || !subject || !ops || !kind || !id) {
   console.error('usage: race-child.ts <redis-url | host:port,...> <prefix> <subject> <ops> <distinct|last-n|check> <child id>');
   process.exit(2);
 }
-const client = target.startsWith('redis://')
-  ? new Redis(target)
-  : new Cluster(
-      target.split(',').map((hostPort) => {
-        const [host, port] = hostPort.split(':');
-        return { host: host!, port: Number(port) };
-      }),
-    );
+const client = redisFromArgument(target);
 const store = new RedisEventStore({ client, prefix, keySecret: 'race' });
 const op = (i: number): EventOp =>
   kind === 'distinct'
@@ -34,10 +26,7 @@ const op = (i: number): EventOp =>
 
 // Warm the connection (and the cluster's slot map) so every child starts its burst at once.
 await store.apply([{ kind: 'last-n', subject: `${subject}:warm`, n: 1, m: 1, outcome: 'x' }]);
-console.log('ready');
-const input = createInterface({ input: process.stdin });
-await new Promise<void>((resolve) => input.once('line', () => resolve()));
-input.close();
+await readyThenGo();
 // One apply per op: each is its own call, as concurrent checks of one process are.
 const check = (i: number) =>
   store.decide!({

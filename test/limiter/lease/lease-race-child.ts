@@ -8,29 +8,23 @@
  * Usage: node --import tsx lease-race-child.ts <redis-url | host:port,...> <prefix> <subject> <durationMs> <windowMs> <limit> <leaseMs> <concurrency>
  */
 import { writeSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { Cluster, Redis } from 'ioredis';
 import { TokenLeases } from '../../../src/limiter/lease/token-leases.js';
 import { Limiter } from '../../../src/limiter/limiter.js';
 import { RedisStore } from '../../../src/limiter/stores/redis/redis-store.js';
+import { readyThenGo, redisFromArgument } from '../../support/race-child.js';
 
 const [target, prefix, subject, durationMs, windowMs, limit, leaseMs, concurrency] = process.argv.slice(2);
 if (!target || !prefix || !subject || !durationMs || !windowMs || !limit || !leaseMs || !concurrency) {
   console.error('usage: lease-race-child.ts <target> <prefix> <subject> <durationMs> <windowMs> <limit> <leaseMs> <concurrency>');
   process.exit(2);
 }
-const client = target.startsWith('redis://')
-  ? new Redis(target)
-  : new Cluster(target.split(',').map((hostPort) => ({ host: hostPort.split(':')[0]!, port: Number(hostPort.split(':')[1]) })));
+const client = redisFromArgument(target);
 const leases = new TokenLeases({ client, prefix: `${prefix}:lease`, leaseMs: Number(leaseMs) });
 const limiter = new Limiter({ store: new RedisStore({ client, prefix }), leases });
 const rules = [{ windowMs: Number(windowMs), limit: Number(limit), algorithm: 'token-bucket' as const, lease: true }];
 
 await client.ping();
-console.log('ready');
-const input = createInterface({ input: process.stdin });
-await new Promise<void>((resolve) => input.once('line', () => resolve()));
-input.close();
+await readyThenGo();
 
 /**
  * One `+` per admission, written before the next check: the parent counts what a killed process

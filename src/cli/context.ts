@@ -2,8 +2,7 @@
 import pino from 'pino';
 import { loggerOptions } from '../infra/logging.js';
 import { createRuntime, type Runtime } from '../main/runtime.js';
-import type { AdminLookupService, AdminService, TemplateAdminService, WebhookService } from '../services/contracts.js';
-import type { ReceiptService } from '../services/receipt-service.js';
+import type { AdminService, Services } from '../services/contracts.js';
 import { loadSettings, type Settings } from '../settings/settings.js';
 
 export interface CommandContext {
@@ -14,14 +13,8 @@ export interface CommandContext {
    * then closes the runtime. Operator commands need no admin token: they work on the database.
    */
   withAdmin<T>(work: (admin: AdminService) => Promise<T>): Promise<T>;
-  /** {@link withAdmin} for templates and quiet hours. */
-  withTemplates<T>(work: (templates: TemplateAdminService) => Promise<T>): Promise<T>;
-  /** As {@link withAdmin}, on the webhook service. */
-  withWebhooks<T>(work: (webhooks: WebhookService) => Promise<T>): Promise<T>;
-  /** As {@link withAdmin}, on the delivery-receipt service (receipt tokens). */
-  withReceipts<T>(work: (receipts: ReceiptService) => Promise<T>): Promise<T>;
-  /** As {@link withAdmin}, on the admin lookups (messages by recipient, bans, the rules dry run). */
-  withLookups<T>(work: (lookups: AdminLookupService) => Promise<T>): Promise<T>;
+  /** As {@link withAdmin}, on another of the runtime's services (templates, webhooks, receipts, lookups...). */
+  withService<K extends keyof Services, T>(name: K, work: (service: Services[K]) => Promise<T>): Promise<T>;
 }
 
 /** The one place the CLI reaches the admin service inside a runtime. */
@@ -42,9 +35,6 @@ export function commandContext(configFile: () => string | undefined): CommandCon
   return {
     settings,
     withAdmin: (work) => withRuntime((runtime) => work(adminOf(runtime))),
-    withTemplates: (work) => withRuntime((runtime) => work(runtime.services.templates)),
-    withWebhooks: (work) => withRuntime((runtime) => work(runtime.services.webhooks)),
-    withReceipts: (work) => withRuntime((runtime) => work(runtime.services.receipts)),
-    withLookups: (work) => withRuntime((runtime) => work(runtime.services.lookups)),
+    withService: (name, work) => withRuntime((runtime) => work(runtime.services[name])),
   };
 }

@@ -25,7 +25,7 @@ export function addBanCommands(program: Command, context: CommandContext): void 
     .description("Whether the recipient is banned, until when, and each rule's count (consumes and records nothing), as JSON")
     .action(async (tenantId: string, channel: string, to: string) => {
       requireSharedLimiter(context.settings(), 'GET /v1/admin/tenants/:id/bans/:channel/:to');
-      return context.withLookups(async (lookups) =>
+      return context.withService('lookups', async (lookups) =>
         console.log(JSON.stringify(await lookups.banStatus(tenantId, channelArg(channel), to), null, 2)),
       );
     });

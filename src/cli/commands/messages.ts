@@ -29,7 +29,7 @@ export function addMessagesCommands(program: Command, context: CommandContext): 
         to: string,
         options: { channel?: ReturnType<typeof channelArg>; status?: MessageStatus; limit?: number; cursor?: string },
       ) =>
-        context.withLookups(async (lookups) => {
+        context.withService('lookups', async (lookups) => {
           const page = await lookups.searchMessages(tenantId, { to, ...options });
           console.log(JSON.stringify(page, null, 2));
         }),

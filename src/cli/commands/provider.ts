@@ -116,7 +116,7 @@ export function addProviderCommands(program: Command, context: CommandContext): 
       "Issue a new delivery-receipt token for an SMS provider (the previous one stops working); prints the path to give the vendor's console",
     )
     .action((id: string) =>
-      context.withReceipts(async (receipts) => {
+      context.withService('receipts', async (receipts) => {
         const issued = await receipts.issueToken(id);
         if (!issued) throw new SluiceError('NOT_FOUND', `no provider ${id}`);
         console.log(JSON.stringify(issued, null, 2));

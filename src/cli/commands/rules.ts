@@ -49,7 +49,7 @@ export function addRulesCommands(program: Command, context: CommandContext): voi
     )
     .option('--rule <rule>', `a rule to try instead of the stored ones, ${RULE}; repeat for more`, collect, [])
     .action((tenantId: string, channel: string, offsets: string[], options: { rule: string[] }) =>
-      context.withLookups(async (lookups) => {
+      context.withService('lookups', async (lookups) => {
         const body = await checkBody(RulesPreviewBody, {
           ...(options.rule.length ? { rules: options.rule.map((spec, index) => parseRule(spec, index)) } : {}),
           sends: offsets.map((offset) => ({ atMs: integerArg(offset) })),

@@ -68,7 +68,7 @@ export function addTemplateCommands(program: Command, context: CommandContext): 
     .option('--param <spec>', 'NAME:TYPE[:MAX_LENGTH]; repeat for more', collect, [])
     .option('--vendor <spec>', 'SMS: PROVIDER_OR_KIND:TEMPLATE_CODE[:SIGN_NAME]; repeat for more', collect, [])
     .action((tenantId: string, channel: string, name: string, options: SetOptions) =>
-      context.withTemplates(async (templates) => {
+      context.withService('templates', async (templates) => {
         const spec = await checkBody(TemplateBody, specOf(options) as TemplateSpec);
         print(await templates.putTemplate(tenantId, channelArg(channel), name, spec));
       }),
@@ -77,13 +77,13 @@ export function addTemplateCommands(program: Command, context: CommandContext): 
     .command('show <tenantId> <channel> <name>')
     .description('Every version, newest first')
     .action((tenantId: string, channel: string, name: string) =>
-      context.withTemplates(async (templates) => print(await templates.templateVersions(tenantId, channelArg(channel), name))),
+      context.withService('templates', async (templates) => print(await templates.templateVersions(tenantId, channelArg(channel), name))),
     );
   template
     .command('list <tenantId> [channel]')
     .description('The current version of every live template')
     .action((tenantId: string, channel: string | undefined) =>
-      context.withTemplates(async (templates) =>
+      context.withService('templates', async (templates) =>
         print(await templates.listTemplates(tenantId, channel === undefined ? undefined : channelArg(channel))),
       ),
     );
@@ -91,7 +91,7 @@ export function addTemplateCommands(program: Command, context: CommandContext): 
     .command('remove <tenantId> <channel> <name>')
     .description('Retire the template (a later set makes it live again)')
     .action((tenantId: string, channel: string, name: string) =>
-      context.withTemplates(async (templates) => {
+      context.withService('templates', async (templates) => {
         if (!(await templates.retireTemplate(tenantId, channelArg(channel), name)))
           throw new SluiceError('NOT_FOUND', `no live ${channel} template named "${name}"`);
         print({ channel, name, retired: true });

@@ -32,7 +32,7 @@ export function addWebhookCommands(program: Command, context: CommandContext): v
     .option('--events <list>', EVENTS_HELP, eventsArg)
     .option('--description <text>')
     .action((tenantId: string, url: string, options: { events?: string[]; description?: string }) =>
-      context.withWebhooks(async (webhooks) => {
+      context.withService('webhooks', async (webhooks) => {
         const body = await checkBody(NewWebhookBody, {
           url,
           ...(options.events ? { events: options.events } : {}),
@@ -44,7 +44,7 @@ export function addWebhookCommands(program: Command, context: CommandContext): v
       }),
     );
   webhook.command('list <tenantId>').action((tenantId: string) =>
-    context.withWebhooks(async (webhooks) => {
+    context.withService('webhooks', async (webhooks) => {
       const list = await webhooks.list(tenantId);
       if (!list) throw new SluiceError('NOT_FOUND', `no tenant ${tenantId}`);
       print(list);
@@ -62,7 +62,7 @@ export function addWebhookCommands(program: Command, context: CommandContext): v
     .option('--disable', 'stop writing events for it')
     .option('--rotate-secret')
     .action((tenantId: string, webhookId: string, options: UpdateOptions) =>
-      context.withWebhooks(async (webhooks) => {
+      context.withService('webhooks', async (webhooks) => {
         if (options.enable && options.disable) throw new SluiceError('INVALID_REQUEST', 'give --enable or --disable, not both');
         const patch = {
           ...(options.url === undefined ? {} : { url: options.url }),
@@ -86,7 +86,7 @@ export function addWebhookCommands(program: Command, context: CommandContext): v
       }),
     );
   webhook.command('remove <tenantId> <webhookId>').action((tenantId: string, webhookId: string) =>
-    context.withWebhooks(async (webhooks) => {
+    context.withService('webhooks', async (webhooks) => {
       if (!(await webhooks.remove(tenantId, webhookId)))
         throw new SluiceError('NOT_FOUND', `no webhook ${webhookId} of tenant ${tenantId}`);
       console.log(`removed ${webhookId}`);
@@ -96,7 +96,7 @@ export function addWebhookCommands(program: Command, context: CommandContext): v
     .command('replay <tenantId> <webhookId> [eventId]')
     .description('Post an event again (retried for another 24 h); without an event id, lists the failed events')
     .action((tenantId: string, webhookId: string, eventId: string | undefined) =>
-      context.withWebhooks(async (webhooks) => {
+      context.withService('webhooks', async (webhooks) => {
         if (eventId === undefined) {
           const failed = await webhooks.listEvents(tenantId, webhookId, { status: 'failed' });
           if (!failed) throw new SluiceError('NOT_FOUND', `no webhook ${webhookId} of tenant ${tenantId}`);

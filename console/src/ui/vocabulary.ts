@@ -1,17 +1,17 @@
 /**
- * The API's lists the console offers as choices. Channels and algorithms come from their one
- * source; the kinds and event types are the API's types, listed here and checked complete by the
- * compiler (a kind added to the server without being added here fails the console's type check).
+ * The API's lists the console offers as choices. Channels, algorithms, message statuses and event
+ * types come from their one source (modules of constants, safe in the browser bundle); the
+ * provider kinds' source builds the providers themselves, so they are listed here and checked
+ * complete by the compiler (a kind added to the server and not here fails the console's type check).
  */
-import type { MessageView, ProviderView, WebhookView } from '../../../src/client/index.js';
+import type { ProviderView } from '../../../src/client/index.js';
 import { CHANNELS } from '../../../src/core/channels.js';
 import { ALGORITHMS } from '../../../src/limiter/types.js';
+import { EVENT_TYPES, MESSAGE_STATUSES } from '../../../src/storage/schema.js';
 
-export { ALGORITHMS, CHANNELS };
+export { ALGORITHMS, CHANNELS, EVENT_TYPES, MESSAGE_STATUSES };
 
 type Kind = ProviderView['kind'];
-type EventType = WebhookView['events'][number];
-type MessageStatus = MessageView['status'];
 
 export const PROVIDER_KINDS = [
   'console',
@@ -22,28 +22,5 @@ export const PROVIDER_KINDS = [
   'slack',
   'http',
 ] as const satisfies readonly Kind[];
-export const EVENT_TYPES = [
-  'message.accepted',
-  'message.sent',
-  'message.failed',
-  'message.canceled',
-  'message.delivered',
-  'message.undelivered',
-] as const satisfies readonly EventType[];
-
-export const MESSAGE_STATUSES = [
-  'queued',
-  'scheduled',
-  'sending',
-  'sent',
-  'failed',
-  'canceled',
-  'delivered',
-  'undelivered',
-] as const satisfies readonly MessageStatus[];
-
-// Compile-time completeness: `true` only when no API value is missing from the lists above.
-const kindsComplete: [Exclude<Kind, (typeof PROVIDER_KINDS)[number]>] extends [never] ? true : false = true;
-const eventsComplete: [Exclude<EventType, (typeof EVENT_TYPES)[number]>] extends [never] ? true : false = true;
-const statusesComplete: [Exclude<MessageStatus, (typeof MESSAGE_STATUSES)[number]>] extends [never] ? true : false = true;
-export const LISTS_COMPLETE = kindsComplete && eventsComplete && statusesComplete;
+// Compile-time completeness: `true` only when no API kind is missing from the list above.
+export const PROVIDER_KINDS_COMPLETE: [Exclude<Kind, (typeof PROVIDER_KINDS)[number]>] extends [never] ? true : false = true;

@@ -79,29 +79,24 @@ export class TemplatesRepository {
 
   /** Every version of the template, newest first (empty: never stored). */
   async versions(tenantId: string, channel: Channel, name: string): Promise<TemplateVersion[]> {
-    const rows = await this.database.db
-      .selectFrom('message_templates')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('channel', '=', channel)
-      .where('name', '=', name)
-      .orderBy('version', 'desc')
-      .execute();
-    return rows.map(toVersion);
+    return (await this.newestFirst(tenantId, channel, name).execute()).map(toVersion);
   }
 
   /** The current version, or undefined when none was stored or the template is retired. */
   async current(tenantId: string, channel: Channel, name: string): Promise<TemplateVersion | undefined> {
-    const row = await this.database.db
+    const row = await this.newestFirst(tenantId, channel, name).limit(1).executeTakeFirst();
+    return row && row.retired_at === null ? toVersion(row) : undefined;
+  }
+
+  /** The versions of one template, newest first. */
+  private newestFirst(tenantId: string, channel: Channel, name: string) {
+    return this.database.db
       .selectFrom('message_templates')
       .selectAll()
       .where('tenant_id', '=', tenantId)
       .where('channel', '=', channel)
       .where('name', '=', name)
-      .orderBy('version', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return row && row.retired_at === null ? toVersion(row) : undefined;
+      .orderBy('version', 'desc');
   }
 
   /** The current version of every live template of the tenant (on one channel, or all), by channel and name. */

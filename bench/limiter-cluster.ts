@@ -5,20 +5,20 @@
  * `large` set: 1 min, 1 h, 1 day sliding logs with limits of 1e6), 10,000 subjects picked at
  * random, a closed loop of 400 decisions in flight from this one Node process.
  *
- * Cluster rows use `slotGroups: 12` (subjects in 12 hash-tag groups, so a batch carries many
- * subjects' decisions); the 3-master cluster also runs with the default layout, one slot per
- * subject, where every script call carries one decision.
+ * Cluster rows batch per node (the default: a script call carries the concurrent decisions of all
+ * the slots one master holds); the 3-master cluster also runs batched per slot (`clusterBatches:
+ * 'slot'`), with one slot per subject (every script call then carries one decision) and with
+ * `slotGroups: 12` (subjects in 12 hash-tag groups, so a slot's batch carries many subjects').
  *
  * Recorded per row: decisions/s, Redis CPU µs per decision on each shard (INFO cpu before and
  * after, divided by all decisions: a shard's share), client Node CPU µs per decision, and
- * decisions per script call (the store batches concurrent decisions per hash slot: on a cluster
- * a batch holds the decisions of one slot only). The section ends with the projection of shards
+ * decisions per script call. The section ends with the projection of shards
  * and client processes for 500,000 admitting decisions/s, computed from the measured rows.
  */
 import { randomUUID } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { Limiter, RedisStore, type Rule } from '../src/limiter/index.js';
-import type { RedisStoreClient } from '../src/limiter/stores/redis/redis-store.js';
+import type { ClusterBatches, RedisStoreClient } from '../src/limiter/stores/redis/redis-store.js';
 import { startPrivateCluster } from '../test/support/private-cluster.js';
 import type { BenchContext, Benchmark } from './support/benchmark.js';
 import { closedLoop, type LoadResult } from './support/load.js';
@@ -31,6 +31,8 @@ const IN_FLIGHT = 400;
 const TARGET_RATE = 500_000;
 /** Hash-tag groups (RedisStoreOptions.slotGroups): divisible by 1 to 4 masters, 3 to 12 per master. */
 const SLOT_GROUPS = 12;
+/** The default layout: a slot per subject, batched per node. */
+const PER_NODE: Layout = { clusterBatches: 'node' };
 /** A shard or a client process planned at this share of one core, the rest headroom. */
 const PLANNED_LOAD = 0.7;
 
@@ -41,10 +43,16 @@ const RULES: readonly Rule[] = [
   { windowMs: 86_400_000, limit: 1_000_000 },
 ];
 
+/** How a row's store lays out keys and batches. */
+interface Layout {
+  clusterBatches: ClusterBatches;
+  slotGroups?: number;
+}
+
 export interface ScaleRow {
   name: string;
   masters: number;
-  slotGroups: number | undefined;
+  layout: Layout;
   result: LoadResult;
   /** Redis CPU µs per decision, per shard. */
   shardMicros: number[];
@@ -65,6 +73,10 @@ function countingClient(client: Redis | Cluster): RedisStoreClient & { calls: nu
   const counted = {
     calls: 0,
     isCluster: client instanceof Cluster,
+    get slots() {
+      return client instanceof Cluster ? client.slots : undefined;
+    },
+    refreshSlotsCache: () => (client instanceof Cluster ? client.refreshSlotsCache() : undefined),
     evalsha: (sha: string, numKeys: number, ...args: (string | number)[]) => {
       counted.calls++;
       return client.evalsha(sha, numKeys, ...args);
@@ -84,11 +96,11 @@ async function measure(
   client: Redis | Cluster,
   shards: Redis[],
   seconds: number,
-  slotGroups: number | undefined,
+  layout: Layout,
 ): Promise<ScaleRow> {
   const counted = countingClient(client);
   const prefix = `bench:scale:${randomUUID().slice(0, 8)}`;
-  const limiter = new Limiter({ store: new RedisStore({ client: counted, prefix, ...(slotGroups ? { slotGroups } : {}) }) });
+  const limiter = new Limiter({ store: new RedisStore({ client: counted, prefix, ...layout }) });
   const attempt = async () =>
     (await limiter.check({ subject: subjects[Math.floor(Math.random() * SUBJECT_COUNT)]!, rules: RULES })).allowed;
   await closedLoop(attempt, { inFlight: IN_FLIGHT, durationMs: Math.min(2_000, seconds * 300) }); // warm-up: JIT, scripts, slot map
@@ -103,7 +115,7 @@ async function measure(
   return {
     name,
     masters,
-    slotGroups,
+    layout,
     result,
     shardMicros: shardSeconds.map((s) => (s * 1e6) / decisions),
     shardPercent: shardSeconds.map((s) => (s * 1e5) / result.elapsedMs),
@@ -120,7 +132,7 @@ export async function runScale(context: BenchContext): Promise<ScaleRow[]> {
     context.progress('limiter-cluster: standalone');
     const client = new Redis(standalone.url);
     try {
-      rows.push(await measure('standalone redis-server', 1, client, [client], context.seconds, undefined));
+      rows.push(await measure('standalone redis-server', 1, client, [client], context.seconds, PER_NODE));
     } finally {
       client.disconnect();
     }
@@ -134,9 +146,14 @@ export async function runScale(context: BenchContext): Promise<ScaleRow[]> {
     const shards = cluster.masters.map((node) => cluster.client(node));
     const label = `cluster, ${masters} master${masters > 1 ? 's' : ''}`;
     try {
-      // The default key layout (one slot per subject) once, for the comparison; then slot groups.
-      if (masters === 3) rows.push(await measure(`${label}, a slot per subject`, masters, client, shards, context.seconds, undefined));
-      rows.push(await measure(`${label}, ${SLOT_GROUPS} slot groups`, masters, client, shards, context.seconds, SLOT_GROUPS));
+      rows.push(await measure(`${label}, batched per node`, masters, client, shards, context.seconds, PER_NODE));
+      // Batched per slot (releases before 2026-12-02), with and without slot groups, for the comparison.
+      if (masters === 3) {
+        const perSlot = { clusterBatches: 'slot' } as const;
+        rows.push(await measure(`${label}, per slot, a slot per subject`, masters, client, shards, context.seconds, perSlot));
+        const grouped = { ...perSlot, slotGroups: SLOT_GROUPS };
+        rows.push(await measure(`${label}, per slot, ${SLOT_GROUPS} slot groups`, masters, client, shards, context.seconds, grouped));
+      }
     } finally {
       client.disconnect();
       for (const shard of shards) shard.disconnect();
@@ -178,9 +195,9 @@ export function scaleTable(rows: readonly ScaleRow[]): string {
   );
 }
 
-/** The arithmetic for 500,000 admitting decisions/s, from the 3-master row. */
+/** The arithmetic for 500,000 admitting decisions/s, from the 3-master row batched per node. */
 export function projection(rows: readonly ScaleRow[]): string {
-  const row = rows.find((r) => r.masters === 3 && r.slotGroups !== undefined) ?? rows[rows.length - 1]!;
+  const row = rows.find((r) => r.masters === 3 && r.layout === PER_NODE) ?? rows[rows.length - 1]!;
   const redis = sum(row.shardMicros);
   const shardRate = (PLANNED_LOAD * 1e6) / redis;
   const shards = Math.ceil(TARGET_RATE / shardRate);

@@ -86,9 +86,10 @@ for (const target of targets) {
         `conformance (${target.name})`,
         (clock) => new RedisStore({ packedLogMax: encoding.packedLogMax, client: client(), prefix, clock, minTtlMs: TEST_MIN_TTL }),
       );
-      // Subjects sharing slots (48 hash-tag groups): batches of several subjects per script call.
+      // Subjects sharing slots (48 hash-tag groups), batched per slot on a cluster: batches of
+      // several subjects per script call in the per-slot form (the default form is per node).
       defineStoreConformance(
-        `conformance (${target.name}, 48 slot groups)`,
+        `conformance (${target.name}, 48 slot groups, batched per slot)`,
         (clock) =>
           new RedisStore({
             packedLogMax: encoding.packedLogMax,
@@ -97,6 +98,7 @@ for (const target of targets) {
             clock,
             minTtlMs: TEST_MIN_TTL,
             slotGroups: 48,
+            clusterBatches: 'slot',
           }),
       );
 
@@ -109,13 +111,15 @@ for (const target of targets) {
         const subjects = Array.from({ length: 48 }, (_, index) => `flush:${randomUUID()}:${index}`);
         await Promise.all(subjects.map((subject) => limiter.check({ subject, rules })));
         const nodes = nodesOf(client());
+        // A cluster batches the subjects of each master's slots together, in the cross-slot form.
+        const batchSha = client() instanceof Cluster ? scripts.checkBatchPerNode.sha : scripts.checkBatch.sha;
         for (const node of nodes) {
           await node.script('FLUSH');
-          expect(await node.script('EXISTS', scripts.checkBatch.sha)).toEqual([0]);
+          expect(await node.script('EXISTS', batchSha)).toEqual([0]);
         }
         const decisions = await Promise.all(subjects.map((subject) => limiter.check({ subject, rules })));
         expect(decisions.map((decision) => decision.counts[0])).toEqual(subjects.map(() => 1));
-        for (const node of nodes) expect(await node.script('EXISTS', scripts.checkBatch.sha)).toEqual([1]);
+        for (const node of nodes) expect(await node.script('EXISTS', batchSha)).toEqual([1]);
         // undo and ban load their own scripts the same way.
         const subject = subjects[0]!;
         await limiter.check({ subject, rules, requestId: 'flush-1' });
@@ -474,6 +478,124 @@ for (const target of targets) {
   }
 }
 
+/** A client that counts the store's script calls by script, and may claim a slot map of its own. */
+function countingClient(base: Redis | Cluster, slots?: readonly string[][]) {
+  const calls = new Map<string, number>();
+  const count = (sha: string) => calls.set(sha, (calls.get(sha) ?? 0) + 1);
+  const refreshes = { count: 0 };
+  const client: RedisStoreClient = {
+    isCluster: true,
+    get slots() {
+      return slots ?? (base as Cluster).slots;
+    },
+    refreshSlotsCache: () => {
+      refreshes.count++;
+    },
+    evalsha: (sha, ...args) => {
+      count(sha);
+      return base.evalsha(sha, ...args);
+    },
+    eval: (script, ...args) => base.eval(script, ...args),
+    del: (...keys) => base.del(...keys),
+  };
+  return { client, calls, refreshes, of: (sha: string) => calls.get(sha) ?? 0 };
+}
+
+describeWith(servers.redisCluster, 'SLUICE_TEST_REDIS_CLUSTER', 'RedisStore on the cluster: batches per node', () => {
+  const prefix = `test:rsn:${randomUUID().slice(0, 8)}`;
+  let cluster: Cluster | undefined;
+  const connect = async (): Promise<Cluster> => {
+    cluster ??= new Cluster(servers.redisCluster!, { redisOptions: { maxRetriesPerRequest: 1 } });
+    if (cluster.status !== 'ready') await new Promise((resolve) => cluster!.once('ready', resolve));
+    return cluster;
+  };
+  afterAll(async () => {
+    if (!cluster) return;
+    await deleteKeys(cluster, prefix);
+    cluster.disconnect();
+  });
+  const rules: Rule[] = [
+    { windowMs: 60_000, limit: 1, banMs: 0 },
+    { windowMs: 60_000, limit: 5, algorithm: 'fixed-window' },
+  ];
+  const subjects = (name: string) => Array.from({ length: 300 }, (_, index) => `${name}:${randomUUID()}:${index}`);
+
+  it('sends the concurrent decisions of many slots as one call per master, with the semantics of one call each', async () => {
+    const base = await connect();
+    const counted = countingClient(base);
+    const limiter = new Limiter({ store: new RedisStore({ client: counted.client, prefix, maxBatch: 1000 }) });
+    const own = subjects('node');
+    const first = await Promise.all(own.map((subject) => limiter.check({ subject, rules, requestId: 'n1' })));
+    expect(first.every((decision) => decision.allowed && decision.counts.join() === '0,0')).toBe(true);
+    expect(counted.of(scripts.checkBatchPerNode.sha)).toBe(base.nodes('master').length);
+    expect(counted.of(scripts.checkBatch.sha)).toBe(0);
+    const second = await Promise.all(own.map((subject) => limiter.check({ subject, rules })));
+    expect(second.every((decision) => decision.code === 'RATE_LIMITED' && decision.counts.join() === '1,1')).toBe(true);
+    // Undos of one turn go per node too, and give back exactly one admission each.
+    await Promise.all(own.map((subject, index) => limiter.undo({ subject, rules, requestId: 'n1', at: first[index]!.at })));
+    expect(counted.of(scripts.undoPerNode.sha)).toBe(base.nodes('master').length);
+    const peeks = await Promise.all(own.map((subject) => limiter.peek({ subject, rules })));
+    expect(peeks.every((decision) => decision.counts.join() === '0,0')).toBe(true);
+  });
+
+  it('a stale slot map (every slot claimed by one master): the batch writes nothing there and is sent again per slot', async () => {
+    const base = await connect();
+    const firstMaster = base.slots[0]![0]!;
+    const counted = countingClient(
+      base,
+      base.slots.map(() => [firstMaster]),
+    );
+    const limiter = new Limiter({ store: new RedisStore({ client: counted.client, prefix, maxBatch: 1000 }) });
+    const own = subjects('stale');
+    const first = await Promise.all(own.map((subject) => limiter.check({ subject, rules, requestId: 'r1' })));
+    // Nothing was counted twice: the refused batch wrote none of the subjects it reached.
+    expect(first.every((decision) => decision.allowed && decision.counts.join() === '0,0')).toBe(true);
+    expect(counted.refreshes.count).toBeGreaterThanOrEqual(1);
+    expect(counted.of(scripts.checkBatch.sha)).toBeGreaterThan(100);
+    const again = await Promise.all(own.map((subject) => limiter.peek({ subject, rules })));
+    expect(again.every((decision) => decision.counts.join() === '1,1')).toBe(true);
+    await Promise.all(own.map((subject, index) => limiter.undo({ subject, rules, requestId: 'r1', at: first[index]!.at })));
+    const after = await Promise.all(own.map((subject) => limiter.peek({ subject, rules })));
+    expect(after.every((decision) => decision.counts.join() === '0,0')).toBe(true);
+  });
+});
+
+describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'RedisStore batches per node on a server without cross-slot scripts', () => {
+  it('switches to batches per slot for good and decides every batch', async () => {
+    const base = new Redis(servers.redisUrl!, { maxRetriesPerRequest: 1 });
+    const prefix = `test:rso:${randomUUID().slice(0, 8)}`;
+    try {
+      // Two pretend masters over one standalone server; the per-node form fails as Redis 6 compiles it.
+      const slots = Array.from({ length: 16_384 }, (_, slot) => [slot < 8192 ? '10.0.0.1:6379' : '10.0.0.2:6379']);
+      const counted = countingClient(base, slots);
+      const refuse = () =>
+        Promise.reject(new Error("ERR Error compiling script (new function): user_script:1: unexpected symbol near '#'"));
+      const client: RedisStoreClient = {
+        ...counted.client,
+        slots,
+        evalsha: (sha, ...args) => {
+          if (sha !== scripts.checkBatchPerNode.sha) return counted.client.evalsha(sha, ...args);
+          counted.calls.set(sha, counted.of(sha) + 1);
+          return Promise.reject(new Error('NOSCRIPT No matching script. Please use EVAL.'));
+        },
+        eval: (script, ...args) => (script.startsWith('#!lua') ? refuse() : base.eval(script, ...args)),
+      };
+      const limiter = new Limiter({ store: new RedisStore({ client, prefix }) });
+      const own = Array.from({ length: 50 }, (_, index) => `old:${index}`);
+      for (let round = 0; round < 2; round++) {
+        const decisions = await Promise.all(own.map((subject) => limiter.check({ subject, rules: [{ windowMs: 60_000, limit: 5 }] })));
+        expect(decisions.map((decision) => decision.counts[0])).toEqual(own.map(() => round));
+      }
+      // Tried once per pretend master in the first round (sent together), never again.
+      expect(counted.of(scripts.checkBatchPerNode.sha)).toBe(2);
+    } finally {
+      const keys = await base.keys(`${prefix}:*`);
+      if (keys.length) await base.del(...keys);
+      base.disconnect();
+    }
+  });
+});
+
 describe('RedisStore options', () => {
   it('refuses a prefix with braces (it would move the hash tag) and a bad maxBatch', () => {
     const client = { evalsha: vi.fn(), eval: vi.fn(), del: vi.fn() } as unknown as RedisStoreClient;
@@ -483,6 +605,7 @@ describe('RedisStore options', () => {
     expect(() => new RedisStore({ client, minTtlMs: -1 })).toThrow(RangeError);
     expect(() => new RedisStore({ client, packedLogMax: 10_001 })).toThrow(RangeError);
     expect(() => new RedisStore({ client, packedLogMax: 1.5 })).toThrow(RangeError);
+    expect(() => new RedisStore({ client, clusterBatches: 'shard' as 'node' })).toThrow(RangeError);
   });
 
   it('a ManualClock supplies `now` when a call passes none', async () => {

@@ -1,5 +1,5 @@
 /**
- * The wire format of scripts/check-batch.lua: many checks and peeks (of subjects in one slot)
+ * The wire format of scripts/check-batch.lua: many checks and peeks (of subjects on one node)
  * encoded into one EVALSHA, and its flat reply decoded into one Decision per item.
  * Each distinct rule set is sent once per call and referenced by number, so the per-decision
  * part is usually one short number and four keys.
@@ -46,13 +46,17 @@ export function encodeRules(rules: readonly NormalizedRule[]): number[] {
   return encoded;
 }
 
-/** Keys then ARGV of one check-batch call. */
+/**
+ * Keys then ARGV of one check-batch call; `perNode`: the keys go in ARGV behind one routing key (the
+ * script's per-node form, for items of several slots of one cluster node).
+ */
 export function encodeBatch(
   items: readonly PendingDecision[],
   minTtlMs: number,
   packedLogMax: number,
+  perNode: boolean,
 ): { numKeys: number; args: (string | number)[] } {
-  const args: (string | number)[] = [];
+  const args: (string | number)[] = perNode ? [items[0]!.keys.packed, 5 * items.length] : [];
   const setNumbers = new Map<readonly NormalizedRule[], number>();
   const sets: number[][] = [];
   for (const item of items) {
@@ -75,7 +79,7 @@ export function encodeBatch(
     if (item.now !== undefined) args.push(item.now);
     if (item.countAt !== undefined) args.push(item.countAt);
   }
-  return { numKeys: 5 * items.length, args };
+  return { numKeys: perNode ? 1 : 5 * items.length, args };
 }
 
 /** One Decision per item from the flat reply (layout in check-batch.lua); throws on a malformed reply. */

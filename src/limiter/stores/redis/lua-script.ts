@@ -39,6 +39,15 @@ export class LuaScript {
     return new LuaScript(name, readFileSync(existsSync(built) ? built : source, 'utf8'));
   }
 
+  /**
+   * This script run with `#!lua flags=allow-cross-slot-keys` (Redis 7 and later): on a cluster it
+   * may then touch keys of any slot of the node it runs on, passed in ARGV (declared keys must
+   * still share one slot).
+   */
+  crossSlot(): LuaScript {
+    return new LuaScript(`${this.name} (per node)`, `#!lua flags=allow-cross-slot-keys\n${this.source}`);
+  }
+
   /** Runs the script; `keysAndArgs` holds the keys first (`numKeys` of them), then ARGV. */
   async run(client: ScriptClient, numKeys: number, keysAndArgs: readonly (string | number | Buffer)[]): Promise<unknown> {
     try {
@@ -56,9 +65,14 @@ function isNoScript(error: unknown): boolean {
 
 const folder = new URL('./scripts/', import.meta.url);
 
+const checkBatch = LuaScript.fromFile(folder, 'check-batch');
+const undo = LuaScript.fromFile(folder, 'undo-batch');
+
 /** The store's scripts, loaded once per process. */
 export const scripts = {
-  checkBatch: LuaScript.fromFile(folder, 'check-batch'),
-  undo: LuaScript.fromFile(folder, 'undo-batch'),
+  checkBatch,
+  undo,
+  checkBatchPerNode: checkBatch.crossSlot(),
+  undoPerNode: undo.crossSlot(),
   ban: LuaScript.fromFile(folder, 'ban-1'),
 } as const;

@@ -1,7 +1,8 @@
 /**
  * RedisStore: the limiter's counters in Redis (standalone or Cluster, ioredis 5), shared by every
  * process and host that uses the same Redis and prefix. Every decision is one atomic Lua script
- * step per subject; decisions issued concurrently are batched into one script call per slot.
+ * step per subject; decisions issued concurrently are batched into one script call per node
+ * (standalone: one; Cluster: per master, or per hash slot with `clusterBatches: 'slot'`).
  *
  * ```ts
  * import Redis from 'ioredis';
@@ -14,8 +15,8 @@ import type { Decision, LimiterStore, NormalizedRule } from '../../types.js';
 import { Batcher } from './batcher.js';
 import { decodeBatch, encodeBatch, encodeRules, type PendingDecision } from './check-batch.js';
 import { RedisKeys, type SubjectKeys } from './keys.js';
-import { type ScriptClient, scripts } from './lua-script.js';
-import { throwIfScriptError } from './script-errors.js';
+import { type LuaScript, type ScriptClient, scripts } from './lua-script.js';
+import { STALE_SLOT_MAP, throwIfScriptError } from './script-errors.js';
 
 /**
  * What RedisStore needs of its client: an ioredis `Redis` or `Cluster` fits
@@ -23,9 +24,19 @@ import { throwIfScriptError } from './script-errors.js';
  */
 export interface RedisStoreClient extends ScriptClient {
   del(...keys: string[]): Promise<number>;
-  /** True for an ioredis `Cluster`: batches are then grouped by hash slot. */
+  /** True for an ioredis `Cluster`: batches are then grouped per master (or per hash slot). */
   readonly isCluster?: boolean;
+  /** A `Cluster`'s slot map: `slots[slot][0]` is the `host:port` of the slot's master. */
+  readonly slots?: readonly (readonly string[] | undefined)[];
+  /** A `Cluster`'s: reads the slot map again (called when a batch per node found it stale). */
+  refreshSlotsCache?(): void;
 }
+
+/**
+ * What one script call holds on a cluster: `node`, the decisions of every slot one master holds;
+ * `slot`, those of one hash slot only.
+ */
+export type ClusterBatches = 'node' | 'slot';
 
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster`. The store never closes it. */
@@ -69,6 +80,15 @@ export interface RedisStoreOptions {
    * E.g. 16 per master. Changing it changes every key: set it when the deployment starts.
    */
   slotGroups?: number;
+  /**
+   * On a Redis Cluster, what one script call may hold, default `'node'`: the concurrent decisions
+   * of every slot a master holds, in one call of the script's `allow-cross-slot-keys` form (Redis 7
+   * and later; on an older server the store switches to `'slot'` by itself). `'slot'`: those of
+   * one hash slot, i.e. of one subject unless `slotGroups` is set. A batch sent per node to a
+   * node that no longer holds one of its slots (a resharding, a failover) writes nothing and is
+   * sent again per slot, which follows the cluster's redirections.
+   */
+  clusterBatches?: ClusterBatches;
 }
 
 /** One queued undo: its subject's keys and its arguments (member, at, encoded rules). */
@@ -87,6 +107,10 @@ export class RedisStore implements LimiterStore {
   private readonly minTtlMs: number;
   private readonly packedLogMax: number;
   private readonly cluster: boolean;
+  /** Batches span slots (a cluster, `clusterBatches: 'node'`, and the server has taken them so far). */
+  private perNode: boolean;
+  /** A batch group per master `host:port`: -1, -2, ... (slot groups are the slots, >= 0). */
+  private readonly nodeGroups = new Map<string, number>();
   private readonly batcher: Batcher<PendingDecision>;
   private readonly undoBatcher: Batcher<PendingUndo>;
 
@@ -106,6 +130,10 @@ export class RedisStore implements LimiterStore {
       throw new RangeError('packedLogMax must be an integer in [0, 10000]');
     }
     this.cluster = options.client.isCluster === true;
+    if (options.clusterBatches !== undefined && options.clusterBatches !== 'node' && options.clusterBatches !== 'slot') {
+      throw new RangeError("clusterBatches must be 'node' or 'slot'");
+    }
+    this.perNode = this.cluster && options.clusterBatches !== 'slot';
     const maxBatch = options.maxBatch ?? 128;
     // The script unpacks three keys per decision (ban, S, packed log) onto the Lua stack (its limit is ~8000).
     if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 1000) throw new RangeError('maxBatch must be an integer in [1, 1000]');
@@ -136,7 +164,7 @@ export class RedisStore implements LimiterStore {
   /**
    * Takes back the attempt logged under `requestId` (its counters at min(the entry's score, `at`):
    * a scheduled entry is later than its decision time), or without an id the counters of an
-   * anonymous attempt at `at`. Undos issued in the same turn go as one script call per slot (a
+   * anonymous attempt at `at`. Undos issued in the same turn go as one script call per node (a
    * risk check denied by another rule takes back its window admissions: in bench/risk.ts about
    * half the checks did, one call each, until they were batched).
    */
@@ -144,7 +172,7 @@ export class RedisStore implements LimiterStore {
     const keys = this.keys.subject(subject);
     const member = requestId === undefined ? '' : this.keys.requestMember(requestId);
     return new Promise<void>((resolve, reject) => {
-      this.undoBatcher.add(this.cluster ? keys.slot : 0, { keys, args: [member, at, ...encodeRules(rules)], resolve, reject });
+      this.undoBatcher.add(this.groupOf(keys), { keys, args: [member, at, ...encodeRules(rules)], resolve, reject });
     });
   }
 
@@ -182,14 +210,61 @@ export class RedisStore implements LimiterStore {
     const keys = this.keys.subject(subject);
     const time = now ?? this.clock?.now();
     return new Promise<Decision>((resolve, reject) => {
-      this.batcher.add(this.cluster ? keys.slot : 0, { keys, rules, peek, member, now: time, countAt, resolve, reject });
+      this.batcher.add(this.groupOf(keys), { keys, rules, peek, member, now: time, countAt, resolve, reject });
     });
   }
 
+  /** A subject's batch group: 0 standalone; on a cluster its master's group, or its slot while the map has no master for it. */
+  private groupOf(keys: SubjectKeys): number {
+    if (!this.cluster) return 0;
+    const node = this.perNode ? this.client.slots?.[keys.slot]?.[0] : undefined;
+    if (node === undefined) return keys.slot;
+    let group = this.nodeGroups.get(node);
+    if (group === undefined) {
+      group = -1 - this.nodeGroups.size;
+      this.nodeGroups.set(node, group);
+    }
+    return group;
+  }
+
+  /**
+   * Runs one batch: per node (keys in ARGV, `perNodeScript`) when its items span slots, else
+   * `script`. A batch the node refused as stale, or a server without cross-slot scripts, is
+   * handed to `resend` again in groups of one slot, and `RESENT` returned.
+   */
+  private async runBatch<T extends { keys: SubjectKeys }>(
+    items: T[],
+    script: LuaScript,
+    perNodeScript: LuaScript,
+    encode: (perNode: boolean) => { numKeys: number; args: (string | number)[] },
+    resend: (items: T[]) => void,
+  ): Promise<unknown> {
+    const perNode = this.perNode && items.some((item) => item.keys.slot !== items[0]!.keys.slot);
+    const { numKeys, args } = encode(perNode);
+    if (!perNode) return script.run(this.client, numKeys, args);
+    try {
+      const reply = await perNodeScript.run(this.client, numKeys, args);
+      if (!(Array.isArray(reply) && reply.length === 1 && reply[0] === STALE_SLOT_MAP)) return reply;
+      this.client.refreshSlotsCache?.();
+    } catch (error) {
+      if (!isCrossSlotUnsupported(error)) throw error;
+      this.perNode = false;
+    }
+    const slots = new Map<number, T[]>();
+    for (const item of items) {
+      const group = slots.get(item.keys.slot);
+      if (group === undefined) slots.set(item.keys.slot, [item]);
+      else group.push(item);
+    }
+    for (const group of slots.values()) resend(group);
+    return RESENT;
+  }
+
   private sendBatch(items: PendingDecision[]): void {
-    const { numKeys, args } = encodeBatch(items, this.minTtlMs, this.packedLogMax);
-    scripts.checkBatch.run(this.client, numKeys, args).then(
+    const encode = (perNode: boolean) => encodeBatch(items, this.minTtlMs, this.packedLogMax, perNode);
+    this.runBatch(items, scripts.checkBatch, scripts.checkBatchPerNode, encode, (group) => this.sendBatch(group)).then(
       (reply) => {
+        if (reply === RESENT) return;
         let decisions: Decision[];
         try {
           decisions = decodeBatch(items, throwIfScriptError(scripts.checkBatch.name, reply));
@@ -206,12 +281,16 @@ export class RedisStore implements LimiterStore {
   }
 
   private sendUndos(items: PendingUndo[]): void {
-    const args: (string | number)[] = [];
-    for (const item of items) args.push(item.keys.log, item.keys.counters, item.keys.scheduled, item.keys.packed);
-    args.push(this.minTtlMs, items.length);
-    for (const item of items) for (const value of item.args) args.push(value);
-    scripts.undo.run(this.client, 4 * items.length, args).then(
+    const encode = (perNode: boolean) => {
+      const args: (string | number)[] = perNode ? [items[0]!.keys.packed, 4 * items.length] : [];
+      for (const item of items) args.push(item.keys.log, item.keys.counters, item.keys.scheduled, item.keys.packed);
+      args.push(this.minTtlMs, items.length);
+      for (const item of items) for (const value of item.args) args.push(value);
+      return { numKeys: perNode ? 1 : 4 * items.length, args };
+    };
+    this.runBatch(items, scripts.undo, scripts.undoPerNode, encode, (group) => this.sendUndos(group)).then(
       (reply) => {
+        if (reply === RESENT) return;
         try {
           throwIfScriptError(scripts.undo.name, reply);
         } catch (error) {
@@ -229,4 +308,12 @@ export class RedisStore implements LimiterStore {
   private timeArg(now: number | undefined): number | string {
     return now ?? this.clock?.now() ?? '';
   }
+}
+
+/** What {@link RedisStore.runBatch} returns for a batch it sent again per slot. */
+const RESENT = Symbol('resent');
+
+/** A server that cannot run `#!lua flags=...` scripts (before Redis 7) refuses them at compile time. */
+function isCrossSlotUnsupported(error: unknown): boolean {
+  return error instanceof Error && /near '#'|shebang|unknown lua flag|unexpected flag/i.test(error.message);
 }

@@ -6,7 +6,11 @@
 const SCRIPT_ERRORS: Readonly<Record<number, string>> = {
   [-1]: 'malformed script arguments (a bug in RedisStore or a script from another version)',
   [-2]: 'no free 32-bit member found in the sliding log (the log is corrupt or impossibly large)',
+  [-3]: 'a key of the batch is not on the node the call reached (a stale cluster slot map; RedisStore sends such a batch again per slot)',
 };
+
+/** The code of a per-node batch that reached a node missing one of its slots (nothing was written). */
+export const STALE_SLOT_MAP = -3;
 
 /** A Lua script of the RedisStore returned a failure code. */
 export class RedisScriptError extends Error {

@@ -2,7 +2,9 @@
 check-batch: decide a batch of checks and peeks, one after the other, atomically.
 Each decision sees the writes of the ones before it, so a batch means exactly what the same
 decisions sent one by one would mean (semantics: src/limiter/types.ts, steps 1-5). All keys of
-one call are in one hash slot (the caller groups by slot).
+one call are on one node: of one hash slot, or, on a cluster batched per node, of several slots of
+one node, run as the `#!lua flags=allow-cross-slot-keys` variant (lua-script.ts) with the keys in
+ARGV (a cluster refuses declared keys of several slots).
 
 KEYS: 5 per decision, in decision order:
   log (sorted set: score = time ms, member = an integer: 13 bits when anonymous in a small log,
@@ -10,6 +12,8 @@ KEYS: 5 per decision, in decision order:
   counters (hash: fixed-window, sliding-counter and token-bucket state),
   scheduled (string: S, the latest count time admitted later than its decision time; see below),
   packed (string: the packed log, below).
+  Batched per node: KEYS is one key that routes the call (not read), ARGV[1] = k and
+  ARGV[2 .. k + 1] are the keys above, and the ARGV below follow them.
 ARGV (positional, no tables per decision):
   [1] minTtlMs: floor of every TTL written (0: TTLs are exactly the spans below)
   [2] packedMax: most entries a packed log holds (0: sorted sets only; a packed log found is moved
@@ -26,7 +30,8 @@ Returns: one flat array; per decision: code (0 OK, 1 BANNED, 2 RATE_LIMITED, 3 O
   request id), hit rule (0-based, -1 none), retryAfterMs, at, then n counts; a check answered
   BANNED has no counts (a ban in force decides without counting; a peek still counts).
   On failure a single negative code (see script-errors.ts): -1 malformed arguments,
-  -2 no free log member found.
+  -2 no free log member found, -3 a key is not on this node (the caller's slot map is stale; the
+  MGET is the call's first access to every subject's slot, so nothing was written).
 
 The log, in one of two encodings (at most one of them exists but in a fleet mixing releases):
 - packed, while it holds at most packedMax entries: one string, read with the call's MGET and
@@ -53,7 +58,8 @@ admission updates it once):
   f<w>:<k> = admitted in fixed window k, f<w> = newest window index written
   s<b>:<k> = admitted in sliding-counter bucket k (b = bucket ms), s<b> = newest bucket index written
   t<w>:<limit> = token-bucket theoretical arrival time (a double, %.17g)
-Bans and scheduled keys of the whole call are read with one MGET; what this call writes overrides
+Bans and scheduled keys of the whole call are read with one MGET (batched per node, one per
+subject: a command may not mix slots even in a cross-slot script); what this call writes overrides
 what it read.
 
 Scheduled sends (types.ts, step 4): a check with countAt a > t counts and logs the attempt at a
@@ -102,11 +108,17 @@ none (one ZSCORE with an id): its ban end came with the call's MGET, and a ban d
 local floor, ceil, fmt, max = math.floor, math.ceil, string.format, math.max
 local spack, sunpack, sbyte, ssub, sfind = struct.pack, struct.unpack, string.byte, string.sub, string.find
 
-local minTtl = tonumber(ARGV[1])
-local packedMax = tonumber(ARGV[2])
-local setCount = tonumber(ARGV[3])
+local K, base = KEYS, 0
+if #KEYS == 1 then
+  local k = tonumber(ARGV[1])
+  if not k then return { -1 } end
+  K, base = { unpack(ARGV, 2, k + 1) }, k + 1
+end
+local minTtl = tonumber(ARGV[base + 1])
+local packedMax = tonumber(ARGV[base + 2])
+local setCount = tonumber(ARGV[base + 3])
 if not minTtl or not packedMax or not setCount then return { -1 } end
-local p = 4
+local p = base + 4
 
 -- Rule sets: parsed once per call; decisions reference them by number.
 local sets = {}
@@ -150,26 +162,37 @@ for s = 1, setCount do
   sets[s] = set
 end
 
-local decisions = #KEYS / 5
+local decisions = #K / 5
 if decisions ~= floor(decisions) or #ARGV < p - 1 + decisions then return { -1 } end
 
--- One MGET for the whole call: ban ends, S, and the packed logs (a sorted-set log reads as nil).
+-- Ban ends, S, and the packed logs (a sorted-set log reads as nil), read before anything is
+-- written: one MGET for the call; batched per node, one per subject (a command may not mix slots),
+-- so a node missing one of the slots refuses the batch (-3) having written nothing.
 local banEnds, scheduledEnds, packedLogs = {}, {}, {}
-do
+local function remember(kb, ks, kp, ban, scheduled, packed)
+  if ban then banEnds[kb] = tonumber(ban) end
+  if scheduled then scheduledEnds[ks] = tonumber(scheduled) end
+  packedLogs[kp] = packed or false
+end
+if base == 0 then
   local readKeys = {}
   for d = 1, decisions do
-    readKeys[3 * d - 2] = KEYS[5 * d - 3]
-    readKeys[3 * d - 1] = KEYS[5 * d - 1]
-    readKeys[3 * d] = KEYS[5 * d]
+    readKeys[3 * d - 2] = K[5 * d - 3]
+    readKeys[3 * d - 1] = K[5 * d - 1]
+    readKeys[3 * d] = K[5 * d]
   end
   local values = redis.call('MGET', unpack(readKeys))
   for d = 1, decisions do
-    local value = values[3 * d - 2]
-    if value then banEnds[readKeys[3 * d - 2]] = tonumber(value) end
-    value = values[3 * d - 1]
-    if value then scheduledEnds[readKeys[3 * d - 1]] = tonumber(value) end
-    value = values[3 * d]
-    if value then packedLogs[readKeys[3 * d]] = value else packedLogs[readKeys[3 * d]] = false end
+    remember(readKeys[3 * d - 2], readKeys[3 * d - 1], readKeys[3 * d], values[3 * d - 2], values[3 * d - 1], values[3 * d])
+  end
+else
+  for d = 1, decisions do
+    local kb, ks, kp = K[5 * d - 3], K[5 * d - 1], K[5 * d]
+    if packedLogs[kp] == nil then
+      local values = redis.pcall('MGET', kb, ks, kp)
+      if values.err then return { -3 } end
+      remember(kb, ks, kp, values[1], values[2], values[3])
+    end
   end
 end
 
@@ -313,7 +336,7 @@ local counts = {}
 local arrival = {}
 
 for d = 1, decisions do
-  local kl, kb, kc, ks, kp = KEYS[5 * d - 4], KEYS[5 * d - 3], KEYS[5 * d - 2], KEYS[5 * d - 1], KEYS[5 * d]
+  local kl, kb, kc, ks, kp = K[5 * d - 4], K[5 * d - 3], K[5 * d - 2], K[5 * d - 1], K[5 * d]
   local h = tonumber(ARGV[p])
   p = p + 1
   local peek = h < 0

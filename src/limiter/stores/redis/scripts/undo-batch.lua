@@ -3,14 +3,17 @@ undo-batch: take back admitted attempts (a later admission step rejected them), 
 one call (the undos of one turn of the event loop, of one hash slot), each as if sent alone, in order.
 
 KEYS: 4 per undo: log (sorted set), counters (hash), scheduled (string), packed log (string); all of
-one subject (see check-batch.lua: the packed log, when it exists, is the log).
+one subject (see check-batch.lua: the packed log, when it exists, is the log). Batched per node (as
+in check-batch.lua): one key that routes the call, ARGV[1] = k, ARGV[2 .. k + 1] the keys, then
+the ARGV below.
 ARGV: [1] minTtlMs (floor of a TTL written), [2] number of undos; then per undo: member (the
       request id's 32-bit member, '' when the attempt was checked without an id), at (the
       admission's Decision.at, epoch ms), n, then n x (algorithm, windowMs, limit, banMs) as in
       check-batch.lua.
 Returns: per undo 1 when the counter effects were applied, 0 when a member was given and is not in
   the log (never admitted with that id, trimmed, or already undone: a no-op, so undo can be retried
-  safely); {-1} on malformed arguments (nothing is undone after the malformed one).
+  safely); {-1} on malformed arguments (nothing is undone after the malformed one); {-3} when,
+  batched per node, a key is not on this node (nothing is undone).
 
 With a member the entry is removed and a = min(its score, at): the score is the attempt's count
 time, later than its decision time `at` for a scheduled attempt, whose counters were written at `at`. Without one a = at and the log is not touched: anonymous entries cannot be told apart,
@@ -29,7 +32,18 @@ counters' TTLs are left alone (an undo adds no field that must outlive them).
 ]]
 
 local floor, ceil, fmt, max = math.floor, math.ceil, string.format, math.max
-local minTtl, count = tonumber(ARGV[1]), tonumber(ARGV[2])
+local K, base = KEYS, 0
+if #KEYS == 1 then
+  local k = tonumber(ARGV[1])
+  if not k then return { -1 } end
+  K, base = { unpack(ARGV, 2, k + 1) }, k + 1
+  -- Every subject's slot is touched before anything is written (one command per slot: a command
+  -- may not mix slots), so a stale slot map changes nothing.
+  for u = 4, k, 4 do
+    if type(redis.pcall('EXISTS', K[u])) ~= 'number' then return { -3 } end
+  end
+end
+local minTtl, count = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
 if not (minTtl and count) then return { -1 } end
 
 -- One undo; p is the ARGV index of its n (its rules follow). Returns 1, 0 or -1 as above.
@@ -110,12 +124,12 @@ local function undo(kl, counters, ks, kp, member, at, p)
 end
 
 local results = {}
-local p = 3
+local p = base + 3
 for u = 1, count do
   local q = p + 2
   local n = tonumber(ARGV[q])
   if not n then return { -1 } end
-  local result = undo(KEYS[4 * u - 3], KEYS[4 * u - 2], KEYS[4 * u - 1], KEYS[4 * u], ARGV[p], tonumber(ARGV[p + 1]), q)
+  local result = undo(K[4 * u - 3], K[4 * u - 2], K[4 * u - 1], K[4 * u], ARGV[p], tonumber(ARGV[p + 1]), q)
   if result < 0 then return { -1 } end
   results[u] = result
   p = q + 1 + 4 * n

@@ -3,6 +3,7 @@
  * only when it commits), one per subscribed webhook; the order guard, retries, give-up, replay,
  * retention; webhook secrets sealed, rotated, scoped to their tenant.
  */
+import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/limiter/clock.js';
 import {
@@ -15,6 +16,7 @@ import {
   type Repositories,
   SecretBox,
 } from '../../src/storage/index.js';
+import { markDeliveredQuery } from '../../src/storage/repositories/webhook-events.js';
 import { backends } from '../support/databases.js';
 import { describeWith } from '../support/servers.js';
 
@@ -239,6 +241,25 @@ for (const backend of backends) {
         expect(await repos.webhookEvents.purgeFinished({ before: T0 + 1, limit: 1000 })).toBeGreaterThanOrEqual(1);
         expect(await eventsOf(delivered.id)).toEqual([]);
         expect((await eventsOf(pending.id)).map((row) => row.status)).toEqual(['pending']);
+      });
+
+      it('marks a batch of 2xx answers delivered, each by its primary key (never a walk of the pending events)', async () => {
+        const tenant = await newTenant();
+        const { webhook } = await repos.webhooks.create({ tenantId: tenant.id, url: 'https://a.example/hook', events: ALL });
+        for (let i = 0; i < 5; i++) await repos.messages.insert(message(tenant.id));
+        const due = await repos.webhookEvents.due(webhook.id, { now: T0, limit: 10 });
+        await repos.webhookEvents.markDeliveredMany(
+          due.slice(0, 3).map((event) => ({ webhookId: webhook.id, eventId: event.eventId })),
+          T0,
+        );
+        const statuses = (await repos.webhookEvents.due(webhook.id, { now: T0, limit: 10 })).map((event) => event.eventId);
+        expect(statuses).toEqual(due.slice(3).map((event) => event.eventId));
+        if (database.dialect === 'sqlite') {
+          // SQLite has no statistics here: an IN list of event ids made it walk the due index.
+          const compiled = markDeliveredQuery(database.db, { webhookId: webhook.id, eventId: due[0]!.eventId }, T0).compile();
+          const plan = await database.db.executeQuery(CompiledQuery.raw(`EXPLAIN QUERY PLAN ${compiled.sql}`, [...compiled.parameters]));
+          expect(JSON.stringify(plan.rows)).toMatch(/USING INDEX sqlite_autoindex_webhook_events_1 \(webhook_id=\? AND event_id=\?\)/);
+        }
       });
     });
 

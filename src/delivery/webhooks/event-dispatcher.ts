@@ -1,8 +1,10 @@
 /**
  * One partition of the outbox's event dispatch: the webhooks whose `shard % partitions ==
  * partition`, worked by the holder of the partition's lease lock (`webhooks:<n>`), like the
- * message dispatchers. Each pass, per endpoint, claims as many due events as the endpoint has
- * free slots (`concurrency`: its pace), posts them signed, and settles each: `delivered` on a 2xx
+ * message dispatchers. Per endpoint, a pass reads up to 4 × `concurrency` due events into a local
+ * queue, and the endpoint's free slots (`concurrency`: its pace) post from it, signed; a finished
+ * post starts the next queued one without a query, and only an empty queue asks for a pass (one
+ * query per completion was most of what posting cost). Each post is settled: `delivered` on a 2xx
  * within the timeout, else retried with full-jitter exponential backoff until its give-up time
  * (24 h after it was written or replayed), then `failed`. An endpoint that is slow or down fills
  * only its own slots: the others keep going.
@@ -13,7 +15,9 @@
  *
  * Order per message: `WebhookEventsRepository.due` returns an event only when no earlier step of
  * its message is pending for the endpoint, and the posts in flight are still pending, so a
- * message's `sent` is not posted before its `accepted` has been answered 2xx or given up.
+ * message's `sent` is not posted before its `accepted` has been answered 2xx or given up. A
+ * queued event was due with no earlier step pending when read, which stays true (steps are
+ * written in order, and only the holder settles them); the queues are dropped with the lock.
  */
 import type { Logger } from 'pino';
 import { resolvedWebhookUrlProblem, type WebhookUrlPolicy } from '../../core/webhook-urls.js';
@@ -58,6 +62,8 @@ export interface EventDispatcherOptions {
 
 /** How long a webhook's list entry and signing secrets are reused: a change or rotation applies within this (a rotation's grace period covers it). */
 const CACHE_MS = 5000;
+/** Events read ahead per endpoint: this many times its concurrency. */
+const READ_AHEAD = 4;
 
 const defaultPost: EventPoster = (request) => postOnce({ providerId: 'webhook', ...request });
 
@@ -66,6 +72,8 @@ export class EventDispatcher {
   private readonly lock: PartitionLock;
   /** Event ids being posted, per webhook id. */
   private readonly inFlight = new Map<string, Set<string>>();
+  /** Due events read and not yet posted, per webhook id, in the order `due` gave them. */
+  private readonly queued = new Map<string, WebhookEvent[]>();
   private readonly posts = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -88,6 +96,7 @@ export class EventDispatcher {
       logger: options.logger,
       leaseMs: options.leaseMs,
       onNotHolding: () => {
+        this.queued.clear();
         options.metrics?.lockHeld.set({ partition: this.name }, 0);
         options.metrics?.webhookEventsPending.remove({ partition: this.name });
       },
@@ -142,19 +151,27 @@ export class EventDispatcher {
   /** One pass: every endpoint of the partition gets its free slots filled with its due events. */
   async pass(): Promise<void> {
     const held = await this.lock.hold();
-    if (held === 'none') return;
+    if (held === 'none') {
+      this.queued.clear();
+      return;
+    }
     if (held === 'taken') this.options.metrics?.lockHeld.set({ partition: this.name }, 1);
     const { events, clock } = this.options;
     const full = this.nextPassFull || this.webhooks === undefined || held === 'taken';
     this.nextPassFull = false;
     if (full) this.webhooks = await this.options.webhooks.listForPartition(this.options.partition, this.options.partitions);
     const webhooks = this.webhooks ?? [];
+    const { concurrency } = this.options;
     for (const webhook of webhooks) {
       const flying = this.inFlight.get(webhook.id) ?? new Set<string>();
-      const free = this.options.concurrency - flying.size;
-      if (free <= 0) continue;
-      const due = await events.due(webhook.id, { now: clock.now(), limit: free, exclude: [...flying] });
-      for (const event of due) this.launch(webhook, event, flying);
+      if (flying.size >= concurrency) continue;
+      const queue = this.queued.get(webhook.id) ?? [];
+      if (queue.length < concurrency - flying.size) {
+        const exclude = [...flying, ...queue.map((event) => event.eventId)];
+        queue.push(...(await events.due(webhook.id, { now: clock.now(), limit: READ_AHEAD * concurrency - queue.length, exclude })));
+      }
+      this.queued.set(webhook.id, queue);
+      while (flying.size < concurrency && queue.length > 0) this.launch(webhook, queue.shift()!, flying);
     }
     if (full && this.options.metrics)
       this.options.metrics.webhookEventsPending.set(
@@ -176,8 +193,10 @@ export class EventDispatcher {
       .finally(() => {
         flying.delete(event.eventId);
         this.posts.delete(post);
-        // The next event of this message (or of the endpoint's queue) may be due now.
-        this.wake();
+        const next = this.lock.isHeld() && !this.stopped ? this.queued.get(webhook.id)?.shift() : undefined;
+        if (next) this.launch(webhook, next, flying);
+        // An empty queue: the next event of this message (or of the endpoint) may be due now.
+        else this.wake();
       });
     this.posts.add(post);
   }

@@ -4,9 +4,9 @@
  * (`messages/events.ts`). Order per message: an event is due only when no earlier step of its
  * message is still pending for the same webhook (delivered and failed ones no longer hold it).
  */
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../database.js';
-import type { EventStatus, EventType, WebhookEventsTable } from '../schema.js';
+import type { EventStatus, EventType, Tables, WebhookEventsTable } from '../schema.js';
 
 export interface WebhookEvent {
   webhookId: string;
@@ -43,6 +43,16 @@ function toEvent(row: WebhookEventsTable): WebhookEvent {
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
+}
+
+/** Moves one pending event to `delivered`: a lookup by the whole primary key (exported for its query-plan test). */
+export function markDeliveredQuery(db: Kysely<Tables>, mark: { webhookId: string; eventId: string }, now: number) {
+  return db
+    .updateTable('webhook_events')
+    .set((eb) => ({ status: 'delivered', attempts: eb('attempts', '+', 1), last_error: null, updated_at: now }))
+    .where('webhook_id', '=', mark.webhookId)
+    .where('event_id', '=', mark.eventId)
+    .where('status', '=', 'pending');
 }
 
 export class WebhookEventsRepository {
@@ -112,18 +122,10 @@ export class WebhookEventsRepository {
    */
   async markDeliveredMany(marks: readonly { webhookId: string; eventId: string }[], now: number): Promise<void> {
     if (marks.length === 0) return;
-    const byWebhook = new Map<string, string[]>();
-    for (const mark of marks) byWebhook.set(mark.webhookId, [...(byWebhook.get(mark.webhookId) ?? []), mark.eventId]);
+    // One statement per event: with `event_id IN (...)` SQLite's planner (no statistics) walks
+    // every pending event of the webhook through the due index; by the whole key it is one lookup.
     await this.database.relaxedTransaction(async (trx) => {
-      for (const [webhookId, eventIds] of byWebhook)
-        for (let start = 0; start < eventIds.length; start += 500)
-          await trx
-            .updateTable('webhook_events')
-            .set((eb) => ({ status: 'delivered', attempts: eb('attempts', '+', 1), last_error: null, updated_at: now }))
-            .where('webhook_id', '=', webhookId)
-            .where('event_id', 'in', eventIds.slice(start, start + 500))
-            .where('status', '=', 'pending')
-            .execute();
+      for (const mark of marks) await markDeliveredQuery(trx, mark, now).execute();
     });
   }
 

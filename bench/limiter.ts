@@ -128,6 +128,24 @@ function redisContenders(url: string): Contender[] {
       });
     }
   }
+  // As the service runs it (SLUICE_BAN_CACHE_MS): a check of a subject banned in Redis is answered in process until the ban ends.
+  contenders.push({
+    name: 'sluice RedisStore + ban cache',
+    limits: 'strict',
+    rules: sluiceDescription('strict'),
+    create: () => {
+      const client = new Redis(url);
+      const store = new RedisStore({ client, prefix: 'bench:sluice:cached' });
+      const limiter = new Limiter({ store, banCache: true });
+      return {
+        attempt: checkAnonymous(limiter, sluiceRules('strict')),
+        close: async () => {
+          await store.close();
+          await client.quit();
+        },
+      };
+    },
+  });
   for (const limits of LIMITS) {
     contenders.push({
       name: 'RateLimiterRedis',

@@ -33,7 +33,7 @@ import { createRedisClient } from '../infra/redis-client.js';
 import { resolveSecretKey } from '../infra/secret-key.js';
 import { SlowCallLog } from '../infra/slow-call-log.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
-import { DegradingLimiter } from '../limiter/degrade/index.js';
+import { DegradingLimiter, EventLoopLag } from '../limiter/degrade/index.js';
 import { type Clock, type FallbackMode, Limiter, MemoryStore, RedisStore, systemClock, TokenLeases } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
 import { SqlAdminLookupService } from '../services/admin-lookup-service.js';
@@ -277,11 +277,14 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         else if (key.startsWith('bans:')) redisLimiter.invalidateOwner(key.slice('bans:'.length));
       });
       closers.unshift(unsubscribeBans);
+      // The breaker judges Redis by what Redis adds: this process's own loop lag is taken off.
+      const loopLag = new EventLoopLag();
+      closers.unshift(() => loopLag.close());
       degrading = new DegradingLimiter({
         primary: limiter,
         local,
         policy: { mode: settings.fallbackMode as 'local', divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate },
-        breaker: { degradeMs: settings.degradeMs, alertMs: settings.degradeAlertMs, openMs: settings.breakerOpenMs },
+        breaker: { degradeMs: settings.degradeMs, alertMs: settings.degradeAlertMs, openMs: settings.breakerOpenMs, loopLag },
         timeoutMs: settings.redisTimeoutMs,
         listener: (event) => {
           recordDegradationEvent(metrics, event);

@@ -18,10 +18,14 @@
  * Calls slower than `alertMs` are reported to the listener as `alert` events (the service counts
  * them and logs a warning); they change nothing.
  *
+ * With `loopLag`, a call's latency counts without the lateness its own process's event loop
+ * accrued while the call was in flight (loop-lag.ts): a busy process is not a slow store.
+ *
  * Results of calls admitted before the last state change are ignored: a call that started while
  * closed and ends after the breaker opened must not close or re-open it.
  */
 import type { Clock } from '../clock.js';
+import type { LoopLagSource } from './loop-lag.js';
 
 export type BreakerState = 'closed' | 'half-open' | 'open';
 
@@ -53,6 +57,8 @@ export interface CircuitBreakerOptions {
   probes?: number;
   /** Receives state changes and alerts. Must not throw (a throwing listener is ignored). */
   listener?: BreakerListener;
+  /** The process's own event-loop lateness, taken off every call's latency (default none: latency as measured). */
+  loopLag?: LoopLagSource;
 }
 
 /** Permission to call the primary; hand it back to {@link CircuitBreaker.record}. */
@@ -62,6 +68,8 @@ export interface BreakerPermit {
   readonly probe: boolean;
   /** Clock reading when the permit was issued. */
   readonly startedAt: number;
+  /** `loopLag.accrued()` when the permit was issued (0 without one). */
+  readonly lagAtStart: number;
 }
 
 /** A clock for latencies: monotonic and sub-millisecond. */
@@ -78,6 +86,7 @@ export class CircuitBreaker {
   readonly badRatio: number;
   readonly consecutiveErrors: number;
   readonly openMs: number;
+  readonly loopLag: LoopLagSource | undefined;
   readonly probes: number;
   private readonly listener: BreakerListener | undefined;
 
@@ -106,6 +115,7 @@ export class CircuitBreaker {
     this.openMs = positive(options.openMs ?? 2000, 'openMs');
     this.probes = positiveInt(options.probes ?? 3, 'probes');
     this.listener = options.listener;
+    this.loopLag = options.loopLag;
     this.bucketMs = this.windowMs / BUCKETS;
   }
 
@@ -128,24 +138,27 @@ export class CircuitBreaker {
    */
   acquire(): BreakerPermit | undefined {
     this.advance();
-    if (this.current === 'closed') return { generation: this.generation, probe: false, startedAt: this.clock.now() };
+    const lagAtStart = this.loopLag?.accrued() ?? 0;
+    if (this.current === 'closed') return { generation: this.generation, probe: false, startedAt: this.clock.now(), lagAtStart };
     if (this.current === 'half-open' && this.probesIssued < this.probes) {
       this.probesIssued++;
-      return { generation: this.generation, probe: true, startedAt: this.clock.now() };
+      return { generation: this.generation, probe: true, startedAt: this.clock.now(), lagAtStart };
     }
     return undefined;
   }
 
   /**
    * Reports the outcome of a call made under `permit`: `ok` false for an error or a timeout.
-   * Returns the call's latency in milliseconds (clock now − permit start).
+   * Returns the call's latency in milliseconds (clock now − permit start); alerts and the
+   * slow-call judgement use it less the loop lag accrued meanwhile ({@link storeMs}).
    */
   record(permit: BreakerPermit, ok: boolean): number {
     const now = this.clock.now();
     const ms = now - permit.startedAt;
-    if (ms > this.alertMs) this.emit({ type: 'alert', ms });
+    const storeMs = this.storeMs(permit, ms);
+    if (storeMs > this.alertMs) this.emit({ type: 'alert', ms: storeMs });
     if (permit.generation !== this.generation) return ms;
-    const bad = !ok || ms > this.degradeMs;
+    const bad = !ok || storeMs > this.degradeMs;
     if (this.current === 'half-open') {
       if (bad) this.open(now);
       else if (++this.probesPassed >= this.probes) this.transition('closed');
@@ -158,6 +171,11 @@ export class CircuitBreaker {
       this.open(now);
     }
     return ms;
+  }
+
+  /** The part of `ms`, a call's latency under `permit`, that the store answers for: without the loop lag accrued since the permit. */
+  storeMs(permit: BreakerPermit, ms: number): number {
+    return this.loopLag === undefined ? ms : Math.max(0, ms - (this.loopLag.accrued() - permit.lagAtStart));
   }
 
   /** Adds one call to the window at `now` and returns the window's totals. */

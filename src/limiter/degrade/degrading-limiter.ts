@@ -23,7 +23,7 @@
 import type { Limiter } from '../limiter.js';
 import { validateCheckRequest } from '../limiter.js';
 import type { CheckRequest, DecisionCode, Rule, UndoRequest } from '../types.js';
-import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
+import { type BreakerPermit, type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { type DegradedDecision, divideRules, type FallbackMode, type FallbackPolicy, validateFallbackPolicy } from './fallback-policy.js';
 
 /** What the wrapped limiters must offer (a {@link Limiter} does). */
@@ -62,6 +62,8 @@ export interface DegradingLimiterOptions {
 }
 
 const TIMED_OUT = Symbol('timed out');
+/** Most times a primary call's timeout waits again because the process, not the store, was late. */
+const MAX_REARMS = 10;
 
 export class DegradingLimiter {
   readonly breaker: CircuitBreaker;
@@ -100,7 +102,7 @@ export class DegradingLimiter {
     const permit = this.breaker.acquire();
     if (!permit) return this.fallback(request, policy, 'open', undefined);
     try {
-      const decision = await this.withTimeout(this.primary.check(request));
+      const decision = await this.withTimeout(this.primary.check(request), permit);
       const ms = this.breaker.record(permit, true);
       this.emit({ type: 'latency', store: 'primary', op: 'check', ms, outcome: decision.code });
       return decision;
@@ -133,7 +135,7 @@ export class DegradingLimiter {
     const permit = this.breaker.acquire();
     if (!permit) return false;
     try {
-      await this.withTimeout(this.primary.undo(undo));
+      await this.withTimeout(this.primary.undo(undo), permit);
       const ms = this.breaker.record(permit, true);
       this.emit({ type: 'latency', store: 'primary', op: 'undo', ms, outcome: 'done' });
       return true;
@@ -176,10 +178,21 @@ export class DegradingLimiter {
     return { ...decision, degraded: mode };
   }
 
-  private withTimeout<T>(call: Promise<T>): Promise<T> {
+  /**
+   * `call`, or TIMED_OUT after `timeoutMs` of the store's time: with the breaker's `loopLag`, a
+   * timer that fires while the call's wait was mostly this process's own lag waits again for the
+   * rest (up to {@link MAX_REARMS} times), since the reply may be read on the next turn.
+   */
+  private withTimeout<T>(call: Promise<T>, permit: BreakerPermit): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(TIMED_OUT), this.timeoutMs);
+      let rearms = 0;
+      const expire = () => {
+        const rest = this.timeoutMs - this.breaker.storeMs(permit, this.breaker.clock.now() - permit.startedAt);
+        if (rest > 0 && rearms++ < MAX_REARMS) timer = setTimeout(expire, rest);
+        else reject(TIMED_OUT);
+      };
+      timer = setTimeout(expire, this.timeoutMs);
     });
     // A call that loses the race may still reject later; that must not be an unhandled rejection.
     call.catch(() => {});

@@ -24,3 +24,4 @@ export {
   type FallbackPolicy,
   validateFallbackPolicy,
 } from './fallback-policy.js';
+export { EventLoopLag, type EventLoopLagOptions, type LoopLagSource } from './loop-lag.js';

@@ -119,7 +119,8 @@ export class SqlMessageService implements MessageService {
           return { index, ...outcome };
         } catch (error) {
           if (!(error instanceof SluiceError)) throw error;
-          return { index, error: { code: error.code, message: error.message, ...(error.details ?? {}) } };
+          // The single send's error body, retryAfterSeconds (its Retry-After) included.
+          return { index, error: error.toBody().error as BatchResult['error'] };
         }
       }),
     );

@@ -49,6 +49,26 @@ describe('POST /v1/messages/batch', () => {
     expect(results.filter((r: { error?: { code: string } }) => r.error?.code === 'QUOTA_EXCEEDED').length).toBe(5);
   });
 
+  it('a refused message carries what a single send would answer: retryAfterSeconds (the Retry-After) and the rule', async () => {
+    const tenant = await t.createTenant();
+    await t.admin('PUT', `/v1/admin/tenants/${tenant.id}/rules/sms`, { rules: [{ windowSeconds: 60, limit: 3 }] });
+    const messages = Array.from({ length: 4 }, (_, i) => ({ channel: 'sms', to: phone(30), body: `m${i}` }));
+    const { results } = (await batch(tenant.apiKey, { messages })).json();
+    expect(results.slice(0, 3).every((r: { id?: string }) => r.id)).toBe(true);
+    const refused = results[3].error;
+    expect(refused.code).toMatch(/^(RATE_LIMITED|BANNED)$/);
+    expect(refused.retryAfterSeconds).toBeGreaterThan(0);
+    const single = await t.app.inject({
+      method: 'POST',
+      url: '/v1/messages',
+      headers: { authorization: `Bearer ${tenant.apiKey}` },
+      payload: { channel: 'sms', to: phone(30), body: 'again' },
+    });
+    expect(single.statusCode).toBe(429);
+    expect(Object.keys(refused).sort()).toEqual(Object.keys(single.json().error).sort());
+    expect(Number(single.headers['retry-after'])).toBe(single.json().error.retryAfterSeconds);
+  });
+
   it('replays the same results under the same Idempotency-Key, sending nothing again', async () => {
     const tenant = await t.createTenant();
     const body = {

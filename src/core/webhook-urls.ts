@@ -5,7 +5,9 @@
  * otherwise internal address unless private targets are allowed (tests, the demo, a private
  * deployment): a webhook must not become a way to reach sluice's own network.
  */
+import { type LookupAddress, lookup as lookupCallback } from 'node:dns';
 import { lookup } from 'node:dns/promises';
+import type { LookupFunction } from 'node:net';
 import { BlockList, isIP } from 'node:net';
 
 export interface WebhookUrlPolicy {
@@ -94,7 +96,30 @@ export async function resolvedWebhookUrlProblem(text: string, policy: WebhookUrl
   } catch {
     return 'url host does not resolve';
   }
-  return addresses.some(({ address }) => isInternalAddress(address))
-    ? 'url host resolves to a loopback or private address (allowed only with SLUICE_WEBHOOK_ALLOW_PRIVATE=true)'
-    : undefined;
+  return addresses.some(({ address }) => isInternalAddress(address)) ? INTERNAL_ADDRESS_REFUSED : undefined;
 }
+
+/** What a connection made through {@link guardedLookup} fails with when its host resolves inside. */
+export const INTERNAL_ADDRESS_REFUSED =
+  'url host resolves to a loopback or private address (allowed only with SLUICE_WEBHOOK_ALLOW_PRIVATE=true)';
+
+/**
+ * A `lookup` for the connection itself (the `lookup` option of `http.request`): resolves the host
+ * as Node would and refuses internal addresses, so the address connected to is the address
+ * checked. {@link resolvedWebhookUrlProblem} checks before the post, but the connection resolves
+ * again, and a name that answers a public address to the check and an internal one to the
+ * connection (DNS rebinding) would pass it. IP literals do not reach a lookup; the URL check
+ * refuses internal ones.
+ */
+export const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  lookupCallback(hostname, options, (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => {
+    if (error) return callback(error, address as string, family);
+    const addresses = Array.isArray(address) ? address.map((entry) => entry.address) : [address];
+    if (addresses.some(isInternalAddress)) {
+      const refused: NodeJS.ErrnoException = new Error(INTERNAL_ADDRESS_REFUSED);
+      refused.code = 'EINTERNALADDRESS';
+      return callback(refused, address as string, family);
+    }
+    callback(null, address as string, family);
+  });
+};

@@ -9,6 +9,7 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { scrubRecipient } from './mask.js';
 import { httpStatusError, type ProviderError, toProviderError } from './provider.js';
 
@@ -30,6 +31,12 @@ export interface HttpExchange {
   body: string;
   timeoutMs: number;
   signal?: AbortSignal | undefined;
+  /**
+   * Resolves the host for a new connection (net's `lookup`), e.g. a guard that refuses internal
+   * addresses at connect time. Such exchanges use agents of their own, so they never reuse a
+   * socket that another lookup connected.
+   */
+  lookup?: LookupFunction | undefined;
 }
 
 /** Answers above this are cut: every vendor answer we read is a small JSON object. */
@@ -38,6 +45,8 @@ const MAX_ANSWER_CHARS = 64 * 1024;
 /** Connections are reused across sends (one TLS handshake per socket, not per message). */
 const httpAgent = new HttpAgent({ keepAlive: true, maxFreeSockets: 64 });
 const httpsAgent = new HttpsAgent({ keepAlive: true, maxFreeSockets: 64 });
+const lookupHttpAgent = new HttpAgent({ keepAlive: true, maxFreeSockets: 64 });
+const lookupHttpsAgent = new HttpsAgent({ keepAlive: true, maxFreeSockets: 64 });
 
 function answerHeaders(headers: IncomingHttpHeaders): AnswerHeaders {
   return {
@@ -76,7 +85,9 @@ export function postOnce(exchange: HttpExchange): Promise<HttpAnswer> {
     const options = {
       method: 'POST',
       headers: { ...exchange.headers, 'Content-Length': String(body.length) },
-      agent: secure ? httpsAgent : httpAgent,
+      ...(exchange.lookup
+        ? { agent: secure ? lookupHttpsAgent : lookupHttpAgent, lookup: exchange.lookup }
+        : { agent: secure ? httpsAgent : httpAgent }),
     };
     const request = secure ? httpsRequest(url, options) : httpRequest(url, options);
     const timer = setTimeout(() => request.destroy(new TimeoutError(`no answer within ${exchange.timeoutMs} ms`)), exchange.timeoutMs);

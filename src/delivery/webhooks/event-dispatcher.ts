@@ -19,8 +19,10 @@
  * queued event was due with no earlier step pending when read, which stays true (steps are
  * written in order, and only the holder settles them); the queues are dropped with the lock.
  */
+
+import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
-import { resolvedWebhookUrlProblem, type WebhookUrlPolicy } from '../../core/webhook-urls.js';
+import { guardedLookup, resolvedWebhookUrlProblem, type WebhookUrlPolicy } from '../../core/webhook-urls.js';
 import type { LeaseLock } from '../../infra/lock/index.js';
 import type { Clock } from '../../limiter/index.js';
 import { type HttpAnswer, postOnce } from '../../providers/http-request.js';
@@ -37,6 +39,8 @@ export type EventPoster = (request: {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
+  /** The connection's own resolution, refusing internal addresses (absent when private targets are allowed). */
+  lookup?: LookupFunction | undefined;
 }) => Promise<HttpAnswer>;
 
 export interface EventDispatcherOptions {
@@ -259,6 +263,8 @@ export class EventDispatcher {
         },
         body: event.body,
         timeoutMs: this.options.timeoutMs,
+        // The address connected to is checked too: a name may resolve elsewhere after the check above.
+        lookup: this.options.urlPolicy.allowPrivate ? undefined : guardedLookup,
       });
       if (answer.status >= 200 && answer.status < 300) return undefined;
       return `HTTP ${answer.status}`;

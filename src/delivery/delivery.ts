@@ -48,8 +48,9 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
       byPartition.set(dispatcher.name, dispatcher);
     }
   }
-  // Webhook events: not in the roster's share (they are light); the first worker to reach a free
-  // partition's lock takes it.
+  // Webhook events: a share of their own partitions among the same workers (counted apart from
+  // the message dispatchers'), so they spread over the workers too.
+  const eventShare = roster?.shareOf(settings.partitions);
   const eventDispatchers: EventDispatcher[] = [];
   for (let partition = 0; partition < settings.partitions; partition++)
     eventDispatchers.push(
@@ -69,6 +70,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         retryBaseMs: settings.webhookRetryBaseMs,
         retryMaxMs: settings.webhookRetryMaxMs,
         urlPolicy: { allowPrivate: settings.webhookAllowPrivate, allowedHosts: settings.webhookAllowedHosts },
+        ...(eventShare ? { share: eventShare } : {}),
       }),
     );
   // The first beat before the first lock: a worker joining others knows its share from the start.

@@ -101,6 +101,8 @@ export interface PartitionRoster extends PartitionShare {
   start(): Promise<void>;
   /** Stops beating and leaves the roster. */
   stop(): Promise<void>;
+  /** This worker's share of another set of partitions (the webhook event dispatchers'), counted apart. */
+  shareOf(partitions: number): PartitionShare;
 }
 
 /** Everything `startDelivery` needs. */

@@ -41,15 +41,57 @@ export interface WorkerRosterOptions {
   logger: Logger;
 }
 
+/** A worker's share of one set of partitions among the live workers: the locks it holds, counted. */
+class ShareCount implements PartitionShare {
+  private holding = 0;
+
+  constructor(
+    private readonly partitions: number,
+    private readonly workers: () => number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The most locks this worker should hold, as of the last beat. */
+  share(): number {
+    return Math.ceil(this.partitions / Math.max(1, this.workers()));
+  }
+
+  mayTake(): boolean {
+    return this.holding < this.share();
+  }
+
+  shouldYield(): boolean {
+    return this.holding > this.share();
+  }
+
+  held(delta: 1 | -1): void {
+    this.holding += delta;
+    // A -1 without its +1 would let this worker take more than its share from then on: say so.
+    if (this.holding < 0) {
+      this.logger.error({ holding: this.holding }, 'roster: more locks given up than taken; counting from 0');
+      this.holding = 0;
+    }
+  }
+}
+
 export class WorkerRoster implements PartitionShare {
   readonly id = randomUUID();
   private readonly key: string;
   private workers = 1;
-  private holding = 0;
   private timer: NodeJS.Timeout | undefined;
+  private readonly own: ShareCount;
 
   constructor(private readonly options: WorkerRosterOptions) {
     this.key = `${options.keyPrefix}workers`;
+    this.own = new ShareCount(options.partitions, () => this.workers, options.logger);
+  }
+
+  /**
+   * A share of another set of partitions among the same live workers, counted apart: the webhook
+   * event dispatchers' `webhooks:<n>` locks, which would otherwise all go to the first worker.
+   */
+  shareOf(partitions: number): PartitionShare {
+    return new ShareCount(partitions, () => this.workers, this.options.logger);
   }
 
   /** The first beat (so the share is known before any lock is taken), then one every lease/3. */
@@ -68,24 +110,19 @@ export class WorkerRoster implements PartitionShare {
 
   /** The most locks this worker should hold, as of the last beat. */
   share(): number {
-    return Math.ceil(this.options.partitions / Math.max(1, this.workers));
+    return this.own.share();
   }
 
   mayTake(): boolean {
-    return this.holding < this.share();
+    return this.own.mayTake();
   }
 
   shouldYield(): boolean {
-    return this.holding > this.share();
+    return this.own.shouldYield();
   }
 
   held(delta: 1 | -1): void {
-    this.holding += delta;
-    // A -1 without its +1 would let this worker take more than its share from then on: say so.
-    if (this.holding < 0) {
-      this.options.logger.error({ holding: this.holding }, 'roster: more locks given up than taken; counting from 0');
-      this.holding = 0;
-    }
+    this.own.held(delta);
   }
 
   private async beat(): Promise<void> {

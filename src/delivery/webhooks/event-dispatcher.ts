@@ -31,6 +31,7 @@ import type { Webhook, WebhooksRepository } from '../../storage/repositories/web
 import { retryDelayMs } from '../attempt.js';
 import { PartitionLock } from '../partition-lock.js';
 import type { DeliveryMetrics } from '../ports.js';
+import type { PartitionShare } from '../roster.js';
 import { signatureHeader } from './signature.js';
 
 /** Posts one event; the default is one bounded HTTP POST. */
@@ -62,6 +63,8 @@ export interface EventDispatcherOptions {
   urlPolicy: WebhookUrlPolicy;
   random?: () => number;
   post?: EventPoster;
+  /** This worker's share of the event partitions (`roster.ts`, Redis mode); absent: take any free lock. */
+  share?: PartitionShare;
 }
 
 /** How long a webhook's list entry and signing secrets are reused: a change or rotation applies within this (a rotation's grace period covers it). */
@@ -99,6 +102,7 @@ export class EventDispatcher {
       clock: options.clock,
       logger: options.logger,
       leaseMs: options.leaseMs,
+      ...(options.share ? { share: options.share } : {}),
       onNotHolding: () => {
         this.queued.clear();
         options.metrics?.lockHeld.set({ partition: this.name }, 0);

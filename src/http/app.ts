@@ -65,12 +65,14 @@ function refuseControlCharacters(kind: string, values: unknown): void {
 }
 
 /**
- * Caps the sockets `server` holds: `max` in all (Node closes one over it as it is accepted) and,
- * unless 0, `perAddress` from one remote address. Node and Fastify have no per-address cap; this
- * one is a map of counts, updated on accept and close.
+ * Caps the sockets `server` holds: `max` in all (Node closes one over it as it is accepted, and
+ * says so with `drop`) and, unless 0, `perAddress` from one remote address. Node and Fastify have
+ * no per-address cap; this one is a map of counts, updated on accept and close. `refused` counts
+ * each closed one by its cap.
  */
-function limitConnections(server: Server, max: number, perAddress: number): void {
+function limitConnections(server: Server, max: number, perAddress: number, refused?: (cap: 'max' | 'per_ip') => void): void {
   server.maxConnections = max;
+  if (refused) server.on('drop', () => refused('max'));
   if (perAddress <= 0) return;
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
@@ -78,6 +80,7 @@ function limitConnections(server: Server, max: number, perAddress: number): void
     const count = (open.get(address) ?? 0) + 1;
     if (count > perAddress) {
       socket.destroy();
+      refused?.('per_ip');
       return;
     }
     open.set(address, count);
@@ -147,7 +150,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     genReqId: requestId,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  limitConnections(app.server, deps.maxConnections, deps.maxConnectionsPerIp);
+  limitConnections(app.server, deps.maxConnections, deps.maxConnectionsPerIp, deps.metrics?.observeConnectionRefused?.bind(deps.metrics));
 
   // Requests already on a kept-alive connection when the server starts closing: 503 in the
   // contract's shape (Fastify also answers them with `Connection: close`).

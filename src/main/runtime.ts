@@ -457,6 +457,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         observeHttp: (route, method, status, seconds) =>
           metrics.httpRequestDuration.observe({ route, method, status_code: String(status) }, seconds),
         observeAdmissionRejection: (interceptor, code) => metrics.admissionRejections.inc({ interceptor, code }),
+        observeConnectionRefused: (cap) => metrics.httpConnectionsRefused.inc({ cap }),
       },
       adminToken: settings.adminToken,
       bodyLimitBytes: settings.bodyLimitBytes,

@@ -73,6 +73,7 @@ export class Metrics {
 
   // HTTP and the exporter itself
   readonly httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
+  readonly httpConnectionsRefused: Counter<'cap'>;
   readonly collectErrors: Counter<'collector'>;
 
   private messageCounts: MessageCountsProvider | undefined;
@@ -263,6 +264,12 @@ export class Metrics {
       help: 'HTTP request time, by method, route pattern (never the raw URL) and status code.',
       labelNames: ['method', 'route', 'status_code'],
       buckets: HTTP_BUCKETS,
+      registers,
+    });
+    this.httpConnectionsRefused = new Counter({
+      name: 'sluice_http_connections_refused_total',
+      help: 'Connections closed as they were accepted, by the cap they were over: max (SLUICE_HTTP_MAX_CONNECTIONS) or per_ip.',
+      labelNames: ['cap'],
       registers,
     });
     this.collectErrors = new Counter({

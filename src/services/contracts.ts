@@ -301,6 +301,8 @@ export interface MetricsEndpoint {
   observeHttp?(route: string, method: string, status: number, seconds: number): void;
   /** A send refused before the chain ran (the key is checked before the body is read), counted as the chain counts its own. */
   observeAdmissionRejection?(interceptor: string, code: string): void;
+  /** A connection closed as it was accepted, over the cap in all (`max`) or from its address (`per_ip`). */
+  observeConnectionRefused?(cap: 'max' | 'per_ip'): void;
 }
 
 export interface HttpDeps extends Services {

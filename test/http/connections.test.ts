@@ -41,6 +41,13 @@ function probe(port: number, localAddress = '127.0.0.1'): Promise<{ socket: Sock
   });
 }
 
+/** The refused-connections lines of `/metrics`. */
+const refused = async () =>
+  (await t!.app.inject({ url: '/metrics' })).body
+    .split('\n')
+    .filter((line) => line.startsWith('sluice_http_connections_refused_total'))
+    .join('\n') + '\n';
+
 const closed = (socket: Socket) => new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())));
 
 /** Polls `probe` until it is answered: the server counts a closed connection out a moment after the client sees it close. */
@@ -63,6 +70,7 @@ describe('connection caps', () => {
     expect(held.every((connection) => !connection.socket.destroyed)).toBe(true);
     expect((await probe(port)).answer).toBe('closed');
     expect((await probe(port)).answer).toBe('closed');
+    expect(await refused()).toMatch(/sluice_http_connections_refused_total\{cap="max"\} 2\n/);
 
     held[0]!.socket.destroy();
     await closed(held[0]!.socket);
@@ -74,6 +82,7 @@ describe('connection caps', () => {
     const held = [await probe(port), await probe(port)];
     expect(held.map((connection) => connection.answer)).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
     expect((await probe(port)).answer).toBe('closed');
+    expect(await refused()).toMatch(/sluice_http_connections_refused_total\{cap="per_ip"\} 1\n/);
     // Another loopback address is another client.
     expect((await probe(port, '127.0.0.2')).answer).toBe('HTTP/1.1 200 OK');
 

@@ -129,6 +129,14 @@ describe('GET and DELETE /v1/messages/:id', () => {
     expectError(await t.call(a.apiKey, 'GET', `/v1/messages/${'x'.repeat(65)}`), 400, 'INVALID_REQUEST');
   });
 
+  it('refuses query parameters it does not take, like every other route but the probes', async () => {
+    const { apiKey } = await t.createTenant();
+    const id = (await t.send(apiKey, sms(freshPhone()))).json().id;
+    expect((await t.call(apiKey, 'GET', `/v1/messages/${id}`)).statusCode).toBe(200);
+    expectError(await t.call(apiKey, 'GET', `/v1/messages/${id}?attempts=all`), 400, 'INVALID_REQUEST');
+    expectError(await t.call(apiKey, 'DELETE', `/v1/messages/${id}?force=1`), 400, 'INVALID_REQUEST');
+  });
+
   it('cancels a scheduled message; a second cancel is still OK', async () => {
     const { apiKey } = await t.createTenant();
     const id = (await t.send(apiKey, sms(freshPhone(), { sendAt: t.clock.now() + 600_000 }))).json().id;

@@ -5,7 +5,7 @@ import { SluiceError } from '../../core/errors.js';
 import type { HttpDeps } from '../../services/contracts.js';
 import { MessageView } from '../../services/views.js';
 import { authenticateTenant, bearerToken, tenantOf } from '../auth.js';
-import { Accepted, Canceled, errorResponses, IdParam, SECURITY, SendBody } from '../schemas.js';
+import { Accepted, Canceled, errorResponses, IdParam, NoQuery, SECURITY, SendBody } from '../schemas.js';
 
 /**
  * The key's rule, in the schema so /docs shows it; a header that breaks it is answered with our
@@ -65,6 +65,7 @@ export const messageRoutes =
           summary: 'A message of your tenant and its delivery attempts',
           security: SECURITY.tenant,
           params: IdParam,
+          querystring: NoQuery,
           response: { ...errorResponses(400, 401, 404), 200: MessageView },
         },
       },
@@ -83,6 +84,7 @@ export const messageRoutes =
           summary: "Cancel a message not yet sending (409 once it is); its slot under the recipient's rules is given back",
           security: SECURITY.tenant,
           params: IdParam,
+          querystring: NoQuery,
           response: { ...errorResponses(400, 401, 404, 409), 200: Canceled },
         },
       },

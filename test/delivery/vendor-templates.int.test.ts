@@ -1,9 +1,13 @@
 /**
- * Failover across SMS vendors with a stored template: a real dispatcher sends a message rendered
- * from a template whose `vendor` names an Aliyun and a Tencent template; Aliyun (first) fails
- * retryably, and the retry goes to Tencent with Tencent's own TemplateId, sign and param order.
- * Both vendors are local HTTP servers recording the requests.
+ * Stored templates as the providers send them. Failover across SMS vendors: a real dispatcher
+ * sends a message rendered from a template whose `vendor` names an Aliyun and a Tencent template;
+ * Aliyun (first) fails retryably, and the retry goes to Tencent with Tencent's own TemplateId, sign
+ * and param order (both vendors local HTTP servers recording the requests). Then the webhook and
+ * email channels: the rendered text reaches a local HTTP receiver and a real SMTP server, the
+ * email's HTML escaped.
  */
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery } from '../../src/delivery/delivery.js';
 import type { Runtime } from '../../src/main/runtime.js';
@@ -82,5 +86,78 @@ describe('stored SMS templates across vendors', () => {
     expect(JSON.parse(tencent.requests[0]!.body)).toMatchObject({ TemplateId: '2002', SignName: 'ShopT', TemplateParamSet: ['5', '1234'] });
     const message = await runtime.repositories.messages.get(sent.id);
     expect(message?.providerMessageId).toBe('serial-1');
+  }, 30_000);
+
+  it('webhook and email templates reach their receivers rendered, the HTML escaped', async () => {
+    const tenant = await runtime.http.admin.createTenant(`rendered-${Date.now()}`);
+    const receiver = await startLocalHttpServer();
+    const mails: string[] = [];
+    const smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onData(stream, _session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => {
+          mails.push(Buffer.concat(chunks).toString('utf8'));
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      receiver.answer(() => ({ body: { ok: true } }));
+      await runtime.repositories.providers.create({
+        scope: tenant.id,
+        channel: 'webhook',
+        kind: 'http',
+        name: 'hook',
+        priority: 1,
+        qps: 100,
+        config: { url: receiver.url },
+        secret: JSON.stringify({ signingSecret: 'hook-secret' }),
+      });
+      await runtime.repositories.providers.create({
+        scope: tenant.id,
+        channel: 'email',
+        kind: 'smtp',
+        name: 'relay',
+        priority: 1,
+        qps: 100,
+        config: { host: '127.0.0.1', port: (smtp.server.address() as AddressInfo).port, from: 'shop@example.com', ignoreTLS: true },
+        secret: JSON.stringify({}),
+      });
+      const params = { name: { type: 'string' as const } };
+      await runtime.services.templates.putTemplate(tenant.id, 'webhook', 'deployed', { params, body: 'Deployed {{name}}' });
+      await runtime.services.templates.putTemplate(tenant.id, 'email', 'welcome', {
+        params,
+        subject: 'Welcome, {{name}}',
+        body: 'Hello {{name}}',
+        html: '<p>Hello <b>{{name}}</b></p>',
+      });
+      const hook = await runtime.http.messages.send(tenant.apiKey, {
+        channel: 'webhook',
+        to: 'ops',
+        template: 'deployed',
+        params: { name: 'api v2' },
+      });
+      const mail = await runtime.http.messages.send(tenant.apiKey, {
+        channel: 'email',
+        to: 'ann@example.com',
+        template: 'welcome',
+        params: { name: 'Ann <&>' },
+      });
+      const sent = async (id: string) => (await runtime.repositories.messages.get(id))?.status === 'sent';
+      expect(await waitFor(async () => (await sent(hook.id)) && (await sent(mail.id)), 15_000)).toBe(true);
+      expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({ channel: 'webhook', body: 'Deployed api v2' });
+      const raw = mails[0]!.replace(/=\r?\n/g, '');
+      expect(raw).toMatch(/^Subject: Welcome, Ann <&>/m);
+      expect(raw).toContain('Hello Ann <&>');
+      expect(raw).toContain('<p>Hello <b>Ann &lt;&amp;&gt;</b></p>');
+    } finally {
+      await receiver.close();
+      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    }
   }, 30_000);
 });

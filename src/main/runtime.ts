@@ -451,14 +451,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     const http: HttpDeps = {
       ...services,
       authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey).catch(unavailableUnlessSluiceError) : undefined),
-      metrics: {
-        contentType: metrics.registry.contentType,
-        render: () => metrics.registry.metrics(),
-        observeHttp: (route, method, status, seconds) =>
-          metrics.httpRequestDuration.observe({ route, method, status_code: String(status) }, seconds),
-        observeAdmissionRejection: (interceptor, code) => metrics.admissionRejections.inc({ interceptor, code }),
-        observeConnectionRefused: (cap) => metrics.httpConnectionsRefused.inc({ cap }),
-      },
+      metrics: metrics.httpEndpoint(),
       adminToken: settings.adminToken,
       bodyLimitBytes: settings.bodyLimitBytes,
       requestTimeoutMs: settings.httpRequestTimeoutMs,

@@ -310,6 +310,18 @@ export class Metrics {
     return this.registry.contentType;
   }
 
+  /** What the HTTP layer reads (`GET /metrics`) and reports (the services' `MetricsEndpoint`). */
+  httpEndpoint() {
+    return {
+      contentType: this.contentType,
+      render: () => this.text(),
+      observeHttp: (route: string, method: string, status: number, seconds: number) =>
+        this.httpRequestDuration.observe({ route, method, status_code: String(status) }, seconds),
+      observeAdmissionRejection: (interceptor: string, code: string) => this.admissionRejections.inc({ interceptor, code }),
+      observeConnectionRefused: (cap: 'max' | 'per_ip') => this.httpConnectionsRefused.inc({ cap }),
+    };
+  }
+
   private async collectMessageCounts(gauge: Gauge<'channel' | 'status'>): Promise<void> {
     if (!this.messageCounts) return;
     try {

@@ -1,5 +1,5 @@
 /** One tenant: suspend or resume it, its QPS limit and daily quotas per channel, its API keys. */
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import type { TenantDetails } from '../../../src/client/index.js';
 import { href } from '../router.js';
 import { ErrorAlert, Notice } from '../ui/alert.js';
@@ -33,10 +33,14 @@ function TenantSettings({ tenant, onChanged }: { tenant: TenantDetails; onChange
   const [notice, setNotice] = useState<string>();
   const [qps, setQps] = useState('');
   const [quotas, setQuotas] = useState<Record<string, string>>({});
-  useEffect(() => {
+  // The form follows the stored values when they change, not on every reload: a reload after a
+  // suspend or resume answers the same quotas and must not wipe what is being typed. A layout
+  // effect, so the form never shows old values after the page has painted new ones.
+  const stored = JSON.stringify([tenant.qpsLimit, tenant.dailyQuotas]);
+  useLayoutEffect(() => {
     setQps(tenant.qpsLimit === null ? '' : String(tenant.qpsLimit));
     setQuotas(Object.fromEntries(CHANNELS.map((channel) => [channel, String(tenant.dailyQuotas[channel] ?? '')])));
-  }, [tenant]);
+  }, [stored]);
   const suspended = tenant.status === 'suspended';
   return (
     <section aria-labelledby="tenant-settings">

@@ -147,7 +147,7 @@ export async function runScale(context: BenchContext): Promise<ScaleRow[]> {
     const label = `cluster, ${masters} master${masters > 1 ? 's' : ''}`;
     try {
       rows.push(await measure(`${label}, batched per node`, masters, client, shards, context.seconds, PER_NODE));
-      // Batched per slot (releases before 2026-12-02), with and without slot groups, for the comparison.
+      // Batched per slot (what earlier builds did), with and without slot groups, for the comparison.
       if (masters === 3) {
         const perSlot = { clusterBatches: 'slot' } as const;
         rows.push(await measure(`${label}, per slot, a slot per subject`, masters, client, shards, context.seconds, perSlot));

@@ -75,6 +75,15 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
     }
   };
 
+  /**
+   * Follows a link of the side navigation and waits for its screen's heading: a locator resolved
+   * before the new screen renders finds the old screen's field of the same label.
+   */
+  const openScreen = async (title: string) => {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: title, exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: title, exact: true }).waitFor();
+  };
+
   /** No serious accessibility violation, nothing in the console. */
   const checkPage = async (what: string) => {
     expect(await seriousViolations(page), `axe on ${what}`).toEqual([]);
@@ -196,7 +205,7 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
     });
 
     await step('webhooks: subscribe the endpoint, its secret shown once', async () => {
-      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await openScreen('Webhooks');
       await page.getByLabel('Tenant').selectOption(tenantId);
       await page.getByLabel('URL').fill(`http://127.0.0.1:${(hooks.address() as AddressInfo).port}/events`);
       await page.getByRole('button', { name: 'Create webhook' }).click();
@@ -218,7 +227,7 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
     });
 
     await step('messages: found by id and by recipient, with its timeline', async () => {
-      await page.getByRole('link', { name: 'Messages' }).click();
+      await openScreen('Messages');
       // The new screen has the focus, not the link followed.
       await expect.poll(() => page.evaluate<string>('document.activeElement.id')).toBe('main');
       await page.getByLabel('Tenant').selectOption(tenantId);
@@ -244,7 +253,7 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
     });
 
     await step('bans: look the recipient up, lift the ban with its counts', async () => {
-      await page.getByRole('link', { name: 'Bans' }).click();
+      await openScreen('Bans');
       await page.getByLabel('Tenant').selectOption(tenantId);
       await page.getByLabel('Recipient', { exact: true }).fill(to);
       await page.getByRole('button', { name: 'Look up' }).click();
@@ -273,7 +282,7 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
 
     await step('providers: a secret is written, never shown', async () => {
       const secret = `s3cret-${crypto.randomUUID()}`;
-      await page.getByRole('link', { name: 'Providers' }).click();
+      await openScreen('Providers');
       await page.getByLabel('Channel', { exact: true }).selectOption('email');
       await page.getByLabel('Kind').selectOption('smtp');
       await page.getByLabel('Name', { exact: true }).fill('relay');

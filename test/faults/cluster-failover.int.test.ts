@@ -19,6 +19,7 @@ import { Cluster, type ClusterOptions } from 'ioredis';
 import { afterAll, afterEach, beforeEach, expect, it } from 'vitest';
 import { createRedisClient } from '../../src/infra/redis-client.js';
 import { DegradingLimiter } from '../../src/limiter/degrade/degrading-limiter.js';
+import { EventLoopLag } from '../../src/limiter/degrade/loop-lag.js';
 import { Limiter } from '../../src/limiter/limiter.js';
 import { MemoryStore } from '../../src/limiter/stores/memory/memory-store.js';
 import { scripts } from '../../src/limiter/stores/redis/lua-script.js';
@@ -266,11 +267,13 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'Redis Cluster failover (3 maste
     const client = sluiceClient();
     client.on('error', () => undefined);
     const primary = new Limiter({ store: new RedisStore({ client, prefix: 'failover' }) });
+    // As the service: the loop lag is not Redis's (this loop saturates the process with fallback decisions).
+    const loopLag = new EventLoopLag();
     const degrading = new DegradingLimiter({
       primary,
       local: new Limiter({ store: new MemoryStore() }),
       policy: { mode: 'local' },
-      breaker: { degradeMs: 50, alertMs: 10, openMs: 1_000 },
+      breaker: { degradeMs: 50, alertMs: 10, openMs: 1_000, loopLag },
       timeoutMs: 100,
     });
     try {
@@ -280,6 +283,7 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'Redis Cluster failover (3 maste
       expect(report.errors).toBe(0);
       expect(report.degraded).toBeGreaterThan(0);
     } finally {
+      loopLag.close();
       client.disconnect();
     }
   }, 60_000);

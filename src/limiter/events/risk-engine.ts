@@ -113,8 +113,8 @@ export interface RiskEngineOptions {
   onUndoError?(error: unknown): void;
   /**
    * Default true: decide a check in one event-store call when the store offers `decide`. False
-   * keeps every window rule in the limiter (`SLUICE_RISK_ONE_CALL`, off by default in the service:
-   * switching moves window state, docs/upgrading.md).
+   * keeps every window rule in the limiter (`SLUICE_RISK_ONE_CALL=false`; switching moves window
+   * state, docs/upgrading.md).
    */
   oneCall?: boolean;
 }
@@ -183,13 +183,9 @@ export class RiskEngine {
     const record = options.record ?? true;
     const now = options.now;
     const requestId = options.requestId ?? randomUUID();
-    const at = now === undefined ? {} : { now };
     const limiterRulesOf = rules.filter((rule): rule is WindowRiskRule => rule.kind === 'window' && !inStore(rule));
     const limiterDecisions = await Promise.all(
-      limiterRulesOf.map((rule) => {
-        const request = { subject: ruleSubject(scope, rule, dimensions), rules: limiterRules(rule), ...at };
-        return record ? this.options.windows.check({ ...request, requestId }) : this.options.peek.peek(request);
-      }),
+      limiterRulesOf.map((rule) => this.windowCheck(rule, scope, dimensions, record, requestId, now)),
     );
     const storeRules = rules.filter((rule) => rule.kind !== 'window' || inStore(rule));
     const check: CheckOps = {
@@ -223,11 +219,7 @@ export class RiskEngine {
       return { result: applied.results[si++]! };
     });
     const answer = this.answer(rules, outcomes, applied.degraded);
-    if (answer.decision === 'deny' && record && limiterRulesOf.length > 0) {
-      await this.undoWindows(limiterRulesOf, limiterDecisions, scope, dimensions, requestId).catch((error: unknown) =>
-        this.options.onUndoError?.(error),
-      );
-    }
+    if (answer.decision === 'deny' && record) await this.undoWindows(limiterRulesOf, limiterDecisions, scope, dimensions, requestId);
     return answer;
   }
 
@@ -244,13 +236,7 @@ export class RiskEngine {
     const requestId = options.requestId ?? randomUUID();
     const windowRules = rules.filter((rule): rule is WindowRiskRule => rule.kind === 'window');
     const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
-    const at = now === undefined ? {} : { now };
-    const windowCalls = windowRules.map((rule) => {
-      const decided = known?.get(rule);
-      if (decided) return decided;
-      const request = { subject: ruleSubject(scope, rule, dimensions), rules: limiterRules(rule), ...at };
-      return record ? this.options.windows.check({ ...request, requestId }) : this.options.peek.peek(request);
-    });
+    const windowCalls = windowRules.map((rule) => known?.get(rule) ?? this.windowCheck(rule, scope, dimensions, record, requestId, now));
     const ops = eventRules.map((rule) => eventOp(scope, rule, dimensions, record, undefined));
     const [windowDecisions, events] = await Promise.all([
       Promise.all(windowCalls),
@@ -271,9 +257,7 @@ export class RiskEngine {
       // one's admissions, and only a finished undo guarantees that for every connection (a cluster
       // sends the subjects of one check to several nodes) and for a ban that a false denial would
       // set. The one-call path (`decide`) writes no window for a denied check, so needs none.
-      await this.undoWindows(windowRules, windowDecisions, scope, dimensions, requestId).catch((error: unknown) =>
-        this.options.onUndoError?.(error),
-      );
+      await this.undoWindows(windowRules, windowDecisions, scope, dimensions, requestId);
     }
     return answer;
   }
@@ -349,6 +333,20 @@ export class RiskEngine {
     return applied.degraded ? { degraded: applied.degraded } : {};
   }
 
+  /** One window rule by the limiter: a check recorded under `requestId`, or a peek. */
+  private windowCheck(
+    rule: WindowRiskRule,
+    scope: string,
+    dimensions: Dimensions,
+    record: boolean,
+    requestId: string,
+    now: number | undefined,
+  ): Promise<Decision & { degraded?: FallbackMode }> {
+    const request = { subject: ruleSubject(scope, rule, dimensions), rules: limiterRules(rule), ...(now === undefined ? {} : { now }) };
+    return record ? this.options.windows.check({ ...request, requestId }) : this.options.peek.peek(request);
+  }
+
+  /** Takes back a denied check's window admissions; a failure goes to `onUndoError`, never to the caller. */
   private async undoWindows(
     rules: readonly WindowRiskRule[],
     decisions: readonly (Decision & { degraded?: FallbackMode })[],
@@ -356,6 +354,7 @@ export class RiskEngine {
     dimensions: Dimensions,
     requestId: string,
   ): Promise<void> {
+    if (rules.length === 0) return;
     await Promise.all(
       rules.map((rule, i) => {
         const decision = decisions[i]!;
@@ -368,7 +367,7 @@ export class RiskEngine {
           ...(decision.degraded ? { degraded: decision.degraded } : {}),
         });
       }),
-    );
+    ).catch((error: unknown) => this.options.onUndoError?.(error));
   }
 }
 
@@ -376,18 +375,10 @@ export class RiskEngine {
 type Outcome = { decision: Decision & { degraded?: FallbackMode } } | { result: EventResult };
 
 function eventReason(rule: RiskRule, result: EventResult): Omit<RiskReason, 'rule' | 'kind' | 'effect' | 'shadow'> {
-  if (rule.kind === 'window') {
-    return {
-      code: 'RATE_LIMITED',
-      count: result.count,
-      limit: rule.limit,
-      ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),
-    };
-  }
   if (rule.kind === 'last-n') return { code: 'LAST_N_MATCHED', count: result.count, limit: rule.m };
-  if (rule.kind === 'distinct') {
+  if (rule.kind === 'window' || rule.kind === 'distinct') {
     return {
-      code: 'DISTINCT_LIMIT',
+      code: rule.kind === 'window' ? 'RATE_LIMITED' : 'DISTINCT_LIMIT',
       count: result.count,
       limit: rule.limit,
       ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),

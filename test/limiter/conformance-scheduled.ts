@@ -1,10 +1,10 @@
 /**
  * The conformance cases of scheduled attempts (`countAt`), part of the suite of conformance.ts:
- * counted at their due time, seen by immediate sends, retried and undone.
+ * counted at their due time, seen by immediate sends, retried, undone, and never banning the present.
  */
 import { expect, it } from 'vitest';
 import type { Rule } from '../../src/limiter/types.js';
-import { type ConformanceCalls, limited, MINUTE, ok, SECOND, T0 } from './conformance-support.js';
+import { banned, type ConformanceCalls, HOUR, limited, MINUTE, ok, SECOND, SEED_RULES, T0 } from './conformance-support.js';
 
 export function defineScheduledConformance({ check, peek, schedule, undo }: ConformanceCalls): void {
   it('once a scheduled admission is later than the attempt, every window containing it counts, present entries too', async () => {
@@ -66,5 +66,31 @@ export function defineScheduledConformance({ check, peek, schedule, undo }: Conf
     await undo(rules, 'x', 0);
     expect(await peek(rules, 700)).toEqual(ok([1, 1], T0 + 700));
     expect(await peek(rules, 4500)).toEqual(ok([0, 0], T0 + 4500));
+  });
+
+  it("a breach counted at a scheduled time bans nothing: refused with its window's retry, the present stays open", async () => {
+    // Three bulk sends held by quiet hours until 9.5 h from now, and a fourth for the same time.
+    const due = 9.5 * HOUR;
+    expect(await schedule(SEED_RULES, 0, due, 'b1')).toEqual(ok([0, 0, 0], T0));
+    expect(await schedule(SEED_RULES, SECOND, due, 'b2')).toEqual(ok([1, 1, 1], T0 + SECOND));
+    expect(await schedule(SEED_RULES, 2 * SECOND, due, 'b3')).toEqual(ok([2, 2, 2], T0 + 2 * SECOND));
+    // The minute ending at the due time is full: refused, retry when that window has room, no ban.
+    expect(await schedule(SEED_RULES, 3 * SECOND, due, 'b4')).toEqual(limited(0, MINUTE, [3, 3, 3], T0 + 3 * SECOND));
+    expect(await peek(SEED_RULES, 4 * SECOND)).toEqual(ok([0, 0, 3], T0 + 4 * SECOND));
+    // An immediate send is in no minute or hour with the due time (its day holds the three).
+    expect(await check(SEED_RULES, 4 * SECOND, 'otp')).toEqual(ok([0, 0, 3], T0 + 4 * SECOND));
+    // Decided at the due time (a due time already reached counts at the decision time), the same
+    // breach is a present one: it bans from then.
+    expect(await schedule(SEED_RULES, due, due, 'b5')).toEqual(limited(0, 10 * MINUTE, [3, 3, 4], T0 + due));
+    expect(await check(SEED_RULES, due + 1)).toEqual(banned(10 * MINUTE - 1, T0 + due + 1));
+  });
+
+  it('a scheduled attempt refused by a counter rule bans nothing either; a due time already past bans as a present one', async () => {
+    const rules: Rule[] = [{ windowMs: MINUTE, limit: 1, banMs: 10 * MINUTE, algorithm: 'fixed-window' }];
+    expect(await schedule(rules, 0, HOUR, 'x')).toEqual(ok([0], T0));
+    // The counter counted it at its decision time: the present window is full, the retry is its end.
+    expect(await schedule(rules, SECOND, HOUR, 'y')).toEqual(limited(0, 59 * SECOND, [1], T0 + SECOND));
+    expect(await schedule(rules, 2 * SECOND, 0, 'z')).toEqual(limited(0, 10 * MINUTE, [1], T0 + 2 * SECOND));
+    expect(await check(rules, 3 * SECOND)).toEqual(banned(10 * MINUTE - SECOND, T0 + 3 * SECOND));
   });
 }

@@ -33,3 +33,55 @@ describe('quiet hours and the recipient rules', () => {
     expect(otp.json()).toEqual({ id: expect.any(String), status: 'queued' });
   });
 });
+
+describe('quiet hours that leave no time to send', () => {
+  it('a PUT whose windows together cover the whole day is refused, also overlapping or across midnight; one free minute is enough', async () => {
+    const tenant = await t.createTenant();
+    for (const windows of [
+      [
+        { from: '00:00', to: '12:00' },
+        { from: '12:00', to: '00:00' },
+      ],
+      [
+        { from: '06:00', to: '23:00' },
+        { from: '22:00', to: '07:00' },
+      ],
+      [
+        { from: '08:00', to: '21:00' },
+        { from: '21:00', to: '08:00' },
+      ],
+    ]) {
+      const refused = await putQuietHours(tenant.id, { timeZone: 'America/New_York', windows, applies: 'all' });
+      expect(expectError(refused, 400, 'INVALID_REQUEST')).toMatchObject({
+        field: 'windows',
+        message: expect.stringContaining('whole day'),
+      });
+    }
+    expect((await t.admin('GET', `/v1/admin/tenants/${tenant.id}/quiet-hours/sms`)).statusCode).toBe(404);
+    const accepted = await putQuietHours(tenant.id, {
+      timeZone: 'America/New_York',
+      windows: [
+        { from: '00:01', to: '12:00' },
+        { from: '12:00', to: '00:00' },
+      ],
+      applies: 'all',
+    });
+    expect(accepted.statusCode, accepted.body).toBe(200);
+  });
+
+  it('a stored set covering the whole day (written before such sets were refused) refuses the send with 409, never holds it', async () => {
+    const tenant = await t.createTenant();
+    await t.runtime.repositories.quietHours.set(tenant.id, 'sms', {
+      timeZone: 'Asia/Shanghai',
+      windows: [
+        { from: '00:00', to: '12:00' },
+        { from: '12:00', to: '00:00' },
+      ],
+      applies: 'bulk',
+    });
+    const bulk = await t.send(tenant.apiKey, sms(phone(90_002), { priority: 'bulk' }));
+    expect(expectError(bulk, 409, 'CONFLICT')).toMatchObject({ reason: 'quiet-hours', message: expect.stringContaining('whole day') });
+    // Transactional messages are not held by `applies: bulk`: they go.
+    expect((await t.send(tenant.apiKey, sms(phone(90_002)))).statusCode).toBe(202);
+  });
+});

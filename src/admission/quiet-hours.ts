@@ -5,7 +5,8 @@
  * `21:00–08:00` in `America/New_York` is 21:00–08:00 on the wall on both sides of a transition.
  * A window end that does not exist on its day (in a spring-forward gap) is read as the wall time
  * that far after the gap's start, as `Temporal` does by default; one that exists twice (fall back)
- * ends at its first occurrence after the message's time.
+ * ends at its first occurrence after the message's time. The windows act as their union: a message
+ * waits for the first local minute outside all of them, and a set covering the whole day has none.
  */
 
 /** One window, `from` to `to`, local `HH:MM`; `from` later than `to` crosses midnight. */
@@ -76,40 +77,78 @@ function instantsOf(timeZone: string, wall: number): number[] {
 }
 
 const minutesOf = (time: string) => Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
+const DAY_MINUTES = 1440;
+const coverages = new WeakMap<readonly QuietWindow[], Uint8Array>();
 
-/** When the window holding `at` ends (epoch ms, after `at`), or undefined when `at` is in none. */
-function endOfWindowAt(quiet: QuietHours, at: number): number | undefined {
-  const wall = wallOf(quiet.timeZone, at);
-  const midnight = Math.floor(wall / DAY_MS) * DAY_MS;
-  const minute = Math.floor((wall - midnight) / 60_000);
-  let end: number | undefined;
-  for (const window of quiet.windows) {
-    const from = minutesOf(window.from);
-    const to = minutesOf(window.to);
-    let endWall: number | undefined;
-    if (from < to) {
-      if (minute >= from && minute < to) endWall = midnight + to * 60_000;
-    } else if (from > to) {
-      if (minute >= from) endWall = midnight + DAY_MS + to * 60_000;
-      else if (minute < to) endWall = midnight + to * 60_000;
+/**
+ * The minutes of the local day (0 = 00:00 … 1439 = 23:59) inside some window: 1 inside, 0 free.
+ * Windows combine as their union (overlapping, touching and midnight-crossing alike); a window
+ * from a time to the same time, or with a time that is not `HH:MM`, covers nothing.
+ */
+function coverageOf(windows: readonly QuietWindow[]): Uint8Array {
+  let covered = coverages.get(windows);
+  if (covered === undefined) {
+    covered = new Uint8Array(DAY_MINUTES);
+    for (const window of windows) {
+      if (!TIME_OF_DAY.test(window.from) || !TIME_OF_DAY.test(window.to)) continue;
+      const from = minutesOf(window.from);
+      const to = minutesOf(window.to);
+      const length = (to - from + DAY_MINUTES) % DAY_MINUTES;
+      for (let minute = 0; minute < length; minute++) covered[(from + minute) % DAY_MINUTES] = 1;
     }
-    if (endWall === undefined) continue;
-    const instant = instantsOf(quiet.timeZone, endWall).find((candidate) => candidate > at);
-    if (instant !== undefined && (end === undefined || instant > end)) end = instant;
+    coverages.set(windows, covered);
   }
-  return end;
+  return covered;
 }
 
 /**
- * The time a message due at `dueAt` may be sent: `dueAt` itself outside every window, else the end
- * of the window(s) holding it (windows that touch or overlap are followed to their last end).
+ * True when the windows together cover every minute of the local day, leaving no time to send.
+ * Wall-clock minutes cover every instant whatever the zone's daylight-saving changes, so such a set
+ * holds a message forever in every zone; any other set frees a minute every day (on a spring-forward
+ * day the free minutes may all fall in the skipped hour: a message then waits for the next day).
  */
-export function quietHoursRelease(quiet: QuietHours, dueAt: number): number {
+export function coversWholeDay(windows: readonly QuietWindow[]): boolean {
+  return coverageOf(windows).indexOf(0) === -1;
+}
+
+/**
+ * When the quiet time holding `at` ends (epoch ms, after `at`): the first free minute after it,
+ * found on the union of the windows; `at` itself when it is free; undefined when no minute is free
+ * (or no instant after `at` shows that minute, which the zone rules never produce).
+ */
+function endOfQuietAt(quiet: QuietHours, covered: Uint8Array, at: number): number | undefined {
+  const wall = wallOf(quiet.timeZone, at);
+  const midnight = Math.floor(wall / DAY_MS) * DAY_MS;
+  const minute = Math.floor((wall - midnight) / 60_000);
+  if (covered[minute] === 0) return at;
+  let free = minute + 1;
+  while (free < minute + DAY_MINUTES && covered[free % DAY_MINUTES] === 1) free++;
+  if (free === minute + DAY_MINUTES) return undefined;
+  return instantsOf(quiet.timeZone, midnight + free * 60_000).find((candidate) => candidate > at);
+}
+
+/**
+ * Steps of {@link quietHoursRelease}. The first moves to the first free wall minute after the quiet
+ * time holding the message; that instant is free unless the minute fell in a spring-forward gap and
+ * was read as a later, covered time: then the second moves past the gap, to a minute that exists.
+ * A third step finds it free; the fourth is to spare. A set needing more (no zone's rules make one)
+ * gets no release rather than one inside quiet hours.
+ */
+const MAX_HOPS = 4;
+
+/**
+ * The time a message due at `dueAt` may be sent: `dueAt` itself outside every window, else the
+ * first free minute after the union of the windows holding it. Undefined when the windows leave no
+ * time to send ({@link coversWholeDay}): a caller never releases a message inside quiet hours.
+ * Cost: at most {@link MAX_HOPS} steps of a few `Intl` conversions and a scan of 1,440 minutes.
+ */
+export function quietHoursRelease(quiet: QuietHours, dueAt: number): number | undefined {
+  const covered = coverageOf(quiet.windows);
   let at = dueAt;
-  for (let hop = 0; hop < 16; hop++) {
-    const end = endOfWindowAt(quiet, at);
-    if (end === undefined) return at;
+  for (let hop = 0; hop < MAX_HOPS; hop++) {
+    const end = endOfQuietAt(quiet, covered, at);
+    if (end === undefined || end === at) return end;
     at = end;
   }
-  return at;
+  return undefined;
 }

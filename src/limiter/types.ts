@@ -16,8 +16,9 @@
  * 4. Every rule `i` is counted for an attempt at `a` (`counts[i]`; `a` = the check's `countAt`, a
  *    scheduled send's due time, or `t` when absent or earlier than `t`; a peek has `a = t`). If some
  *    rule is hit (its count has reached its limit) → `RATE_LIMITED`, `rule` = the first hit rule's
- *    index, nothing recorded; when a hit rule has `banMs > 0` the subject is banned until
- *    `t + max(banMs of hit rules)`. `retryAfterMs` = the later of the ban's end and the earliest
+ *    index, nothing recorded; when a hit rule has `banMs > 0` and `a = t` the subject is banned
+ *    until `t + max(banMs of hit rules)` (an attempt counted later, `a > t`, breaches nothing
+ *    before `a`: it bans nothing). `retryAfterMs` = the later of the ban's end and the earliest
  *    time at which every hit rule would admit again (for a sliding-log rule decided by a window
  *    ending after `a`, a lower bound; see below).
  * 5. Otherwise `OK`: the attempt is recorded under every rule, atomically with the check: in the
@@ -132,7 +133,8 @@ export interface CheckRequest {
    * When the attempt takes effect, in epoch ms (a scheduled send's due time): the sliding-log rules
    * count it and record it at this time, so every window containing it holds; a time earlier than
    * the decision time counts at the decision time. Counter algorithms count it at the decision
-   * time (semantics above). Bans, the trim and `Decision.at` stay on the decision time.
+   * time (semantics above). Bans, the trim and `Decision.at` stay on the decision time, and an
+   * attempt counted later than it is refused without a ban (its breach has not happened).
    */
   countAt?: number;
 }

@@ -1,6 +1,6 @@
 /** Operator actions on templates and quiet hours (admin API and CLI); each change invalidates the live config everywhere. */
 import type { QuietHours } from '../admission/quiet-hours.js';
-import { isTimeZone, TIME_OF_DAY } from '../admission/quiet-hours.js';
+import { coversWholeDay, isTimeZone, TIME_OF_DAY } from '../admission/quiet-hours.js';
 import { checkTemplate, TEMPLATE_NAME, type TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
@@ -76,6 +76,8 @@ export class SqlTemplateService implements TemplateAdminService {
       if (!TIME_OF_DAY.test(window.to)) throw invalid('`to` is a local time HH:MM (00:00 to 23:59)', `windows.${index}.to`);
       if (window.from === window.to) throw invalid('a window from a time to the same time is empty', `windows.${index}`);
     });
+    if (coversWholeDay(quiet.windows))
+      throw invalid('the windows together cover the whole day: leave at least one minute of the local day to send in', 'windows');
     await this.tenant(tenantId);
     await this.deps.quietHours.set(tenantId, channel, quiet).catch(unavailableUnlessSluiceError);
     await this.deps.invalidateQuietHours(tenantId, channel);

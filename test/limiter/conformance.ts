@@ -11,39 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/limiter/clock.js';
 import { Limiter } from '../../src/limiter/limiter.js';
 import type { Algorithm, Decision, LimiterStore, Rule } from '../../src/limiter/types.js';
-
-const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
-/** Midnight UTC: a multiple of every window used here, so fixed windows start at T0. */
-const T0 = Date.UTC(2024, 0, 1);
-
-/** The seed's rule set: 1 min 3, 1 h 10, 1 day 50, each banning 10 min. */
-const SEED_RULES: Rule[] = [
-  { windowMs: MINUTE, limit: 3, banMs: 10 * MINUTE },
-  { windowMs: HOUR, limit: 10, banMs: 10 * MINUTE },
-  { windowMs: DAY, limit: 50, banMs: 10 * MINUTE },
-];
-
-const ok = (counts: number[], at: number): Decision => ({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at });
-/** A check answered BANNED: no counts (a ban decides alone); a peek's BANNED passes its counts. */
-const banned = (retryAfterMs: number, at: number, counts: number[] = []): Decision => ({
-  allowed: false,
-  code: 'BANNED',
-  retryAfterMs,
-  counts,
-  at,
-});
-const limited = (rule: number, retryAfterMs: number, counts: number[], at: number): Decision => ({
-  allowed: false,
-  code: 'RATE_LIMITED',
-  rule,
-  retryAfterMs,
-  counts,
-  at,
-});
+import { defineScheduledConformance } from './conformance-scheduled.js';
+import { banned, HOUR, limited, MINUTE, ok, SECOND, SEED_RULES, T0 } from './conformance-support.js';
 
 export function defineStoreConformance(
   name: string,
@@ -437,65 +406,12 @@ export function defineStoreConformance(
       expect(await check(rules, 1100)).toEqual(ok([1], T0 + 1100));
     });
 
-    it('once a scheduled admission is later than the attempt, every window containing it counts, present entries too', async () => {
-      const rules: Rule[] = [{ windowMs: 1000, limit: 2 }];
-      expect(await check(rules, 500)).toEqual(ok([0], T0 + 500));
-      expect(await schedule(rules, 0, 900)).toEqual(ok([1], T0));
-      // Nothing at or before 100, but the window (−100, 900] contains 100, 500 and 900.
-      expect(await check(rules, 100)).toEqual(limited(0, 600, [2], T0 + 100));
-      expect(await check(rules, 1500)).toEqual(ok([1], T0 + 1500));
-    });
-
-    it('scheduled sends count at their due time: 3 a minute due at one instant, 3 more later for it are refused', async () => {
-      const rules: Rule[] = [{ windowMs: MINUTE, limit: 3 }];
-      const due = 140 * SECOND;
-      expect(await schedule(rules, 0, due, 'm1')).toEqual(ok([0], T0));
-      expect(await schedule(rules, 10, due, 'm2')).toEqual(ok([1], T0 + 10));
-      expect(await schedule(rules, 20, due, 'm3')).toEqual(ok([2], T0 + 20));
-      // 62 s later the window of the decisions has passed, not the one of the due time.
-      expect(await schedule(rules, 62 * SECOND, due, 'm4')).toEqual(limited(0, MINUTE, [3], T0 + 62 * SECOND));
-      expect(await schedule(rules, 62 * SECOND, due + 59 * SECOND, 'm5')).toEqual(limited(0, SECOND, [3], T0 + 62 * SECOND));
-      // A minute after the due time the window has room again; before it (due − 60 s, due) it has none.
-      expect(await schedule(rules, 62 * SECOND, due + MINUTE, 'm6')).toEqual(ok([0], T0 + 62 * SECOND));
-      // Decided by the later window (80 s, 140 s]: retryAfterMs is a lower bound (it is 60 s, 119 s is needed).
-      expect(await schedule(rules, 62 * SECOND, due - 59 * SECOND, 'm7')).toEqual(limited(0, MINUTE, [3], T0 + 62 * SECOND));
-      // An immediate send is in no window with the due time (140 s ahead): admitted.
-      expect(await check(rules, 62 * SECOND)).toEqual(ok([0], T0 + 62 * SECOND));
-    });
-
-    it('immediate sends see scheduled ones: refused while a window containing a scheduled send is full', async () => {
-      const rules: Rule[] = [{ windowMs: MINUTE, limit: 3 }];
-      expect(await schedule(rules, 0, 30 * SECOND, 's1')).toEqual(ok([0], T0));
-      expect(await check(rules, 0)).toEqual(ok([1], T0));
-      expect(await check(rules, 1000)).toEqual(ok([2], T0 + 1000));
-      // (−30 s, 30 s] holds 0, 1000 and the scheduled 30 s: a send at 2 s would make it 4. Its own
-      // window (−58 s, 2 s] holds 2; retryAfterMs is the later window's lower bound (30 s; 58,001 ms needed).
-      expect(await check(rules, 2000)).toEqual(limited(0, 30 * SECOND, [3], T0 + 2000));
-      expect(await peek(rules, 2000)).toEqual(limited(0, 30 * SECOND, [3], T0 + 2000));
-      expect(await check(rules, 30 * SECOND)).toEqual(limited(0, 30 * SECOND, [3], T0 + 30 * SECOND));
-      // Undo of the scheduled one (by its id, at its decision time) gives its slot back at once.
-      await limiter.undo({ subject, rules, requestId: 's1', at: T0 });
-      expect(await peek(rules, 2000)).toEqual(ok([2], T0 + 2000));
-      expect(await check(rules, 30 * SECOND)).toEqual(ok([2], T0 + 30 * SECOND));
-      // At 60 s the entry at 0 has left the window; 1000 and 30 s remain.
-      expect(await check(rules, MINUTE)).toEqual(ok([2], T0 + MINUTE));
-    });
-
-    it('a scheduled send is retried by its id, trimmed by the decision time only, and undone with its counters at the decision time', async () => {
-      const rules: Rule[] = [
-        { windowMs: 1000, limit: 2 },
-        { windowMs: 1000, limit: 5, algorithm: 'fixed-window' },
-      ];
-      expect(await schedule(rules, 0, 5000, 'x')).toEqual(ok([0, 0], T0));
-      // The same id again: a repeat; a check 1000 ms on still finds it (5000 > 1000 − 1000).
-      expect(await schedule(rules, 1000, 5000, 'x')).toEqual(ok([1, 0], T0 + 1000));
-      // The fixed window counted it at the decision time 0, window 0.
-      expect(await peek(rules, 500)).toEqual(ok([0, 1], T0 + 500));
-      // A due time already past counts at the decision time.
-      expect(await schedule(rules, 600, 0, 'y')).toEqual(ok([0, 1], T0 + 600));
-      await limiter.undo({ subject, rules, requestId: 'x', at: T0 });
-      expect(await peek(rules, 700)).toEqual(ok([1, 1], T0 + 700));
-      expect(await peek(rules, 4500)).toEqual(ok([0, 0], T0 + 4500));
+    // Scheduled attempts (countAt): conformance-scheduled.ts.
+    defineScheduledConformance({
+      check,
+      peek,
+      schedule,
+      undo: (rules, requestId, at) => limiter.undo({ subject, rules, requestId, at: T0 + at }),
     });
 
     it('fixed-window, time going back: the newest window keeps its count; an older window counts apart until replaced windows drop', async () => {

@@ -145,8 +145,10 @@ function decide(history: SubjectHistory, rules: readonly NormalizedRule[], now: 
   return { allowed: false, code: 'RATE_LIMITED', rule: hit[0]!.index, retryAfterMs, counts, at: now };
 }
 
+/** The ban a refusal imposes: none for an attempt counted later than its decision time (its breach is not yet). */
 function maxBanOfHitRules(history: SubjectHistory, rules: readonly NormalizedRule[], now: number, a: number): number {
   let ban = 0;
+  if (a > now) return ban;
   rules.forEach((rule, index) => {
     if (hitRetryAfter(history, rule, index, now, a) !== undefined) ban = Math.max(ban, rule.banMs);
   });

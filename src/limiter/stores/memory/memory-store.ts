@@ -392,7 +392,8 @@ export class MemoryStore implements LimiterStore {
           evaluation.rule = index;
         }
         if (retry > evaluation.retryAfterMs) evaluation.retryAfterMs = retry;
-        if (rule.banMs > evaluation.banMs) evaluation.banMs = rule.banMs;
+        // An attempt counted later than its decision time breaches nothing yet: it bans nothing.
+        if (rule.banMs > evaluation.banMs && a === t) evaluation.banMs = rule.banMs;
       }
     }
     if (state && state.banEnd > t) {

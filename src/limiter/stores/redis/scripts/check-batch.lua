@@ -67,6 +67,7 @@ Scheduled sends (types.ts, step 4): a check with countAt a > t counts and logs t
 (the common path: the MGET already said so); when S > a the log may hold entries later than a, so
 the entries in (a - L', a + L') (L' = longest sliding-log window) are read once with ZRANGEBYSCORE
 and every rule takes the maximum of n(u) over u = a and the entry times in (a, a + w).
+A refusal of an attempt with a > t bans nothing: its breach lies at a, not in the present.
 
 TTLs (cleanup only: decisions never depend on them). A packed log's is set with every SET, which
 happens on every decision that records or trims: 2L, or S - t + 2L while S > t, so an entry added
@@ -532,7 +533,8 @@ for d = 1, decisions do
       code, hitRule, retry = 1, -1, banEnd - t
     elseif hitRule >= 0 then
       code = 2
-      if maxBan > 0 then
+      -- An attempt counted later than its decision time (ca > t) breaches nothing yet: no ban.
+      if maxBan > 0 and ca == t then
         if maxBan > retry then retry = maxBan end
         if not peek then
           redis.call('SET', kb, fmt('%d', t + maxBan), 'PX', fmt('%d', max(maxBan, minTtl)))

@@ -132,11 +132,14 @@ export class ChannelConsumer implements BrokerSubscription {
   }
 
   private start(message: JsMsg, maxDeliver: number): void {
-    const handled = this.handle(message, maxDeliver).finally(() => {
-      this.handling.delete(handled);
-      this.slotFreed?.();
-      this.slotFreed = undefined;
-    });
+    const handled = this.handle(message, maxDeliver)
+      // A settle the connection could not carry (closed meanwhile): the broker redelivers the job after its ack wait.
+      .catch(() => {})
+      .finally(() => {
+        this.handling.delete(handled);
+        this.slotFreed?.();
+        this.slotFreed = undefined;
+      });
     this.handling.add(handled);
   }
 

@@ -186,6 +186,9 @@ export interface BrokerObserver {
   created?(resource: 'stream' | 'consumer', name: string, recreated: boolean): void;
   /** A stream could not be checked or created at (re)connect; publishes and pulls try again when they need it. */
   ensureFailed?(resource: 'stream' | 'consumer', name: string, error: unknown): void;
-  /** The connection changed: `servers` is credential-free. */
+  /**
+   * The connection changed: `servers` is credential-free. `failed` comes at every refused attempt
+   * before the first connection (every 0.25 to 5 s): throttle a log of it.
+   */
   connection?(state: 'connected' | 'disconnected' | 'reconnected' | 'failed', servers: string, error?: unknown): void;
 }

@@ -62,5 +62,6 @@ describeWith(privateNatsBin, 'SLUICE_TEST_NATS_BIN', 'JetStream broker adapter o
     } finally {
       await admin.close();
     }
-  });
+    // Beyond the cluster's own start deadline (20 s), so a slow start fails there and is stopped.
+  }, 60_000);
 });

@@ -215,6 +215,22 @@ describeWith(servers.natsUrl, 'SLUICE_TEST_NATS_URL', 'JetStream broker adapter'
       await until(async () => (await streamMessages(broker.names.deliverStream)) === 0, 15_000, 'the ack');
     });
 
+    it('a message that is no job (another publisher) is terminated and reported, never handed to the handler', async () => {
+      const recorder = new Recorder();
+      const broker = brokers.create(brokerOptions(url, { observer: recorder.observer }));
+      const inbox = newInbox();
+      broker.consume('sms', inbox.handler, { concurrency: 1 });
+      await connected(broker);
+      await admin.jsm.jetstream().publish(`${broker.names.prefix}.deliver.sms.0`, 'hello');
+      const job = dueJob();
+      await broker.publishDue(job);
+      const delivery = await inbox.next();
+      expect(delivery.job).toEqual(job);
+      await delivery.ack();
+      expect(recorder.of('discarded')).toEqual([['sms', `${broker.names.prefix}.deliver.sms.0: payload is not JSON`]]);
+      await until(async () => (await streamMessages(broker.names.deliverStream)) === 0, 15_000, 'the stream to empty');
+    });
+
     it('a worker killed -9 mid-handling: its job is redelivered to another worker', async () => {
       const options = brokerOptions(url, { ackWaitMs: 1000 });
       const broker = brokers.create(options);

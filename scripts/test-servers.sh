@@ -75,6 +75,19 @@ start() {
     echo "export SLUICE_TEST_PG_DATA=$data" >> "$env"
   fi
 
+  local nats; nats=$(command -v nats-server || true)
+  [ -z "$nats" ] && [ -x /usr/sbin/nats-server ] && nats=/usr/sbin/nats-server
+  if [ -n "$nats" ]; then
+    local port; port=$(free_port)
+    mkdir -p "$dir/nats"
+    # JetStream with its store under DIR; -P writes the pid file `stop` reads.
+    "$nats" -js -a 127.0.0.1 -p "$port" -sd "$dir/nats" -P "$dir/nats.pid" -l "$dir/nats.log" >/dev/null 2>&1 &
+    wait_for 10 grep -q 'Server is ready' "$dir/nats.log"
+    echo "export SLUICE_TEST_NATS_URL=nats://127.0.0.1:$port" >> "$env"
+    # For tests that start (and kill, and wipe) nats-servers of their own.
+    echo "export SLUICE_TEST_NATS_BIN=$nats" >> "$env"
+  fi
+
   local mysqld; mysqld=$(command -v mariadbd || command -v mysqld || true)
   [ -z "$mysqld" ] && [ -x /usr/sbin/mariadbd ] && mysqld=/usr/sbin/mariadbd
   if [ -n "$mysqld" ]; then

@@ -67,6 +67,25 @@ describe('settings', () => {
     });
   });
 
+  it('checks the broker servers: nats:// or tls:// for all, host and port only, no credentials (named, never quoted)', () => {
+    expect(loadSettings({ SLUICE_BROKER_URL: 'nats://a:4222, nats://b:4223' }).brokerUrl).toEqual(['nats://a:4222', 'nats://b:4223']);
+    expect(loadSettings({ SLUICE_BROKER_URL: 'tls://nats.example.com' }).brokerUrl).toEqual(['tls://nats.example.com']);
+    expect(loadSettings({}).brokerUrl).toEqual([]);
+    expect(() => loadSettings({ SLUICE_BROKER_URL: 'localhost:4222' })).toThrow(/SLUICE_BROKER_URL must start with nats:\/\/ or tls:\/\//);
+    expect(() => loadSettings({ SLUICE_BROKER_URL: 'nats://a:4222,tls://b:4222' })).toThrow(/mixes nats:\/\/ and tls:\/\//);
+    expect(() => loadSettings({ SLUICE_BROKER_URL: 'nats://a:4222/x' })).toThrow(/must be nats:\/\/host:port, nothing after it/);
+    expect(() => loadSettings({ SLUICE_BROKER_URL: 'nats://a:4222,nats://b:70000' })).toThrow(/server 2 of 2\) is not a URL/);
+    let message = '';
+    try {
+      loadSettings({ SLUICE_BROKER_URL: 'nats://a:4222,nats://sluice:hunter2@b:4222' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('SLUICE_BROKER_URL (server 2 of 2) holds credentials: put them in SLUICE_BROKER_CREDENTIALS_FILE');
+    expect(message).not.toContain('hunter2');
+    expect(() => loadSettings({ SLUICE_BROKER_PREFIX: 'sluice.prod' })).toThrow(/SLUICE_BROKER_PREFIX must be/);
+  });
+
   it('names SLUICE_* variables it does not read (a misspelling is otherwise silent)', () => {
     expect(
       unknownVariables({

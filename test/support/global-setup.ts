@@ -1,7 +1,7 @@
 /**
  * Vitest global setup: `npm test` starts throwaway servers itself. When no SLUICE_TEST_* server is
  * given (a developer's plain `npm test`), scripts/test-servers.sh starts whatever is installed —
- * Redis and a 3-master cluster, PostgreSQL 15, MariaDB — on free loopback ports in a temp folder,
+ * Redis and a 3-master cluster, PostgreSQL 15, MariaDB, nats-server with JetStream — on free loopback ports in a temp folder,
  * and the variables it writes reach every test worker; teardown stops them and removes the
  * folder. Servers given by the environment (.ci/run, or a developer's own) are used as they are.
  * SLUICE_TEST_SERVERS=none skips the start (the suites needing servers then skip, or fail in CI).
@@ -12,7 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const SERVER_VARIABLES = ['SLUICE_TEST_REDIS_URL', 'SLUICE_TEST_REDIS_CLUSTER', 'SLUICE_TEST_PG_URL', 'SLUICE_TEST_MYSQL_URL'];
+const SERVER_VARIABLES = [
+  'SLUICE_TEST_REDIS_URL',
+  'SLUICE_TEST_REDIS_CLUSTER',
+  'SLUICE_TEST_PG_URL',
+  'SLUICE_TEST_MYSQL_URL',
+  'SLUICE_TEST_NATS_URL',
+];
 const script = fileURLToPath(new URL('../../scripts/test-servers.sh', import.meta.url));
 
 /** `export NAME=value` lines of the env file test-servers.sh writes. */

@@ -12,6 +12,8 @@ export interface TestServers {
   redisCluster?: { host: string; port: number }[];
   pgUrl?: string;
   mysqlUrl?: string;
+  /** `nats://127.0.0.1:PORT` of a nats-server with JetStream. */
+  natsUrl?: string;
 }
 
 export const servers: TestServers = {
@@ -24,6 +26,7 @@ export const servers: TestServers = {
     : undefined,
   pgUrl: process.env.SLUICE_TEST_PG_URL || undefined,
   mysqlUrl: process.env.SLUICE_TEST_MYSQL_URL || undefined,
+  natsUrl: process.env.SLUICE_TEST_NATS_URL || undefined,
 };
 
 const inCI = process.env.CI === 'true';

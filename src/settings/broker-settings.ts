@@ -1,0 +1,120 @@
+/**
+ * The settings of the broker hand-off (docs/operations.md, "Brokers"): part of `SETTINGS`, kept
+ * apart to keep each file short. No SLUICE_BROKER_URL: no broker, and none of the others is read.
+ */
+import { spec } from './spec.js';
+
+export const BROKER_SETTINGS = {
+  brokerUrl: spec({
+    env: 'SLUICE_BROKER_URL',
+    kind: 'list',
+    default: [],
+    description:
+      "NATS servers with JetStream for the hand-off of due messages and the status events bus: `nats://host:port`, or a comma-separated list of a cluster's servers (`tls://host:port` for TLS, then for every server). Credentials never go here: SLUICE_BROKER_CREDENTIALS_FILE. Empty: no broker.",
+    check: brokerUrlProblem,
+  }),
+  brokerCredentialsFile: spec({
+    env: 'SLUICE_BROKER_CREDENTIALS_FILE',
+    kind: 'string',
+    default: '',
+    description:
+      'File with the broker credentials, read at every (re)connect so it can be rotated in place: a NATS `.creds` file (user JWT and seed), or JSON `{"user": "…", "password": "…"}` or `{"token": "…"}`. Never logged. Empty: connect without credentials.',
+  }),
+  brokerPrefix: spec({
+    env: 'SLUICE_BROKER_PREFIX',
+    kind: 'string',
+    default: 'sluice',
+    description:
+      'First token of every subject (`<prefix>.deliver.…`, `<prefix>.events.…`) and, upper-cased, of the stream names (`SLUICE_DELIVER`, `SLUICE_EVENTS`), so several deployments can share one NATS account. Letters, digits, `_` and `-`.',
+    check: (prefix: string) =>
+      /^[A-Za-z0-9_-]{1,32}$/.test(prefix) ? undefined : 'SLUICE_BROKER_PREFIX must be 1 to 32 of A-Z a-z 0-9 _ -',
+  }),
+  brokerReplicas: spec({
+    env: 'SLUICE_BROKER_REPLICAS',
+    kind: 'int',
+    default: 1,
+    range: [1, 5],
+    description: 'Replicas of each stream sluice creates: 3 on a 3-node JetStream cluster, so a node can fail without losing the streams.',
+  }),
+  brokerAckWaitMs: spec({
+    env: 'SLUICE_BROKER_ACK_WAIT_MS',
+    kind: 'int',
+    default: 30_000,
+    range: [1000, 3_600_000],
+    description:
+      'How long a delivered message may go without an ack or a progress report before the broker gives it to another worker: the hand-over time after a worker dies. Later redeliveries of the same message wait 2, 4, 8 and 16 times this.',
+  }),
+  brokerMaxDeliver: spec({
+    env: 'SLUICE_BROKER_MAX_DELIVER',
+    kind: 'int',
+    default: 20,
+    range: [2, 1000],
+    description:
+      'Deliveries of one published message (retries waiting in the broker and redeliveries after a worker died count alike); the last one is marked final, and its worker ends the message.',
+  }),
+  brokerMaxAckPending: spec({
+    env: 'SLUICE_BROKER_MAX_ACK_PENDING',
+    kind: 'int',
+    default: 10_000,
+    range: [1, 1_000_000],
+    description:
+      'Messages of one channel delivered and not yet acked, across all workers (being sent, or waiting for a retry delay in the broker); at the limit the broker delivers no more until some are acked.',
+  }),
+  brokerMaxNakDelayMs: spec({
+    env: 'SLUICE_BROKER_MAX_NAK_DELAY_MS',
+    kind: 'int',
+    default: 60_000,
+    range: [0, 3_600_000],
+    description:
+      'Longest retry delay a message waits in the broker (each waiting message holds a place of SLUICE_BROKER_MAX_ACK_PENDING); a longer one goes back through the due index.',
+  }),
+  brokerEventsMaxAgeHours: spec({
+    env: 'SLUICE_BROKER_EVENTS_MAX_AGE_HOURS',
+    kind: 'int',
+    default: 168,
+    range: [1, 8760],
+    description: 'How long the status events stream keeps an event for its consumers.',
+  }),
+  brokerEventsMaxMb: spec({
+    env: 'SLUICE_BROKER_EVENTS_MAX_MB',
+    kind: 'int',
+    default: 1024,
+    range: [1, 1_048_576],
+    description: 'Largest the status events stream grows (MiB); beyond it the oldest events are dropped.',
+  }),
+};
+
+/**
+ * What is wrong with a list of broker server URLs, or undefined: each `nats://host[:port]` or
+ * `tls://host[:port]` (the same scheme for all), no credentials (named, never quoted), no path.
+ */
+export function brokerUrlProblem(urls: readonly string[]): string | undefined {
+  const problems: string[] = [];
+  const schemes = new Set<string>();
+  urls.forEach((text, index) => {
+    const which = urls.length > 1 ? ` (server ${index + 1} of ${urls.length})` : '';
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      problems.push(`SLUICE_BROKER_URL${which} is not a URL: use nats://host:port`);
+      return;
+    }
+    // Checked before anything that would quote the URL: it may hold a password.
+    if (url.username || url.password) {
+      problems.push(`SLUICE_BROKER_URL${which} holds credentials: put them in SLUICE_BROKER_CREDENTIALS_FILE`);
+      return;
+    }
+    const scheme = url.protocol.toLowerCase();
+    if (scheme !== 'nats:' && scheme !== 'tls:') {
+      problems.push(`SLUICE_BROKER_URL${which} must start with nats:// or tls:// (got ${JSON.stringify(text)})`);
+      return;
+    }
+    schemes.add(scheme);
+    if (!url.hostname || (url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) {
+      problems.push(`SLUICE_BROKER_URL${which} must be ${scheme}//host:port, nothing after it (got ${JSON.stringify(text)})`);
+    }
+  });
+  if (schemes.size > 1) problems.push('SLUICE_BROKER_URL mixes nats:// and tls://: TLS is for every server or none');
+  return problems.length ? problems.join('; ') : undefined;
+}

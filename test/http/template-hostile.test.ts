@@ -72,6 +72,22 @@ describe('markup through a param', () => {
   });
 });
 
+describe('parsing a template', () => {
+  it('refuses a long run of whitespace before Mustache parses it (its tag scanner is quadratic in one)', async () => {
+    const response = await put('email', 'spaces', {
+      params: { a: { type: 'string' } },
+      subject: 'S',
+      html: `{{a${' '.repeat(60_000)}b`,
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toMatchObject({ code: 'INVALID_REQUEST', field: 'html' });
+    expect(response.json().error.message).toMatch(/whitespace/);
+    // Indentation and blank lines are far shorter than the bound.
+    const html = `<table>${'\n        <tr><td>{{a}}</td></tr>'.repeat(100)}\n${' '.repeat(1000)}</table>`;
+    expect((await put('email', 'spaces', { params: { a: { type: 'string' } }, subject: 'S', html })).statusCode).toBe(200);
+  });
+});
+
 describe("a param's pattern", () => {
   it('matches in linear time: ^(a+)+$ against 32 "a"s and a "!" (minutes with a backtracking engine)', async () => {
     expect((await put('sms', 'redos', { params: { code: { type: 'string', pattern: '^(a+)+$' } }, body: '{{code}}' })).statusCode).toBe(

@@ -238,9 +238,9 @@ function checkParams(template: TemplateSpec, patterns: Map<string, ParamPattern>
     if (value === undefined || value === null) throw invalid(name, 'is missing');
     const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
     if (text === undefined) throw invalid(name, `must be a ${param.type}`);
-    if (param.type === 'number' && !/^-?\d+(\.\d+)?$/.test(text.trim())) throw invalid(name, 'must be a number');
     const maxLength = Math.min(param.maxLength ?? PARAM_VALUE_LIMIT, PARAM_VALUE_LIMIT);
     if (text.length > 2 * maxLength || codePoints(text) > maxLength) throw invalid(name, `is longer than ${maxLength} characters`);
+    if (param.type === 'number' && !/^-?\d+(\.\d+)?$/.test(text.trim())) throw invalid(name, 'must be a number');
     const pattern = patterns.get(name);
     if (pattern !== undefined && !pattern.test(text)) throw invalid(name, `does not match ${param.pattern}`);
     checked[name] = text;
@@ -249,7 +249,7 @@ function checkParams(template: TemplateSpec, patterns: Map<string, ParamPattern>
 }
 
 /** Compiled once per cached template object (the live cache hands out the same one until it reloads). */
-const compiled = new WeakMap<StoredTemplate, CompiledTemplate | SluiceError>();
+const compiled = new WeakMap<StoredTemplate, CompiledTemplate | TemplateProblem>();
 
 function compiledOf(template: StoredTemplate): CompiledTemplate {
   let found = compiled.get(template);
@@ -258,16 +258,17 @@ function compiledOf(template: StoredTemplate): CompiledTemplate {
       found = compileTemplate(template, false);
     } catch (error) {
       if (!(error instanceof TemplateProblem)) throw error;
-      // A version stored before a check it fails: its sends are refused until a new version is stored.
-      found = new SluiceError(
-        'INVALID_REQUEST',
-        `template "${template.name}" version ${template.version} cannot be sent: ${error.message}; store a new version`,
-        { details: { field: 'template' } },
-      );
+      found = error;
     }
     compiled.set(template, found);
   }
-  if (found instanceof SluiceError) throw found;
+  // A version stored before a check it fails: its sends are refused until a new version is stored.
+  if (found instanceof TemplateProblem)
+    throw new SluiceError(
+      'INVALID_REQUEST',
+      `template "${template.name}" version ${template.version} cannot be sent: ${found.message}; store a new version`,
+      { details: { field: 'template' } },
+    );
   return found;
 }
 

@@ -1,4 +1,5 @@
 import type { Channel } from '../core/channels.js';
+import type { RenderBudget } from './render-budget.js';
 import type { RenderedTemplate, VendorTemplate } from './templates.js';
 
 /** Which claim goes first under a saturated pace: `transactional` (OTPs, alerts) before `bulk` (campaigns). */
@@ -81,6 +82,8 @@ export interface AdmissionContext {
   tenant?: TenantView;
   /** Set by the template step when the send names a stored template: validation takes its content. */
   rendered?: RenderedTemplate;
+  /** In a batch: what its renders may take together, shared by its messages' contexts. */
+  readonly renderBudget?: RenderBudget;
   message?: ValidatedMessage;
   outcome?: AdmissionOutcome;
 }

@@ -1,6 +1,8 @@
 /** Request and response schemas (TypeBox): they validate bodies and make the OpenAPI at /docs. */
 import { type TSchema, Type } from '@sinclair/typebox';
 import { PRIORITIES } from '../admission/context.js';
+import { PARAM_VALUE_LIMIT } from '../admission/template-patterns.js';
+import { CONTENT_LIMITS } from '../admission/templates.js';
 import { CHANNELS } from '../core/channels.js';
 import { ALGORITHMS, FALLBACK_MODES, RISK_LIMITS } from '../limiter/index.js';
 import { PROVIDER_KINDS } from '../providers/kinds.js';
@@ -22,7 +24,7 @@ import {
 
 /** TypeBox turns a record's key schema into a pattern and drops its length: `propertyNames` keeps it. */
 const KEY = { propertyNames: { maxLength: 64 } };
-const Params = Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: 1024 }), Type.Number()]), {
+const Params = Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: PARAM_VALUE_LIMIT }), Type.Number()]), {
   maxProperties: 50,
   ...KEY,
 });
@@ -33,9 +35,9 @@ export const SendBody = Type.Object(
     to: Type.String({ minLength: 1, maxLength: 320, description: 'Phone (E.164 or national), email address, or webhook target' }),
     template: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     params: Type.Optional(Params),
-    subject: Type.Optional(Type.String({ maxLength: 998 })),
-    body: Type.Optional(Type.String({ maxLength: 32_768 })),
-    html: Type.Optional(Type.String({ maxLength: 65_536 })),
+    subject: Type.Optional(Type.String({ maxLength: CONTENT_LIMITS.subject })),
+    body: Type.Optional(Type.String({ maxLength: CONTENT_LIMITS.body })),
+    html: Type.Optional(Type.String({ maxLength: CONTENT_LIMITS.html })),
     sendAt: Type.Optional(
       Type.Union([Type.String({ format: 'date-time', maxLength: 40 }), Type.Integer({ minimum: 0 })], {
         description:

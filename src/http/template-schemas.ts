@@ -1,7 +1,8 @@
 /** Request and response schemas of templates, quiet hours and batch sends (TypeBox: validation and /docs). */
 import { Type } from '@sinclair/typebox';
 import { PRIORITIES } from '../admission/context.js';
-import { TEMPLATE_NAME } from '../admission/templates.js';
+import { PARAM_VALUE_LIMIT } from '../admission/template-patterns.js';
+import { CONTENT_LIMITS, TEMPLATE_NAME } from '../admission/templates.js';
 import { CHANNELS } from '../core/channels.js';
 import { ChannelName, stringEnum } from '../services/views.js';
 import { SendBody } from './schemas.js';
@@ -17,8 +18,14 @@ export const TemplateParams = Type.Object({
 const ParamSpec = Type.Object(
   {
     type: stringEnum(['string', 'number'] as const),
-    maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
-    pattern: Type.Optional(Type.String({ maxLength: 256, description: 'A regular expression (unanchored, as JSON Schema: use ^…$)' })),
+    maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: PARAM_VALUE_LIMIT })),
+    pattern: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description:
+          'A regular expression (unanchored, as JSON Schema: use ^…$), matched by RE2 in linear time: no lookaround, no backreferences',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -40,9 +47,14 @@ const VendorSpec = Type.Object(
 export const TemplateBody = Type.Object(
   {
     params: Type.Record(Type.String({ maxLength: 64 }), ParamSpec, { maxProperties: 50, ...KEY }),
-    body: Type.Optional(Type.String({ maxLength: 32_768 })),
-    subject: Type.Optional(Type.String({ maxLength: 998 })),
-    html: Type.Optional(Type.String({ maxLength: 65_536 })),
+    body: Type.Optional(Type.String({ maxLength: CONTENT_LIMITS.body })),
+    subject: Type.Optional(Type.String({ maxLength: CONTENT_LIMITS.subject })),
+    html: Type.Optional(
+      Type.String({
+        maxLength: CONTENT_LIMITS.html,
+        description: 'HTML-escaped: {{name}} only, no {{{name}}}, {{& name}} or delimiter change',
+      }),
+    ),
     vendor: Type.Optional(
       Type.Record(Type.String({ maxLength: 64 }), VendorSpec, {
         maxProperties: 20,

@@ -388,14 +388,15 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       };
 
     // A canceled message gives its frequency slot back (a scheduled one holds it at its due time).
-    const messageService = new SqlMessageService(chain, repositories.messages, clock, async (tenantId, id) => {
+    const releaseSlot = async (tenantId: string, id: string) => {
       try {
         const message = await repositories.messages.findById(tenantId, id);
         if (message) await releaseFrequencySlot(directory, frequency, message, settings.defaultRegion);
       } catch (error) {
         logger.error({ err: error, messageId: id }, 'cancel: giving the frequency slot back failed');
       }
-    });
+    };
+    const messageService = new SqlMessageService(chain, repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes);
     const admin = new SqlAdminService({
       ...repositories,
       directory,

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { AdmissionChain } from '../admission/chain.js';
 import type { AdmissionContext, AdmissionOutcome, SendRequest } from '../admission/context.js';
 import { IdempotencyKeyTaken, type MessageWriter, type NewMessage } from '../admission/ports.js';
+import { RenderBudget } from '../admission/render-budget.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
 import type { Clock } from '../limiter/index.js';
 import { DuplicateIdempotencyKeyError } from '../storage/errors.js';
@@ -75,9 +76,21 @@ export class SqlMessageService implements MessageService {
      * must not reject: its failure is its own to log, never the cancel's.
      */
     private readonly canceled?: (tenantId: string, id: string) => Promise<void>,
+    /** Most bytes a batch's rendered texts may take together (SLUICE_BATCH_RENDER_LIMIT_BYTES). */
+    private readonly batchRenderLimitBytes = 16_777_216,
   ) {}
 
-  async send(apiKey: string | undefined, request: SendRequest, idempotencyKey?: string) {
+  send(apiKey: string | undefined, request: SendRequest, idempotencyKey?: string) {
+    return this.admit(apiKey, request, idempotencyKey, undefined);
+  }
+
+  /** One message through the chain; in a batch, with the batch's render budget. */
+  private async admit(
+    apiKey: string | undefined,
+    request: SendRequest,
+    idempotencyKey: string | undefined,
+    renderBudget: RenderBudget | undefined,
+  ) {
     const now = this.clock.now();
     const context: AdmissionContext = {
       id: newMessageId(now),
@@ -87,6 +100,7 @@ export class SqlMessageService implements MessageService {
       // Only an Idempotency-Key needs the hash: no canonicalising and hashing on the common path.
       requestHash: idempotencyKey === undefined ? undefined : requestHashOf(request),
       request,
+      renderBudget,
     };
     await this.chain.admit(context).catch(unavailableUnlessSluiceError);
     if (!context.outcome) throw new Error('admission chain ended without an outcome: the persist step is missing');
@@ -106,15 +120,18 @@ export class SqlMessageService implements MessageService {
    * group commit, so a batch costs far less than its messages sent one by one. Results are in
    * request order; a refused message is an `error` entry, never the batch's failure. Under an
    * Idempotency-Key, message `i` carries `<key>#<i>`, so a replayed batch answers the same ids.
+   * The messages' rendered texts share one RenderBudget: past it, a message is refused with 413.
    */
   async sendBatch(apiKey: string | undefined, requests: readonly SendRequest[], idempotencyKey?: string): Promise<BatchResult[]> {
+    const renderBudget = new RenderBudget(this.batchRenderLimitBytes);
     return Promise.all(
       requests.map(async (request, index): Promise<BatchResult> => {
         try {
-          const outcome = await this.send(
+          const outcome = await this.admit(
             apiKey,
             { ...request, priority: request.priority ?? 'bulk' },
             idempotencyKey && `${idempotencyKey}#${index}`,
+            renderBudget,
           );
           return { index, ...outcome };
         } catch (error) {

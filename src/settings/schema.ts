@@ -191,6 +191,14 @@ export const SETTINGS = {
     description:
       'Largest request body accepted; larger ones get 413 PAYLOAD_TOO_LARGE. The default holds the largest message the schema allows (an email of 64 Ki characters of HTML and 32 Ki of text) in any JSON encoding.',
   }),
+  batchRenderLimitBytes: spec({
+    env: 'SLUICE_BATCH_RENDER_LIMIT_BYTES',
+    kind: 'int',
+    default: 16_777_216,
+    range: [65_536, 1_073_741_824],
+    description:
+      "Most bytes (UTF-8) the rendered texts of one batch's messages may take together: a message whose template renders past it gets 413 PAYLOAD_TOO_LARGE in its result, the others are admitted. Each rendered text is also held to its inline limit (body 32,768 characters, html 65,536, subject 998).",
+  }),
   scheduleHorizonDays: spec({
     env: 'SLUICE_SCHEDULE_HORIZON_DAYS',
     kind: 'int',

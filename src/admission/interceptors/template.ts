@@ -10,9 +10,10 @@ const STORABLE = new RegExp(TEMPLATE_NAME);
  * A send naming a template stored for its tenant and channel is rendered with the template's
  * current version, which the message then pins (`context.rendered`, stored in its payload): a
  * later change of the template never alters an accepted message. Params are checked against the
- * template (400 naming the param). A name with no stored template is, on SMS, the vendor's
- * template code passed through as before; on email and webhook, where there is no vendor
- * template to pass through to, it is a 404 NOT_FOUND.
+ * template (400 naming the param); a rendered text is held to its inline limit (400 naming it),
+ * and in a batch the renders together to the batch's budget (413). A name with no stored
+ * template is, on SMS, the vendor's template code passed through as before; on email and webhook,
+ * where there is no vendor template to pass through to, it is a 404 NOT_FOUND.
  */
 export function templateInterceptor(templates: TemplateLookup): Interceptor {
   return {
@@ -35,7 +36,9 @@ export function templateInterceptor(templates: TemplateLookup): Interceptor {
             details: { field },
           });
       }
-      context.rendered = renderTemplate(stored, request.params);
+      const rendered = renderTemplate(stored, request.params);
+      context.renderBudget?.take(rendered);
+      context.rendered = rendered;
       return undefined;
     },
   };

@@ -434,8 +434,11 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       providers: repositories.providers,
       receipts: repositories.receipts,
       clock,
-      onReceipt: (provider, outcome, delivered) =>
-        metrics.receipts.inc({ provider, outcome, status: delivered === undefined ? 'none' : delivered ? 'delivered' : 'undelivered' }),
+      onReceipt: (provider, outcome, delivered, count) =>
+        metrics.receipts.inc(
+          { provider, outcome, status: delivered === undefined ? 'none' : delivered ? 'delivered' : 'undelivered' },
+          count,
+        ),
     });
     const services: Services = {
       messages: messageService,

@@ -7,6 +7,7 @@ import type { SendRequest, TenantView } from '../admission/context.js';
 import type { QuietHours } from '../admission/quiet-hours.js';
 import type { TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
+import type { SluiceError } from '../core/errors.js';
 import type { Decision, Rule } from '../limiter/index.js';
 import type { EventStatus, EventType, MessageStatus, TenantStatus } from '../storage/schema.js';
 import type { AdminMessageView, BanStatusView, MessageSearchPage, RulesPreviewView } from './lookup-views.js';
@@ -65,8 +66,12 @@ export interface MessageService {
   readonly chain: AdmissionChain;
   /** Runs the chain; resolves `{id, status, replayed}` or rejects with a SluiceError. */
   send(apiKey: string | undefined, request: SendRequest, idempotencyKey?: string): Promise<SendOutcome>;
-  /** Each request through the chain on its own (priority `bulk` unless given); results in request order. */
-  sendBatch(apiKey: string | undefined, requests: readonly SendRequest[], idempotencyKey?: string): Promise<BatchResult[]>;
+  /**
+   * Each request through the chain on its own (priority `bulk` unless given); results in request
+   * order. A SluiceError in place of a request (one its entry point refused, e.g. by schema) is
+   * that message's result, and keeps its index.
+   */
+  sendBatch(apiKey: string | undefined, requests: readonly (SendRequest | SluiceError)[], idempotencyKey?: string): Promise<BatchResult[]>;
   get(tenantId: string, id: string): Promise<MessageView | undefined>;
   /** 'too-late' when already sending or done. */
   cancel(tenantId: string, id: string): Promise<'canceled' | 'not-found' | 'too-late'>;

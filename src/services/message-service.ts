@@ -107,9 +107,14 @@ export class SqlMessageService implements MessageService {
    * request order; a refused message is an `error` entry, never the batch's failure. Under an
    * Idempotency-Key, message `i` carries `<key>#<i>`, so a replayed batch answers the same ids.
    */
-  async sendBatch(apiKey: string | undefined, requests: readonly SendRequest[], idempotencyKey?: string): Promise<BatchResult[]> {
+  async sendBatch(
+    apiKey: string | undefined,
+    requests: readonly (SendRequest | SluiceError)[],
+    idempotencyKey?: string,
+  ): Promise<BatchResult[]> {
     return Promise.all(
       requests.map(async (request, index): Promise<BatchResult> => {
+        if (request instanceof SluiceError) return { index, error: request.toBody().error as BatchResult['error'] };
         try {
           const outcome = await this.send(
             apiKey,

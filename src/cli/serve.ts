@@ -22,7 +22,7 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   const { logger } = runtime;
   await warmUp(runtime);
   for (const name of unknownVariables()) logger.warn({ variable: name }, 'not a sluice setting: ignored (docs/configuration.md)');
-  // The admin token is a password with no lockout behind it: a short one can be guessed.
+  // The admin token is a password: the failure limit slows a guesser per address, not one with many.
   if (settings.adminToken && settings.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     logger.warn(
       { length: settings.adminToken.length },

@@ -123,6 +123,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     // looks for overdue requests every `connectionsCheckingInterval` (30 s by default): every second.
     requestTimeout,
     http: { requestTimeout, connectionsCheckingInterval: 1000 },
+    // `request.ip`, the address wrong credentials count under: the proxy's unless it is trusted.
+    trustProxy: deps.trustProxy ?? false,
     logger: {
       level: deps.logLevel ?? 'info',
       // Keys, tokens and recipients never reach the log (src/infra/logging.ts).

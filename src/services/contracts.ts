@@ -308,6 +308,19 @@ export interface MetricsEndpoint {
   observeAdmissionRejection?(interceptor: string, code: string): void;
   /** A connection closed as it was accepted, over the cap in all (`max`) or from its address (`per_ip`). */
   observeConnectionRefused?(cap: 'max' | 'per_ip'): void;
+  /** A request refused by authentication: no credential, a wrong one, or its address over the failure limit. */
+  observeAuthFailure?(realm: 'admin' | 'tenant', outcome: 'missing' | 'wrong' | 'throttled'): void;
+}
+
+/**
+ * Wrong credentials counted per client address (`SLUICE_AUTH_FAILURE_LIMIT`): `http/auth.ts`
+ * asks before checking a credential and reports each wrong one.
+ */
+export interface AuthFailureLimit {
+  /** Milliseconds until `address`'s credentials are checked again; 0: check them now. */
+  blockedFor(address: string): number;
+  /** Counts a wrong credential from `address`. Never rejects: a store failure leaves it uncounted. */
+  failed(address: string): Promise<void>;
 }
 
 export interface HttpDeps extends Services {
@@ -322,6 +335,10 @@ export interface HttpDeps extends Services {
   /** Most connections open at once (`SLUICE_HTTP_MAX_CONNECTIONS`), and from one address (`…_PER_IP`, 0: no cap). */
   maxConnections: number;
   maxConnectionsPerIp: number;
+  /** Fastify's `trustProxy` (`SLUICE_TRUST_PROXY`): where `request.ip`, the address failures count under, comes from. */
+  trustProxy?: boolean | string;
+  /** Absent: wrong credentials are not limited. */
+  authFailures?: AuthFailureLimit;
   logLevel?: string;
   /** Serve the admin console at /console (`SLUICE_CONSOLE`); default true. */
   console?: boolean;

@@ -63,7 +63,7 @@ export const batchRoutes =
           security: SECURITY.tenant,
           headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
           body: BatchEnvelope,
-          response: { ...errorResponses(400, 401, 413, 415), 200: BatchResults },
+          response: { ...errorResponses(400, 401, 413, 415, 429), 200: BatchResults },
         },
       },
       async (request) => {

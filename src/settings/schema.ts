@@ -128,6 +128,14 @@ export const SETTINGS = {
     description:
       'Most connections one client address holds open at once; one over it is closed as it arrives. 0: no per-address cap (behind a load balancer or proxy every connection comes from its address).',
   }),
+  shutdownTimeoutMs: spec({
+    env: 'SLUICE_SHUTDOWN_TIMEOUT_MS',
+    kind: 'int',
+    default: 10_000,
+    range: [0, 600_000],
+    description:
+      "On SIGTERM or SIGINT, the longest `serve` waits for the requests still in progress (their clients may have hung up: a handler runs on) before it stops the dispatchers and closes Redis and the database. Keep the sum of this and the longest provider timeout under the orchestrator's grace period.",
+  }),
   trustProxy: spec({
     env: 'SLUICE_TRUST_PROXY',
     kind: 'string',

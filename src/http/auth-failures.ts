@@ -54,7 +54,7 @@ export class AddressFailureLimit implements AuthFailureLimit {
   private readonly limiter: Pick<Limiter, 'check' | 'peek'>;
   /** The rule set, one array for the limiter's normalisation cache. */
   private readonly rules: readonly Rule[];
-  /** Address key → clock time its block ends; oldest first, at most AUTH_ADDRESSES_MAX. */
+  /** Address key → clock time its block ends; oldest first, at most `maxAddresses`. */
   private readonly blocked = new Map<string, number>();
   /** Failures of an address handed to the store and not yet answered (with Redis, a round trip). */
   private readonly counting = new Map<string, number>();

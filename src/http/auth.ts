@@ -45,9 +45,10 @@ async function refused(deps: HttpDeps, request: FastifyRequest, realm: Realm, to
 /**
  * An `onRequest` hook for the tenant routes: the API key is checked before the body is read or
  * validated, so a request without a valid key is a 401 whatever its body (and an unauthenticated
- * caller learns nothing of the schema). An address over its failure limit is a 429 before that. {@link tenantOf} then gives the handler its tenant. A send
- * still goes through the chain's own auth step with the key, once its body is in: the tenant's
- * status is read then, not before a slow upload.
+ * caller learns nothing of the schema); an address over its failure limit is a 429 before that.
+ * {@link tenantOf} then gives the handler its tenant. A send still goes through the chain's own
+ * auth step with the key, once its body is in: the tenant's status is read then, not before a
+ * slow upload.
  */
 export function authenticateTenant(deps: HttpDeps, options: { send?: boolean } = {}) {
   return async (request: FastifyRequest): Promise<void> => {

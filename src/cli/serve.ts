@@ -3,6 +3,7 @@
 import { redisEvictionWarning } from '../infra/redis-client.js';
 import { type HttpRole, startHttp } from '../main/api.js';
 import { createRuntime } from '../main/runtime.js';
+import { shutdown } from '../main/shutdown.js';
 import { startWorker } from '../main/worker.js';
 import { createProvider } from '../providers/registry.js';
 import { type Settings, unknownVariables } from '../settings/settings.js';
@@ -22,7 +23,7 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
   const { logger } = runtime;
   await warmUp(runtime);
   for (const name of unknownVariables()) logger.warn({ variable: name }, 'not a sluice setting: ignored (docs/configuration.md)');
-  // The admin token is a password with no lockout behind it: a short one can be guessed.
+  // The admin token is a password: the failure limit slows a guesser per address, not one with many.
   if (settings.adminToken && settings.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     logger.warn(
       { length: settings.adminToken.length },
@@ -67,10 +68,7 @@ export async function serve(settings: Settings, options: { demo: boolean }): Pro
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    await http.close();
-    await delivery?.stop();
-    await http.closeFeed();
-    await runtime.close();
+    await shutdown(runtime, { http, delivery });
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));

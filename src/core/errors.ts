@@ -21,6 +21,11 @@ export const ERROR_CODES = {
   },
   BANNED: { status: 429, meaning: 'The recipient is banned on this channel after breaching a rule; `Retry-After` says when the ban ends.' },
   QUOTA_EXCEEDED: { status: 429, meaning: "The tenant's QPS or daily quota for this channel is used up." },
+  AUTH_THROTTLED: {
+    status: 429,
+    meaning:
+      'Too many wrong API keys or admin tokens came from this client address; its credentials are not checked until `Retry-After` has passed.',
+  },
   INTERNAL: { status: 500, meaning: 'An unexpected failure; the request was not accepted. Logged with its request id.' },
   UNAVAILABLE: { status: 503, meaning: 'A dependency (database, Redis) is down; nothing was accepted. Retry later.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

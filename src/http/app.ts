@@ -15,6 +15,7 @@ import type { HttpDeps } from '../services/contracts.js';
 import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './console.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
 import { nameOperation, TAGS } from './openapi.js';
+import type { RequestsInProgress } from './requests-in-progress.js';
 import { adminRoutes } from './routes/admin.js';
 import { adminLookupRoutes } from './routes/admin-lookups.js';
 import { batchRoutes } from './routes/batch.js';
@@ -111,6 +112,8 @@ export interface HttpAppOptions {
   routes?: 'all' | 'operations';
   /** Where the built console is (default `dist/console/`, beside the compiled server); served when `deps.console` is not false. */
   consoleDir?: string;
+  /** Tracks the requests in progress, for a shutdown that waits for their handlers (`main/api.ts`). */
+  inProgress?: RequestsInProgress;
 }
 
 export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {}): Promise<FastifyInstance> {
@@ -123,6 +126,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     // looks for overdue requests every `connectionsCheckingInterval` (30 s by default): every second.
     requestTimeout,
     http: { requestTimeout, connectionsCheckingInterval: 1000 },
+    // `request.ip`, the address wrong credentials count under: the proxy's unless it is trusted.
+    trustProxy: deps.trustProxy ?? false,
     logger: {
       level: deps.logLevel ?? 'info',
       // Keys, tokens and recipients never reach the log (src/infra/logging.ts).
@@ -151,6 +156,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   limitConnections(app.server, deps.maxConnections, deps.maxConnectionsPerIp, deps.metrics?.observeConnectionRefused?.bind(deps.metrics));
+  // First of the hooks: a request refused by any later one is tracked (and ended) too.
+  options.inProgress?.register(app);
 
   // Requests already on a kept-alive connection when the server starts closing: 503 in the
   // contract's shape (Fastify also answers them with `Connection: close`).

@@ -21,18 +21,43 @@ export function safeEqual(given: string, expected: string): boolean {
 
 const tenants = new WeakMap<FastifyRequest, TenantView>();
 
+type Realm = 'admin' | 'tenant';
+
+/**
+ * AUTH_THROTTLED when the client's address is over its failure limit: before the credential is
+ * checked, so a guesser past the limit learns nothing, and costs no lookup.
+ */
+function refuseThrottled(deps: HttpDeps, request: FastifyRequest, realm: Realm): void {
+  const blockedMs = deps.authFailures?.blockedFor(request.ip) ?? 0;
+  if (blockedMs <= 0) return;
+  deps.metrics?.observeAuthFailure?.(realm, 'throttled');
+  throw new SluiceError('AUTH_THROTTLED', 'too many wrong credentials from this address; retry after Retry-After', {
+    retryAfterMs: blockedMs,
+  });
+}
+
+/** Counts a refused credential: a wrong one against the client's address, a missing one only in the metric. */
+async function refused(deps: HttpDeps, request: FastifyRequest, realm: Realm, token: string | undefined): Promise<void> {
+  deps.metrics?.observeAuthFailure?.(realm, token === undefined ? 'missing' : 'wrong');
+  if (token !== undefined) await deps.authFailures?.failed(request.ip);
+}
+
 /**
  * An `onRequest` hook for the tenant routes: the API key is checked before the body is read or
  * validated, so a request without a valid key is a 401 whatever its body (and an unauthenticated
- * caller learns nothing of the schema). {@link tenantOf} then gives the handler its tenant. A send
- * still goes through the chain's own auth step with the key, once its body is in: the tenant's
- * status is read then, not before a slow upload.
+ * caller learns nothing of the schema); an address over its failure limit is a 429 before that.
+ * {@link tenantOf} then gives the handler its tenant. A send still goes through the chain's own
+ * auth step with the key, once its body is in: the tenant's status is read then, not before a
+ * slow upload.
  */
 export function authenticateTenant(deps: HttpDeps, options: { send?: boolean } = {}) {
   return async (request: FastifyRequest): Promise<void> => {
-    const tenant = await deps.authenticate(bearerToken(request));
+    refuseThrottled(deps, request, 'tenant');
+    const token = bearerToken(request);
+    const tenant = await deps.authenticate(token);
     if (!tenant) {
       if (options.send) deps.metrics?.observeAdmissionRejection?.('auth', 'UNAUTHORIZED');
+      await refused(deps, request, 'tenant', token);
       throw new SluiceError('UNAUTHORIZED', 'a valid API key is required: Authorization: Bearer <key>');
     }
     tenants.set(request, tenant);
@@ -46,9 +71,13 @@ export function tenantOf(request: FastifyRequest): TenantView {
   return tenant;
 }
 
-export function requireAdmin(deps: HttpDeps, request: FastifyRequest): void {
-  const token = bearerToken(request);
+/** The admin routes' `onRequest` check: NOT_FOUND while the admin API is off, then as {@link authenticateTenant}. */
+export async function requireAdmin(deps: HttpDeps, request: FastifyRequest): Promise<void> {
   if (!deps.adminToken) throw new SluiceError('NOT_FOUND', 'the admin API is off: set SLUICE_ADMIN_TOKEN to enable it');
-  if (!token || !safeEqual(token, deps.adminToken))
+  refuseThrottled(deps, request, 'admin');
+  const token = bearerToken(request);
+  if (!token || !safeEqual(token, deps.adminToken)) {
+    await refused(deps, request, 'admin', token);
     throw new SluiceError('UNAUTHORIZED', 'the admin token is required: Authorization: Bearer <SLUICE_ADMIN_TOKEN>');
+  }
 }

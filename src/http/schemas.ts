@@ -305,7 +305,7 @@ const ERROR_STATUSES = {
   409: 'CONFLICT: the resource is in a state, or has a name, that forbids the call',
   413: 'PAYLOAD_TOO_LARGE: the body is over SLUICE_BODY_LIMIT_BYTES',
   415: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json',
-  429: 'RATE_LIMITED, BANNED or QUOTA_EXCEEDED; Retry-After says when a retry can succeed',
+  429: 'RATE_LIMITED, BANNED or QUOTA_EXCEEDED (sends and checks); AUTH_THROTTLED (too many wrong credentials from the address, any authenticated route); Retry-After says when a retry can succeed',
   500: 'INTERNAL: an unexpected failure, logged with the requestId of the body; nothing was accepted',
   503: 'UNAVAILABLE: a dependency is down, or this instance is shutting down; nothing was accepted, retry',
 } as const;

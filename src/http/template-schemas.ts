@@ -106,32 +106,47 @@ export const MAX_BATCH = 1000;
 
 const Priority = stringEnum(PRIORITIES, { description: 'transactional (default for single sends) goes before bulk (default in batches)' });
 
-const Recipient = Type.Object({ to: SendBody.properties.to, params: SendBody.properties.params }, { additionalProperties: false });
+/** A campaign's recipient: its fields are a send's, so its errors read as a single send's would. */
+export const Recipient = Type.Object({ to: SendBody.properties.to, params: SendBody.properties.params }, { additionalProperties: false });
 
+const CAMPAIGN = {
+  additionalProperties: false,
+  description: 'A campaign: one template to many recipients, each with its own params over the shared ones',
+} as const;
+
+/** The campaign's shared fields, checked with the envelope (a bad one would fail every message). */
+const campaignFields = {
+  channel: SendBody.properties.channel,
+  template: Type.String({ minLength: 1, maxLength: 128 }),
+  params: SendBody.properties.params,
+  sendAt: SendBody.properties.sendAt,
+  priority: Type.Optional(Priority),
+};
+
+const BATCH_ITEMS = { minItems: 1, maxItems: MAX_BATCH };
+
+/**
+ * What the batch route validates as a whole: the form, the campaign's shared fields, the list's
+ * bounds. Each message (a {@link SendBody}) or recipient ({@link Recipient}) is validated on its
+ * own, so one malformed message is refused in its result, not the batch.
+ */
+export const BatchEnvelope = Type.Union([
+  Type.Object({ messages: Type.Array(Type.Unknown(), BATCH_ITEMS) }, { additionalProperties: false }),
+  Type.Object({ ...campaignFields, recipients: Type.Array(Type.Unknown(), BATCH_ITEMS) }, CAMPAIGN),
+]);
+
+/** The batch body as /docs shows it: the envelope with what each message must be. */
 export const BatchBody = Type.Union([
   Type.Object(
     {
-      messages: Type.Array(Type.Object({ ...SendBody.properties, priority: Type.Optional(Priority) }, { additionalProperties: false }), {
-        minItems: 1,
-        maxItems: MAX_BATCH,
-      }),
+      messages: Type.Array(
+        Type.Object({ ...SendBody.properties, priority: Type.Optional(Priority) }, { additionalProperties: false }),
+        BATCH_ITEMS,
+      ),
     },
     { additionalProperties: false },
   ),
-  Type.Object(
-    {
-      channel: SendBody.properties.channel,
-      template: Type.String({ minLength: 1, maxLength: 128 }),
-      params: SendBody.properties.params,
-      sendAt: SendBody.properties.sendAt,
-      priority: Type.Optional(Priority),
-      recipients: Type.Array(Recipient, { minItems: 1, maxItems: MAX_BATCH }),
-    },
-    {
-      additionalProperties: false,
-      description: 'A campaign: one template to many recipients, each with its own params over the shared ones',
-    },
-  ),
+  Type.Object({ ...campaignFields, recipients: Type.Array(Recipient, BATCH_ITEMS) }, CAMPAIGN),
 ]);
 
 export const BatchResults = Type.Object({

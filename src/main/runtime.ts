@@ -60,6 +60,7 @@ import { TenantsRepository } from '../storage/repositories/tenants.js';
 import { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
 import { WebhooksRepository } from '../storage/repositories/webhooks.js';
 import { SecretBox } from '../storage/secret-box.js';
+import { httpDeps } from './http-deps.js';
 import { createRiskControl } from './risk-control.js';
 
 export interface RuntimeOptions {
@@ -435,8 +436,11 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       providers: repositories.providers,
       receipts: repositories.receipts,
       clock,
-      onReceipt: (provider, outcome, delivered) =>
-        metrics.receipts.inc({ provider, outcome, status: delivered === undefined ? 'none' : delivered ? 'delivered' : 'undelivered' }),
+      onReceipt: (provider, outcome, delivered, count) =>
+        metrics.receipts.inc(
+          { provider, outcome, status: delivered === undefined ? 'none' : delivered ? 'delivered' : 'undelivered' },
+          count,
+        ),
     });
     const services: Services = {
       messages: messageService,
@@ -449,18 +453,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       webhooks,
       receipts,
     };
-    const http: HttpDeps = {
-      ...services,
-      authenticate: async (apiKey) => (apiKey ? directory.tenantByApiKey(apiKey).catch(unavailableUnlessSluiceError) : undefined),
-      metrics: metrics.httpEndpoint(),
-      adminToken: settings.adminToken,
-      bodyLimitBytes: settings.bodyLimitBytes,
-      requestTimeoutMs: settings.httpRequestTimeoutMs,
-      maxConnections: settings.httpMaxConnections,
-      maxConnectionsPerIp: settings.httpMaxConnectionsPerIp,
-      logLevel: settings.logLevel,
-      console: settings.console,
-    };
+    const http = httpDeps({ settings, services, directory, metrics, clock, logger, redisLimiter: redis ? limiter : undefined });
 
     return {
       settings,

@@ -74,6 +74,7 @@ export class Metrics {
   // HTTP and the exporter itself
   readonly httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
   readonly httpConnectionsRefused: Counter<'cap'>;
+  readonly authFailures: Counter<'realm' | 'outcome'>;
   readonly collectErrors: Counter<'collector'>;
 
   private messageCounts: MessageCountsProvider | undefined;
@@ -272,6 +273,12 @@ export class Metrics {
       labelNames: ['cap'],
       registers,
     });
+    this.authFailures = new Counter({
+      name: 'sluice_auth_failures_total',
+      help: 'Requests refused by authentication, by realm (admin|tenant) and outcome: missing (no credential), wrong (a wrong one, counted against its address: SLUICE_AUTH_FAILURE_LIMIT), throttled (429 AUTH_THROTTLED, its credential unchecked).',
+      labelNames: ['realm', 'outcome'],
+      registers,
+    });
     this.collectErrors = new Counter({
       name: 'sluice_metrics_collect_errors_total',
       help: 'Scrape-time collectors that failed (their gauge keeps its last values), by collector.',
@@ -319,6 +326,8 @@ export class Metrics {
         this.httpRequestDuration.observe({ route, method, status_code: String(status) }, seconds),
       observeAdmissionRejection: (interceptor: string, code: string) => this.admissionRejections.inc({ interceptor, code }),
       observeConnectionRefused: (cap: 'max' | 'per_ip') => this.httpConnectionsRefused.inc({ cap }),
+      observeAuthFailure: (realm: 'admin' | 'tenant', outcome: 'missing' | 'wrong' | 'throttled') =>
+        this.authFailures.inc({ realm, outcome }),
     };
   }
 

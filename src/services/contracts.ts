@@ -7,6 +7,7 @@ import type { SendRequest, TenantView } from '../admission/context.js';
 import type { QuietHours } from '../admission/quiet-hours.js';
 import type { TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
+import type { SluiceError } from '../core/errors.js';
 import type { Decision, Rule } from '../limiter/index.js';
 import type { EventStatus, EventType, MessageStatus, TenantStatus } from '../storage/schema.js';
 import type { AdminMessageView, BanStatusView, MessageSearchPage, RulesPreviewView } from './lookup-views.js';
@@ -65,8 +66,12 @@ export interface MessageService {
   readonly chain: AdmissionChain;
   /** Runs the chain; resolves `{id, status, replayed}` or rejects with a SluiceError. */
   send(apiKey: string | undefined, request: SendRequest, idempotencyKey?: string): Promise<SendOutcome>;
-  /** Each request through the chain on its own (priority `bulk` unless given); results in request order. */
-  sendBatch(apiKey: string | undefined, requests: readonly SendRequest[], idempotencyKey?: string): Promise<BatchResult[]>;
+  /**
+   * Each request through the chain on its own (priority `bulk` unless given); results in request
+   * order. A SluiceError in place of a request (one its entry point refused, e.g. by schema) is
+   * that message's result, and keeps its index.
+   */
+  sendBatch(apiKey: string | undefined, requests: readonly (SendRequest | SluiceError)[], idempotencyKey?: string): Promise<BatchResult[]>;
   get(tenantId: string, id: string): Promise<MessageView | undefined>;
   /** 'too-late' when already sending or done. */
   cancel(tenantId: string, id: string): Promise<'canceled' | 'not-found' | 'too-late'>;
@@ -303,6 +308,19 @@ export interface MetricsEndpoint {
   observeAdmissionRejection?(interceptor: string, code: string): void;
   /** A connection closed as it was accepted, over the cap in all (`max`) or from its address (`per_ip`). */
   observeConnectionRefused?(cap: 'max' | 'per_ip'): void;
+  /** A request refused by authentication: no credential, a wrong one, or its address over the failure limit. */
+  observeAuthFailure?(realm: 'admin' | 'tenant', outcome: 'missing' | 'wrong' | 'throttled'): void;
+}
+
+/**
+ * Wrong credentials counted per client address (`SLUICE_AUTH_FAILURE_LIMIT`): `http/auth.ts`
+ * asks before checking a credential and reports each wrong one.
+ */
+export interface AuthFailureLimit {
+  /** Milliseconds until `address`'s credentials are checked again; 0: check them now. */
+  blockedFor(address: string): number;
+  /** Counts a wrong credential from `address`. Never rejects: a store failure leaves it uncounted. */
+  failed(address: string): Promise<void>;
 }
 
 export interface HttpDeps extends Services {
@@ -317,6 +335,10 @@ export interface HttpDeps extends Services {
   /** Most connections open at once (`SLUICE_HTTP_MAX_CONNECTIONS`), and from one address (`…_PER_IP`, 0: no cap). */
   maxConnections: number;
   maxConnectionsPerIp: number;
+  /** Fastify's `trustProxy` (`SLUICE_TRUST_PROXY`): where `request.ip`, the address failures count under, comes from. */
+  trustProxy?: boolean | string;
+  /** Absent: wrong credentials are not limited. */
+  authFailures?: AuthFailureLimit;
   logLevel?: string;
   /** Serve the admin console at /console (`SLUICE_CONSOLE`); default true. */
   console?: boolean;

@@ -122,10 +122,15 @@ export class SqlMessageService implements MessageService {
    * Idempotency-Key, message `i` carries `<key>#<i>`, so a replayed batch answers the same ids.
    * The messages' rendered texts share one RenderBudget: past it, a message is refused with 413.
    */
-  async sendBatch(apiKey: string | undefined, requests: readonly SendRequest[], idempotencyKey?: string): Promise<BatchResult[]> {
+  async sendBatch(
+    apiKey: string | undefined,
+    requests: readonly (SendRequest | SluiceError)[],
+    idempotencyKey?: string,
+  ): Promise<BatchResult[]> {
     const renderBudget = new RenderBudget(this.batchRenderLimitBytes);
     return Promise.all(
       requests.map(async (request, index): Promise<BatchResult> => {
+        if (request instanceof SluiceError) return { index, error: request.toBody().error as BatchResult['error'] };
         try {
           const outcome = await this.admit(
             apiKey,

@@ -81,8 +81,8 @@ export interface ReceiptServiceDeps {
   providers: Pick<ProvidersRepository, 'get'>;
   receipts: Pick<ReceiptsRepository, 'apply' | 'checkToken' | 'issueToken'>;
   clock: Clock;
-  /** Counts each receipt by the provider's name and its outcome. */
-  onReceipt?: (provider: string, outcome: ReceiptOutcome | 'unreadable', delivered: boolean | undefined) => void;
+  /** Counts `count` receipts of one provider (its name), outcome and verdict. */
+  onReceipt?: (provider: string, outcome: ReceiptOutcome | 'unreadable', delivered: boolean | undefined, count: number) => void;
 }
 
 export class SqlReceiptService implements ReceiptService {
@@ -107,20 +107,27 @@ export class SqlReceiptService implements ReceiptService {
     const { provider, format } = await this.providerFor(providerId, token);
     if (!Array.isArray(body)) throw new SluiceError('INVALID_REQUEST', 'a receipt push is a JSON array of reports');
     const outcomes: ReceiptAnswer['outcomes'] = { applied: 0, pending: 0, duplicate: 0, unreadable: 0 };
+    // Every entry: the answer tells the vendor the whole push was received, so none may be left
+    // out. The body limit bounds how many there are.
     const receipts: Receipt[] = [];
-    for (const entry of body.slice(0, 10_000)) {
+    for (const entry of body) {
       const receipt = isRecord(entry) ? format.read(entry) : undefined;
       if (receipt) receipts.push(receipt);
-      else {
-        outcomes.unreadable++;
-        this.deps.onReceipt?.(provider.name, 'unreadable', undefined);
-      }
+      else outcomes.unreadable++;
     }
     const applied = receipts.length > 0 ? await this.deps.receipts.apply(providerId, receipts, now) : [];
+    // Counted per (outcome, verdict), not per entry: a push of many thousands is a few increments.
+    const counts = new Map<string, { outcome: ReceiptOutcome; delivered: boolean; count: number }>();
     applied.forEach((outcome, index) => {
       outcomes[outcome]++;
-      this.deps.onReceipt?.(provider.name, outcome, receipts[index]!.delivered);
+      const delivered = receipts[index]!.delivered;
+      const key = `${outcome}:${delivered}`;
+      const counted = counts.get(key);
+      if (counted) counted.count++;
+      else counts.set(key, { outcome, delivered, count: 1 });
     });
+    if (outcomes.unreadable > 0) this.deps.onReceipt?.(provider.name, 'unreadable', undefined, outcomes.unreadable);
+    for (const { outcome, delivered, count } of counts.values()) this.deps.onReceipt?.(provider.name, outcome, delivered, count);
     return { body: format.answer, outcomes };
   }
 

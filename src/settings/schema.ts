@@ -3,6 +3,7 @@
  * docs/configuration.md lists the same settings; test/settings/settings.test.ts keeps them in sync.
  * Loading them (environment, a JSON file) is settings.ts.
  */
+import { isIP } from 'node:net';
 import { isSupportedCountry } from 'libphonenumber-js/max';
 import { dialectOfUrl, sqlitePathOfUrl } from '../core/urls.js';
 import { BROKER_SETTINGS } from './broker-settings.js';
@@ -80,7 +81,7 @@ export const SETTINGS = {
     default: '',
     secret: true,
     description:
-      'Bearer token of the admin API. Empty: the admin API is off (the CLI still works on the database). `serve` warns when it is shorter than 24 characters: nothing slows down guesses.',
+      'Bearer token of the admin API. Empty: the admin API is off (the CLI still works on the database). `serve` warns when it is shorter than 24 characters: the failure limit (SLUICE_AUTH_FAILURE_LIMIT) slows guesses per address, not a guesser with many addresses.',
   }),
   console: spec({
     env: 'SLUICE_CONSOLE',
@@ -127,6 +128,37 @@ export const SETTINGS = {
     range: [0, 1_000_000],
     description:
       'Most connections one client address holds open at once; one over it is closed as it arrives. 0: no per-address cap (behind a load balancer or proxy every connection comes from its address).',
+  }),
+  shutdownTimeoutMs: spec({
+    env: 'SLUICE_SHUTDOWN_TIMEOUT_MS',
+    kind: 'int',
+    default: 10_000,
+    range: [0, 600_000],
+    description:
+      "On SIGTERM or SIGINT, the longest `serve` waits for the requests still in progress (their clients may have hung up: a handler runs on) before it stops the dispatchers and closes Redis and the database. Keep the sum of this and the longest provider timeout under the orchestrator's grace period.",
+  }),
+  trustProxy: spec({
+    env: 'SLUICE_TRUST_PROXY',
+    kind: 'string',
+    default: '',
+    description:
+      "Which proxies' `X-Forwarded-For` gives the client address (Fastify's trustProxy), for the authentication failure limit: comma-separated addresses or CIDRs of the proxies (`10.0.0.0/8,127.0.0.1`; also `loopback`, `linklocal`, `uniquelocal`), or `true` (any: only when nothing but the proxy can reach sluice). Empty: the connection's address (behind a proxy, every client's is the proxy's).",
+    check: checkTrustProxy,
+  }),
+  authFailureLimit: spec({
+    env: 'SLUICE_AUTH_FAILURE_LIMIT',
+    kind: 'int',
+    default: 30,
+    range: [0, 1_000_000],
+    description:
+      'Wrong API keys or admin tokens one client address may present within SLUICE_AUTH_FAILURE_WINDOW_MS; past it, its requests are answered 429 AUTH_THROTTLED, their credentials unchecked, until the window has room again. Counted in Redis when configured (shared by the instances), else in process (up to 100,000 addresses; an IPv6 client counts by its /64). 0: no limit.',
+  }),
+  authFailureWindowMs: spec({
+    env: 'SLUICE_AUTH_FAILURE_WINDOW_MS',
+    kind: 'int',
+    default: 60_000,
+    range: [1000, 86_400_000],
+    description: 'The sliding window of SLUICE_AUTH_FAILURE_LIMIT.',
   }),
   limiterMemoryMax: spec({
     env: 'SLUICE_LIMITER_MEMORY_MAX',
@@ -382,6 +414,35 @@ function checkDatabaseUrl(url: string): string | undefined {
     }
   }
   return undefined;
+}
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** Whether `item` is an address, a CIDR (address/prefix) or one of proxy-addr's names. */
+function isProxyItem(item: string): boolean {
+  if (PROXY_NAMES.includes(item)) return true;
+  const [address = '', prefix, ...rest] = item.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+function checkTrustProxy(text: string): string | undefined {
+  if (['', 'true', 'false'].includes(text)) return undefined;
+  const bad = text.split(',').filter((item) => !isProxyItem(item.trim()));
+  return bad.length === 0
+    ? undefined
+    : `SLUICE_TRUST_PROXY: not an address, a CIDR, loopback, linklocal or uniquelocal: ${bad.map((item) => JSON.stringify(item)).join(', ')}`;
+}
+
+/** SLUICE_TRUST_PROXY as Fastify's `trustProxy` takes it: off, any, or the proxies' addresses. */
+export function trustProxyOption(text: string): boolean | string {
+  if (text === '' || text === 'false') return false;
+  if (text === 'true') return true;
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .join(',');
 }
 
 /** The 32 bytes of a base64 secret key, or undefined if it is not one. */

@@ -40,6 +40,60 @@ describe('POST /v1/messages/batch', () => {
     expect((await t.runtime.repositories.messages.get(results[3].id))?.priority).toBe('transactional');
   });
 
+  it('refuses a message that fails the send schema in its own result, with the error a single send would answer', async () => {
+    const tenant = await t.createTenant();
+    const malformed = [
+      { channel: 'sms', to: phone(60), body: 'extra', unknown: 1 },
+      { channel: 'sms', to: phone(61), body: 'x'.repeat(32_769) },
+      { channel: 'fax', to: phone(62), body: 'fax' },
+      { channel: 'sms', to: phone(63), body: 'late', priority: 'urgent' },
+      7,
+    ];
+    const response = await batch(tenant.apiKey, {
+      messages: [{ channel: 'sms', to: phone(64), body: 'ok' }, ...malformed, { channel: 'sms', to: phone(65), body: 'ok too' }],
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const { results } = response.json();
+    expect(results.map((r: { index: number }) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(results[0]).toMatchObject({ status: 'queued' });
+    expect(results[6]).toMatchObject({ status: 'queued' });
+    for (const [i, message] of malformed.entries()) {
+      const single = await t.send(tenant.apiKey, message);
+      expect(single.statusCode, single.body).toBe(400);
+      expect(results[i + 1], JSON.stringify(message).slice(0, 80)).toEqual({ index: i + 1, error: single.json().error });
+    }
+    await t.runtime.repositories.messages.drain();
+    const stored = await t.runtime.database.db.selectFrom('messages').select('recipient').where('tenant_id', '=', tenant.id).execute();
+    expect(stored.map((row) => row.recipient).sort()).toEqual([phone(64), phone(65)]);
+  });
+
+  it('refuses a campaign recipient that fails its schema in its own result; the batch envelope is still checked whole', async () => {
+    const tenant = await t.createTenant();
+    await t.admin('PUT', `/v1/admin/tenants/${tenant.id}/templates/sms/hello`, { params: {}, body: 'Hello' });
+    const response = await batch(tenant.apiKey, {
+      channel: 'sms',
+      template: 'hello',
+      recipients: [{ to: phone(70) }, { to: phone(71), extra: true }, { to: 'x'.repeat(321) }, { to: phone(72) }],
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const { results } = response.json();
+    expect(results[0]).toMatchObject({ status: 'queued' });
+    expect(results[1]).toEqual({ index: 1, error: { code: 'INVALID_REQUEST', message: 'body must NOT have additional properties' } });
+    expect(results[2]).toEqual({ index: 2, error: { code: 'INVALID_REQUEST', message: 'body/to must NOT have more than 320 characters' } });
+    expect(results[3]).toMatchObject({ status: 'queued' });
+    // The envelope: its own fields, the forms, the array's bounds.
+    for (const body of [
+      { messages: [{ channel: 'sms', to: phone(73), body: 'x' }], extra: 1 },
+      { channel: 'fax', template: 'hello', recipients: [{ to: phone(74) }] },
+      { messages: 'all of them' },
+      { messages: [] },
+    ]) {
+      const refused = await batch(tenant.apiKey, body);
+      expect(refused.statusCode, JSON.stringify(body)).toBe(400);
+      expect(refused.json().error.code).toBe('INVALID_REQUEST');
+    }
+  });
+
   it('counts quotas across the batch: the daily quota admits exactly its number', async () => {
     const tenant = await t.createTenant();
     await t.admin('PATCH', `/v1/admin/tenants/${tenant.id}`, { dailyQuotas: { sms: 3 } });

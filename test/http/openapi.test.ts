@@ -108,6 +108,17 @@ describe('the document', () => {
   });
 });
 
+describe('the batch body', () => {
+  it('shows what each message must be, though the route validates the messages one by one', () => {
+    const body = (
+      document.paths['/v1/messages/batch']!.post as unknown as { requestBody: { content: Record<string, { schema: unknown }> } }
+    ).requestBody.content['application/json']!.schema as { anyOf: { properties: Record<string, { items: { properties?: object } }> }[] };
+    const [messages, campaign] = body.anyOf;
+    expect(Object.keys(messages!.properties.messages!.items.properties ?? {})).toEqual(expect.arrayContaining(['channel', 'to', 'body']));
+    expect(Object.keys(campaign!.properties.recipients!.items.properties ?? {})).toEqual(['to', 'params']);
+  });
+});
+
 describe('security', () => {
   it('no global security: each operation says who may call it, and the server agrees', async () => {
     expect(document.security).toBeUndefined();

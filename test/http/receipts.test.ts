@@ -127,6 +127,25 @@ describe('delivery receipts', () => {
     expect(broken.statusCode).toBe(400);
   });
 
+  it('applies every entry of a push, however many the body limit lets in: 10,500 in, 10,500 stored', async () => {
+    const { provider, path } = await setup('aliyun-sms');
+    const reports = Array.from({ length: 10_500 }, (_, i) => ({ biz_id: `many-${i}`, success: i % 2 === 0, err_code: 'DELIVERED' }));
+    const answer = await push(path, [...reports, null]);
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(answer.json()).toEqual({ code: 0, msg: '接收成功' });
+    const waiting = await t.runtime.database.db
+      .selectFrom('pending_receipts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('provider_id', '=', provider.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(waiting.n)).toBe(10_500);
+    const counted = (await t.runtime.metrics.registry.getSingleMetric('sluice_receipts_total')?.get())?.values ?? [];
+    const of = (outcome: string) =>
+      counted.filter((v) => v.labels.provider === provider.name && v.labels.outcome === outcome).reduce((sum, v) => sum + v.value, 0);
+    expect(of('pending')).toBe(10_500);
+    expect(of('unreadable')).toBe(1);
+  });
+
   it('issues tokens only for providers that push receipts', async () => {
     const tenant = await t.createTenant();
     const console = await t.runtime.repositories.providers.create({

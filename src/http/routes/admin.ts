@@ -52,7 +52,8 @@ export function adminSchema<T extends { params?: TSchema; querystring?: TSchema;
   options: { conflicts?: boolean } = {},
 ) {
   // Every admin route validates its query string, an empty one at least: 400 for any parameter.
-  const statuses: ErrorStatus[] = [400, 401, 404];
+  // 429: AUTH_THROTTLED, an address past its wrong-credential limit.
+  const statuses: ErrorStatus[] = [400, 401, 404, 429];
   if (inputs.body) statuses.push(413, 415);
   if (options.conflicts) statuses.push(409);
   return {

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { SendRequest } from '../../admission/context.js';
+import { SluiceError } from '../../core/errors.js';
 import type { HttpDeps } from '../../services/contracts.js';
 import { authenticateTenant, bearerToken } from '../auth.js';
-import { errorResponses, SECURITY } from '../schemas.js';
-import { BatchBody, BatchResults, MAX_BATCH } from '../template-schemas.js';
+import { errorResponses, SECURITY, SendBody } from '../schemas.js';
+import { BatchBody, BatchEnvelope, BatchResults, MAX_BATCH, Recipient } from '../template-schemas.js';
 
 /** Room for MAX_BATCH messages of typical size (a few hundred bytes each), whatever the single-send limit. */
 export const BATCH_BODY_LIMIT = 4 * 1024 * 1024;
@@ -16,18 +18,34 @@ const IdempotencyKeyHeader = Type.String({
   description: 'Message i of the batch carries `<key>#<i>`: a replay answers the same results, sending nothing again',
 });
 
-/** The two body forms as one list of sends. */
-function sendsOf(body: typeof BatchBody.static): SendRequest[] {
-  if ('messages' in body) return body.messages;
+/**
+ * `item` checked with `schema` by the route's own validator (Fastify's ajv, as every route
+ * validates: compiled once per route), or the INVALID_REQUEST a single send of it would get, in
+ * Fastify's words (`body/to must NOT have more than 320 characters`).
+ */
+function checked<S extends TSchema>(request: FastifyRequest, schema: S, item: unknown): Static<S> | SluiceError {
+  const validate = request.compileValidationSchema(schema, 'body');
+  if (validate(item)) return item as Static<S>;
+  const reasons = (validate.errors ?? []).map((error) => `body${error.instancePath} ${error.message}`);
+  return new SluiceError('INVALID_REQUEST', reasons.join(', ') || 'body is not a valid message');
+}
+
+/** The two body forms as one list of sends, a message that fails its schema as its refusal. */
+function sendsOf(request: FastifyRequest, body: Static<typeof BatchEnvelope>): (SendRequest | SluiceError)[] {
+  if ('messages' in body) return body.messages.map((message) => checked(request, SendBody, message));
   const { channel, template, params, sendAt, priority, recipients } = body;
-  return recipients.map((recipient) => ({
-    channel,
-    to: recipient.to,
-    template,
-    ...(params || recipient.params ? { params: { ...params, ...recipient.params } } : {}),
-    ...(sendAt === undefined ? {} : { sendAt }),
-    ...(priority === undefined ? {} : { priority }),
-  }));
+  return recipients.map((item) => {
+    const recipient = checked(request, Recipient, item);
+    if (recipient instanceof SluiceError) return recipient;
+    return {
+      channel,
+      to: recipient.to,
+      template,
+      ...(params || recipient.params ? { params: { ...params, ...recipient.params } } : {}),
+      ...(sendAt === undefined ? {} : { sendAt }),
+      ...(priority === undefined ? {} : { priority }),
+    };
+  });
 }
 
 export const batchRoutes =
@@ -38,16 +56,19 @@ export const batchRoutes =
       {
         onRequest: authenticateTenant(deps, { send: true }),
         bodyLimit: Math.max(BATCH_BODY_LIMIT, deps.bodyLimitBytes),
+        // The envelope is validated whole; /docs shows each message's schema too.
+        config: { documentedBody: BatchBody },
         schema: {
           summary: `Send 1 to ${MAX_BATCH} messages (or a campaign: one template, many recipients); each is admitted on its own, results in request order`,
           security: SECURITY.tenant,
           headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
-          body: BatchBody,
-          response: { ...errorResponses(400, 401, 413, 415), 200: BatchResults },
+          body: BatchEnvelope,
+          response: { ...errorResponses(400, 401, 413, 415, 429), 200: BatchResults },
         },
       },
       async (request) => {
-        const results = await deps.messages.sendBatch(bearerToken(request), sendsOf(request.body), request.headers['idempotency-key']);
+        const sends = sendsOf(request, request.body);
+        const results = await deps.messages.sendBatch(bearerToken(request), sends, request.headers['idempotency-key']);
         return { results };
       },
     );

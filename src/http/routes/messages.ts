@@ -66,7 +66,7 @@ export const messageRoutes =
           security: SECURITY.tenant,
           params: IdParam,
           querystring: NoQuery,
-          response: { ...errorResponses(400, 401, 404), 200: MessageView },
+          response: { ...errorResponses(400, 401, 404, 429), 200: MessageView },
         },
       },
       async (request) => {
@@ -85,7 +85,7 @@ export const messageRoutes =
           security: SECURITY.tenant,
           params: IdParam,
           querystring: NoQuery,
-          response: { ...errorResponses(400, 401, 404, 409), 200: Canceled },
+          response: { ...errorResponses(400, 401, 404, 409, 429), 200: Canceled },
         },
       },
       async (request) => {

@@ -1,0 +1,17 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/** `sluice --version` (and `-V`) prints package.json's version alone and exits 0; the packed build is checked in test/package/. */
+describe('sluice --version', () => {
+  it.each(['--version', '-V'])('%s prints the version', async (flag) => {
+    const { stdout } = await run(process.execPath, ['--import', tsx, cli, flag], { env: { PATH: process.env.PATH ?? '' } });
+    expect(stdout).toBe(`${version}\n`);
+  });
+});

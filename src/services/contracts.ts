@@ -182,8 +182,10 @@ export interface AdminService {
 }
 
 /** What the admin message search takes: `to` as a send writes it (normalised as admission does). */
+/** A page of a tenant's messages: every message, or those to `to` (narrowed by `channel` and `status`). */
 export interface MessageSearch {
-  to: string;
+  /** Absent: the tenant's messages, newest first (`channel` and `status` then are refused). */
+  to?: string;
   /** Absent: every channel that reads `to`. */
   channel?: Channel;
   status?: MessageStatus;

@@ -36,8 +36,14 @@ import type {
   SendBody,
   TenantPatchBody,
 } from '../http/schemas.js';
-import type { MessageSearch } from '../services/contracts.js';
-import type { AdminMessageView, BanStatusView, MessageSearchPage, MessageSummaryView, RulesPreviewView } from '../services/lookup-views.js';
+import type {
+  AdminMessageView,
+  BanStatusView,
+  MessageSearch,
+  MessageSearchPage,
+  MessageSummaryView,
+  RulesPreviewView,
+} from '../services/lookup-views.js';
 import type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage } from '../services/views.js';
 import type { Call, ClientError, Result } from './call.js';
 import { tenantConfigCalls } from './tenant-config.js';

@@ -195,7 +195,7 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
     expect(stdout).toBe(`${version}\n`);
   });
 
-  it("the README's limiter example runs as .mjs (loading only sluice/limiter and cluster-key-slot) and as .ts, and type-checks", async () => {
+  it("the README's limiter example runs as .mjs (loading only sluice/limiter and cluster-key-slot) and as .ts", async () => {
     const log = join(project, 'limiter.imports');
     const expected = ['1 OK 0', '2 OK 0', '3 OK 0', '4 RATE_LIMITED 600000'];
     const asModule = await run(process.execPath, ['--import', importRecorder(project, log), 'limiter.mjs'], { cwd: project });

@@ -18,3 +18,17 @@ describe('README', () => {
     expect(output.trim().split('\n')).toEqual(['1 OK 0', '2 OK 0', '3 OK 0', '4 RATE_LIMITED 600000']);
   });
 });
+
+describe('README CLI table', () => {
+  it('has a row for every command of `sluice`', async () => {
+    const { createProgram } = await import('../src/cli/program.js');
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## CLI'), readme.indexOf('### After the demo'));
+    const rows = section.split('\n').filter((line) => line.startsWith('| `'));
+    const named = new Set(rows.map((row) => /^\| `-*([\w-]+)/.exec(row)?.[1]));
+    const commands = createProgram().commands.map((command) => command.name());
+    expect(commands.length).toBeGreaterThan(10);
+    expect(commands.filter((name) => !named.has(name))).toEqual([]);
+    expect(named.has('version')).toBe(true);
+  });
+});

@@ -36,8 +36,14 @@ import type {
   SendBody,
   TenantPatchBody,
 } from '../http/schemas.js';
-import type { MessageSearch } from '../services/contracts.js';
-import type { AdminMessageView, BanStatusView, MessageSearchPage, MessageSummaryView, RulesPreviewView } from '../services/lookup-views.js';
+import type {
+  AdminMessageView,
+  BanStatusView,
+  MessageSearch,
+  MessageSearchPage,
+  MessageSummaryView,
+  RulesPreviewView,
+} from '../services/lookup-views.js';
 import type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage } from '../services/views.js';
 import type { Call, ClientError, Result } from './call.js';
 import { tenantConfigCalls } from './tenant-config.js';
@@ -201,7 +207,7 @@ export class SluiceClient {
     /** Replays `sends` against the given (or the channel's stored) rules in a limiter of its own: nothing recorded. */
     previewRules: (id: string, channel: string, body: RulesPreviewRequest): Promise<Result<RulesPreviewView>> =>
       this.call({ method: 'POST', path: `${this.rulesPath(id, channel)}/preview`, body, auth: 'admin', repeatable: true }),
-    /** A tenant's messages to one recipient, newest first; pass a page's `nextCursor` as `cursor` for the next. */
+    /** A tenant's messages (`{}`), or those to one recipient (`to`), newest first; pass a page's `nextCursor` as `cursor` for the next. */
     searchMessages: (id: string, search: MessageSearch): Promise<Result<MessageSearchPage>> =>
       this.call({
         method: 'GET',

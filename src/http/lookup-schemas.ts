@@ -9,11 +9,14 @@ import { RuleBody } from './schemas.js';
 /** Query strings are not coerced: `limit` is digits here, its range the service's. */
 export const MessageSearchQuery = Type.Object(
   {
-    to: Type.String({
-      minLength: 1,
-      maxLength: MAX_RECIPIENT_LENGTH,
-      description: 'The recipient, in any spelling a send accepts: normalised as admission normalises it, then matched exactly',
-    }),
+    to: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_RECIPIENT_LENGTH,
+        description:
+          'The recipient, in any spelling a send accepts: normalised as admission normalises it, then matched exactly. Absent: every message of the tenant (`channel` and `status` then are refused)',
+      }),
+    ),
     channel: Type.Optional(ChannelName),
     status: Type.Optional(MessageStatusName),
     limit: Type.Optional(

@@ -1,6 +1,6 @@
 /**
- * The admin lookups the console needs (contract: `AdminLookupService`): a tenant's messages by
- * recipient, one message's timeline, a recipient's ban and counts, and the rules dry run. They
+ * The admin lookups the console needs (contract: `AdminLookupService`): a tenant's recent messages
+ * or those to one recipient, one message's timeline, a recipient's ban and counts, and the rules dry run. They
  * read and never change: the ban lookup peeks, the dry run replays in a store of its own. Every
  * query carries the tenant of the path, so one tenant's lookups never show another's data.
  */
@@ -15,8 +15,8 @@ import type { TenantsRepository } from '../storage/repositories/tenants.js';
 import type { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
 import type { WebhooksRepository } from '../storage/repositories/webhooks.js';
 import { checkRules } from './admin-service.js';
-import type { AdminLookupService, MessageSearch, PreviewInput } from './contracts.js';
-import type { AdminMessageView, BanStatusView, MessageSearchPage, RulesPreviewView } from './lookup-views.js';
+import type { AdminLookupService, PreviewInput } from './contracts.js';
+import type { AdminMessageView, BanStatusView, MessageSearch, MessageSearchPage, RulesPreviewView } from './lookup-views.js';
 import { messageView } from './message-service.js';
 import { replaySends } from './rules-preview.js';
 import type { RuleView } from './views.js';
@@ -25,7 +25,7 @@ import { eventView } from './webhook-service.js';
 export interface AdminLookupDeps {
   tenants: Pick<TenantsRepository, 'get'>;
   rules: Pick<RulesRepository, 'get'>;
-  messages: Pick<MessagesRepository, 'searchByRecipient' | 'findById' | 'listAttempts'>;
+  messages: Pick<MessagesRepository, 'searchByRecipient' | 'listRecent' | 'findById' | 'listAttempts'>;
   webhooks: Pick<WebhooksRepository, 'list'>;
   webhookEvents: Pick<WebhookEventsRepository, 'listForMessage'>;
   /** The live limiter (Redis or in process), for peeks only. */
@@ -54,15 +54,17 @@ export class SqlAdminLookupService implements AdminLookupService {
       });
     }
     const beforeId = search.cursor === undefined ? undefined : decodeCursor(search.cursor);
+    if (search.to === undefined) return this.listRecent(tenantId, search, limit, beforeId);
+    const to = search.to;
     // Stored recipients are the delivery form admission wrote: the same normaliser reads `to`.
     const readings = search.channel
       ? ((result) => (result.ok ? [{ channel: search.channel!, recipient: result.recipient }] : []))(
-          normalizeRecipient(search.channel, search.to, this.deps.defaultRegion),
+          normalizeRecipient(search.channel, to, this.deps.defaultRegion),
         )
-      : readOnEveryChannel(search.to, this.deps.defaultRegion);
+      : readOnEveryChannel(to, this.deps.defaultRegion);
     if (readings.length === 0) {
       const what = search.channel ? `a ${search.channel} recipient` : 'a recipient of any channel';
-      throw new SluiceError('INVALID_REQUEST', `to: "${search.to.slice(0, 40)}" is not ${what}`, { details: { field: 'to' } });
+      throw new SluiceError('INVALID_REQUEST', `to: "${to.slice(0, 40)}" is not ${what}`, { details: { field: 'to' } });
     }
     await this.requireTenant(tenantId);
     // One range scan per reading (a text may read on two channels), merged newest first.
@@ -80,12 +82,31 @@ export class SqlAdminLookupService implements AdminLookupService {
           .catch(unavailableUnlessSluiceError),
       ),
     );
-    const merged = pages.flat().sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    const page = merged.slice(0, limit);
-    return {
-      messages: page.map(summary),
-      ...(merged.length > limit ? { nextCursor: encodeCursor(page.at(-1)!.id) } : {}),
-    };
+    return pageOf(
+      pages.flat().sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)),
+      limit,
+    );
+  }
+
+  /**
+   * The tenant's messages, newest first: one range scan of an index on (tenant, id). A filter on
+   * channel or status would read on past every row it drops, as many as the tenant has: refused.
+   */
+  private async listRecent(
+    tenantId: string,
+    search: MessageSearch,
+    limit: number,
+    beforeId: string | undefined,
+  ): Promise<MessageSearchPage> {
+    const filter = search.channel !== undefined ? 'channel' : search.status !== undefined ? 'status' : undefined;
+    if (filter) {
+      throw new SluiceError('INVALID_REQUEST', `${filter}: narrows a search by recipient; give \`to\` too`, { details: { field: filter } });
+    }
+    await this.requireTenant(tenantId);
+    const found = await this.deps.messages
+      .listRecent({ tenantId, ...(beforeId === undefined ? {} : { beforeId }), limit: limit + 1 })
+      .catch(unavailableUnlessSluiceError);
+    return pageOf(found, limit);
   }
 
   async getMessage(tenantId: string, messageId: string): Promise<AdminMessageView | undefined> {
@@ -157,6 +178,15 @@ const ruleView = (rule: RuleView): RuleView => ({
 function summary(message: Message) {
   const { deliveryAttempts: _, ...rest } = messageView(message, []);
   return rest;
+}
+
+/** A page of `limit` from up to `limit + 1` messages newest first; the one past it says another page follows. */
+function pageOf(newestFirst: Message[], limit: number): MessageSearchPage {
+  const page = newestFirst.slice(0, limit);
+  return {
+    messages: page.map(summary),
+    ...(newestFirst.length > limit ? { nextCursor: encodeCursor(page.at(-1)!.id) } : {}),
+  };
 }
 
 /** A search cursor: the last message id of a page, opaque to callers. */

@@ -9,8 +9,8 @@ import type { TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
 import type { SluiceError } from '../core/errors.js';
 import type { Decision, Rule } from '../limiter/index.js';
-import type { EventStatus, EventType, MessageStatus, TenantStatus } from '../storage/schema.js';
-import type { AdminMessageView, BanStatusView, MessageSearchPage, RulesPreviewView } from './lookup-views.js';
+import type { EventStatus, EventType, TenantStatus } from '../storage/schema.js';
+import type { AdminMessageView, BanStatusView, MessageSearch, MessageSearchPage, RulesPreviewView } from './lookup-views.js';
 import type { ReceiptService } from './receipt-service.js';
 import type {
   ApiKeyView,
@@ -187,17 +187,6 @@ export interface AdminService {
 }
 
 /** What the admin message search takes: `to` as a send writes it (normalised as admission does). */
-export interface MessageSearch {
-  to: string;
-  /** Absent: every channel that reads `to`. */
-  channel?: Channel;
-  status?: MessageStatus;
-  /** 1 to 200, default 50. */
-  limit?: number;
-  /** A previous page's `nextCursor`. */
-  cursor?: string;
-}
-
 /** A rules dry run: the rules to replay (absent: the channel's stored ones) and the sends' offsets (ms). */
 export interface PreviewInput {
   rules?: (Omit<RuleView, 'banSeconds'> & { banSeconds?: number })[];

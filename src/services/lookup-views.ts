@@ -4,6 +4,8 @@
  * client use their `Static` types.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import type { Channel } from '../core/channels.js';
+import type { MessageStatus } from '../storage/schema.js';
 import { MessageView, RuleView, WebhookEventView } from './views.js';
 
 const Iso = Type.String({ format: 'date-time' });
@@ -11,6 +13,19 @@ const Iso = Type.String({ format: 'date-time' });
 /** A message as the admin search lists it: its view without the attempts (the detail has them). */
 export const MessageSummaryView = Type.Omit(MessageView, ['deliveryAttempts']);
 export type MessageSummaryView = Static<typeof MessageSummaryView>;
+
+/** A page of a tenant's messages: every message, or those to `to` (narrowed by `channel` and `status`). */
+export interface MessageSearch {
+  /** Absent: the tenant's messages, newest first (`channel` and `status` then are refused). */
+  to?: string;
+  /** Absent: every channel that reads `to`. */
+  channel?: Channel;
+  status?: MessageStatus;
+  /** 1 to 200, default 50. */
+  limit?: number;
+  /** A previous page's `nextCursor`. */
+  cursor?: string;
+}
 
 /** One page of the search, newest first; `nextCursor` is absent on the last page. */
 export const MessageSearchPage = Type.Object({

@@ -2,7 +2,7 @@
  * The admin console in Debian's chromium against a real sluice (embedded default, loopback port,
  * the console built from its sources): an operator signs in, creates a tenant and its rules and
  * previews them, a send through the API gets its recipient banned, the operator finds the message
- * (by id, by recipient, its timeline), looks the ban up and lifts it. Every screen visited
+ * (in the recent list, by id, by recipient, its timeline), looks the ban up and lifts it. Every screen visited
  * passes axe-core (no serious or critical violation), Tab reaches the navigation and the forms,
  * and the browser logs no error. A failure saves a screenshot and names its path.
  * SLUICE_UPDATE_SCREENSHOTS=1 also writes the screenshots of docs/console.md.
@@ -226,11 +226,13 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       expect(((await third.json()) as { error: { code: string } }).error.code).toBe('BANNED');
     });
 
-    await step('messages: found by id and by recipient, with its timeline', async () => {
+    await step('messages: listed, found by id and by recipient, with its timeline', async () => {
       await openScreen('Messages');
       // The new screen has the focus, not the link followed.
       await expect.poll(() => page.evaluate<string>('document.activeElement.id')).toBe('main');
       await page.getByLabel('Tenant').selectOption(tenantId);
+      // The tenant's recent messages are listed before any search.
+      await page.getByRole('table', { name: 'Recent messages' }).getByRole('link', { name: messageId }).waitFor();
       await page.getByLabel('Message id').fill(messageId);
       await page.getByRole('button', { name: 'Look up' }).click();
       await page.getByRole('heading', { name: `Message ${messageId}` }).waitFor();

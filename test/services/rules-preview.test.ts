@@ -77,7 +77,7 @@ describe('SqlAdminLookupService.previewRules', () => {
     const service = new SqlAdminLookupService({
       tenants: { get: async (id) => (id === 't1' ? ({ id } as never) : undefined) },
       rules: { get: untouched },
-      messages: { searchByRecipient: untouched, findById: untouched, listAttempts: untouched },
+      messages: { searchByRecipient: untouched, listRecent: untouched, findById: untouched, listAttempts: untouched },
       webhooks: { list: untouched },
       webhookEvents: { listForMessage: untouched },
       limiter: { peek: untouched },

@@ -1,5 +1,8 @@
-/** A tenant's messages: look one up by id, or search by recipient (newest first, paged); each opens its timeline. */
-import { useState } from 'preact/hooks';
+/**
+ * A tenant's messages: the recent ones at once, newest first and paged; narrowed to a recipient
+ * by the search; one looked up by id. Each opens its timeline.
+ */
+import { useEffect, useState } from 'preact/hooks';
 import type { MessageSearch, MessageSearchPage } from '../../../src/client/index.js';
 import { href, navigate } from '../router.js';
 import { ErrorAlert } from '../ui/alert.js';
@@ -28,44 +31,53 @@ export function MessagesScreen({ args }: { args: string[] }) {
             </Form>
           </section>
           {messageId ? <MessageTimeline key={messageId} tenantId={tenantId} messageId={messageId} /> : null}
-          <MessageSearchForm tenantId={tenantId} />
+          <MessageList key={tenantId} tenantId={tenantId} />
         </>
       ) : null}
     </>
   );
 }
 
-function MessageSearchForm({ tenantId }: { tenantId: string }) {
+/** What the list shows: the tenant's recent messages, or those to one recipient. */
+type Filter = Pick<MessageSearch, 'to' | 'channel' | 'status'>;
+
+function MessageList({ tenantId }: { tenantId: string }) {
   const client = useClient();
   const [to, setTo] = useState('');
   const [channel, setChannel] = useState('');
   const [status, setStatus] = useState('');
+  const [filter, setFilter] = useState<Filter>({});
   const [page, setPage] = useState<MessageSearchPage>();
   const [cursors, setCursors] = useState<string[]>([]);
   const action = useAction();
-  const search = async (cursor?: string) => {
-    const query: MessageSearch = {
-      to: to.trim(),
-      ...(channel ? { channel: channel as MessageSearch['channel'] } : {}),
-      ...(status ? { status: status as MessageSearch['status'] } : {}),
-      limit: 50,
-      ...(cursor ? { cursor } : {}),
-    };
-    const found = await action.run(() => client.admin.searchMessages(tenantId, query));
+  const load = async (shown: Filter, cursor?: string) => {
+    const found = await action.run(() => client.admin.searchMessages(tenantId, { ...shown, limit: 50, ...(cursor ? { cursor } : {}) }));
     if (found) setPage(found);
     return found;
   };
+  const show = async (shown: Filter) => {
+    setFilter(shown);
+    setCursors([]);
+    await load(shown);
+  };
+  // The recent messages as soon as the screen opens on a tenant (the list is keyed by tenant).
+  useEffect(() => {
+    void load({});
+  }, []);
   return (
-    <section aria-labelledby="message-search">
-      <h2 id="message-search">Search by recipient</h2>
+    <section aria-labelledby="message-list">
+      <h2 id="message-list">{filter.to ? `Messages to ${filter.to}` : 'Recent messages'}</h2>
       <Form
         label="Search messages"
         submit="Search"
         busy={action.busy}
-        onSubmit={async () => {
-          setCursors([]);
-          await search();
-        }}
+        onSubmit={() =>
+          show({
+            to: to.trim(),
+            ...(channel ? { channel: channel as MessageSearch['channel'] } : {}),
+            ...(status ? { status: status as MessageSearch['status'] } : {}),
+          })
+        }
       >
         <TextField label="Recipient" value={to} onInput={setTo} required hint="As sent: a phone, an email, a webhook target" />
         <SelectField label="Channel" value={channel} options={[{ value: '', label: 'every channel' }, ...CHANNELS]} onChange={setChannel} />
@@ -76,18 +88,28 @@ function MessageSearchForm({ tenantId }: { tenantId: string }) {
           onChange={setStatus}
         />
       </Form>
+      {filter.to ? (
+        <button type="button" class="secondary" onClick={() => show({})}>
+          Show recent messages
+        </button>
+      ) : null}
       <ErrorAlert error={action.error} />
       {page ? (
         <>
           <p role="status">
-            {page.messages.length === 0 ? 'No messages to this recipient.' : `${page.messages.length} messages, newest first.`}
+            {page.messages.length === 0
+              ? filter.to
+                ? 'No messages to this recipient.'
+                : 'No messages yet.'
+              : `${page.messages.length} messages, newest first.`}
           </p>
           <table>
-            <caption class="visually-hidden">Messages found</caption>
+            <caption class="visually-hidden">{filter.to ? 'Messages found' : 'Recent messages'}</caption>
             <thead>
               <tr>
                 <th scope="col">Id</th>
                 <th scope="col">Channel</th>
+                <th scope="col">To</th>
                 <th scope="col">Status</th>
                 <th scope="col">Created</th>
                 <th scope="col">Attempts</th>
@@ -100,6 +122,7 @@ function MessageSearchForm({ tenantId }: { tenantId: string }) {
                     <a href={href('messages', tenantId, message.id)}>{message.id}</a>
                   </td>
                   <td>{message.channel}</td>
+                  <td>{message.to}</td>
                   <td>{message.status}</td>
                   <td>{message.createdAt}</td>
                   <td>{message.attempts}</td>
@@ -114,7 +137,7 @@ function MessageSearchForm({ tenantId }: { tenantId: string }) {
                 class="secondary"
                 onClick={async () => {
                   const back = cursors.slice(0, -1);
-                  if (await search(back.at(-1))) setCursors(back);
+                  if (await load(filter, back.at(-1))) setCursors(back);
                 }}
               >
                 Newer
@@ -126,7 +149,7 @@ function MessageSearchForm({ tenantId }: { tenantId: string }) {
                 class="secondary"
                 onClick={async () => {
                   const next = page.nextCursor!;
-                  if (await search(next)) setCursors([...cursors, next]);
+                  if (await load(filter, next)) setCursors([...cursors, next]);
                 }}
               >
                 Older

@@ -43,7 +43,7 @@ export function addProviderCommands(program: Command, context: CommandContext): 
     .requiredOption('--channel <channel>', oneOf(CHANNELS), channelArg)
     .requiredOption('--kind <kind>', oneOf(PROVIDER_KINDS))
     .requiredOption('--name <name>')
-    .requiredOption('--qps <n>', "the vendor's QPS contract", integerArg)
+    .requiredOption('--qps <n>', "the vendor's QPS contract: sends a second", integerArg)
     .option('--priority <n>', 'lower is tried first', integerArg)
     // Not --config: that is the settings file, taken anywhere on the command line (npm start -- -c FILE).
     .option(

@@ -1,6 +1,6 @@
 /**
  * The admin lookups the console reads (behind SLUICE_ADMIN_TOKEN like the rest of the admin API):
- * a tenant's messages by recipient and one message's timeline, a recipient's ban and counts, and
+ * a tenant's recent messages or those to one recipient, one message's timeline, a recipient's ban and counts, and
  * the rules dry run. Each reads only; the tenant of the path scopes every query (another tenant's
  * message answers 404).
  */
@@ -25,7 +25,7 @@ export const adminLookupRoutes =
       '/v1/admin/tenants/:id/messages',
       {
         schema: adminSchema(
-          "Search a tenant's messages to one recipient, newest first, a page at a time",
+          "A tenant's messages, or those to one recipient, newest first, a page at a time",
           { params: IdParam, querystring: MessageSearchQuery },
           { 200: MessageSearchPage },
         ),
@@ -33,7 +33,7 @@ export const adminLookupRoutes =
       async (request) => {
         const { to, channel, status, limit, cursor } = request.query;
         return lookups.searchMessages(request.params.id, {
-          to,
+          ...(to === undefined ? {} : { to }),
           ...(channel === undefined ? {} : { channel }),
           ...(status === undefined ? {} : { status }),
           ...(limit === undefined ? {} : { limit: Number(limit) }),

@@ -15,6 +15,7 @@ import { riskRuleSetsMigration } from './0005-risk-rule-sets.js';
 import { webhooksMigration } from './0006-webhooks.js';
 import { templatesPriorityQuietHoursMigration } from './0007-templates-priority-quiet-hours.js';
 import { messagesTenantRecipientIndexMigration } from './0008-messages-tenant-recipient-index.js';
+import { messagesTenantIndexMigration } from './0009-messages-tenant-index.js';
 
 /** What data migrations need of the settings. */
 export interface MigrationOptions {
@@ -33,6 +34,7 @@ export function migrationsFor(dialect: Dialect, options: MigrationOptions = {}):
     '0006-webhooks': webhooksMigration(dialect),
     '0007-templates-priority-quiet-hours': templatesPriorityQuietHoursMigration(dialect),
     '0008-messages-tenant-recipient-index': messagesTenantRecipientIndexMigration(dialect),
+    '0009-messages-tenant-index': messagesTenantIndexMigration(dialect),
   };
 }
 

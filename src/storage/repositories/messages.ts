@@ -50,7 +50,7 @@ import { dueCandidates, listDueIds, nextDueAt } from './messages/due.js';
 import { insertError, newMessageRow } from './messages/insert.js';
 import { purgeFinished } from './messages/purge-finished.js';
 import { countOpen, findByIdempotencyKey, findMessage } from './messages/reads.js';
-import { type RecipientSearch, searchByRecipient } from './messages/search.js';
+import { listRecent, type RecentSearch, type RecipientSearch, searchByRecipient } from './messages/search.js';
 import type { SettleChanges } from './messages/settle.js';
 import {
   type CancelResult,
@@ -65,7 +65,7 @@ import {
   toMessage,
 } from './messages/types.js';
 
-export type { RecipientSearch } from './messages/search.js';
+export type { RecentSearch, RecipientSearch } from './messages/search.js';
 export type {
   CancelResult,
   ClaimOptions,
@@ -133,6 +133,11 @@ export class MessagesRepository {
   /** The tenant's messages to one stored recipient, newest first (keyset: `beforeId`); for operators. */
   searchByRecipient(search: RecipientSearch): Promise<Message[]> {
     return searchByRecipient(this.db, search);
+  }
+
+  /** The tenant's messages, newest first (keyset: `beforeId`); for operators. */
+  listRecent(search: RecentSearch): Promise<Message[]> {
+    return listRecent(this.db, search);
   }
 
   /**

@@ -1,0 +1,244 @@
+/**
+ * The package as others install it, and the container's two steps, run for real with one build:
+ *
+ * - scripts/container/build.sh packs sluice (`npm pack`, whose prepack builds dist/) and lays out
+ *   the container's app directory from the tarball;
+ * - the tarball is installed into a fresh project (`npm ci --offline` from npm's cache, at the
+ *   versions of package-lock.json; `--ignore-scripts`: the one install script, better-sqlite3's
+ *   native build, serves the server, which the app directory runs);
+ * - there the README's limiter and client examples run as `.mjs` and, through tsx, as `.ts`, and
+ *   type-check against the installed declarations; a loader hook records every module the `.mjs`
+ *   runs load, so the test sees that `sluice/client` loads none of the server's dependencies;
+ * - scripts/container/entrypoint.sh starts the app directory (`serve --demo`, SQLite) and the
+ *   client example sends it a message, which its console provider prints.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/net.js';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+const tsxLoader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+const tsc = join(root, 'node_modules/typescript/bin/tsc');
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+
+/** The first ```ts block after a README heading. */
+function readmeExample(heading: string): string {
+  const code = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf(heading)))?.[1];
+  if (!code) throw new Error(`no ts example under ${heading}`);
+  return code;
+}
+
+/** Records the URL of every module a process loads into `log` (a resolve hook, registered by `--import`). */
+function importRecorder(dir: string, log: string): string {
+  const hooks = join(dir, 'record-hooks.mjs');
+  writeFileSync(
+    hooks,
+    `import { appendFileSync } from 'node:fs';\nexport async function resolve(specifier, context, next) {\n  const result = await next(specifier, context);\n  appendFileSync(${JSON.stringify(log)}, result.url + '\\n');\n  return result;\n}\n`,
+  );
+  const register = join(dir, 'record.mjs');
+  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  return register;
+}
+
+/** A project that depends on the tarball alone, locked to the versions this checkout tested (package-lock.json). */
+function writeProject(dir: string, tarball: string): void {
+  const packed = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+  const spec = `file:${tarball}`;
+  const packages: Record<string, unknown> = {
+    '': { name: 'sluice-user', dependencies: { sluice: spec } },
+    'node_modules/sluice': {
+      version,
+      resolved: spec,
+      license: packed.license,
+      dependencies: packed.dependencies,
+      bin: packed.bin,
+      engines: packed.engines,
+    },
+  };
+  for (const [path, entry] of Object.entries(lock.packages)) if (path !== '' && !entry.dev) packages[path] = entry;
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'sluice-user', private: true, type: 'module', dependencies: { sluice: spec } }),
+  );
+  writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'sluice-user', lockfileVersion: 3, requires: true, packages }));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: ['node'],
+        typeRoots: [join(root, 'node_modules/@types')],
+      },
+      include: ['*.ts'],
+    }),
+  );
+}
+
+/** The package folders a process loaded, from a recorder's log: `sluice/dist/client`, `cluster-key-slot`… */
+function loadedPackages(log: string): string[] {
+  const folders = new Set<string>();
+  for (const url of readFileSync(log, 'utf8').split('\n')) {
+    const inModules = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(url);
+    if (!inModules) continue;
+    const [, name, rest] = inModules;
+    folders.add(name === 'sluice' ? `sluice/${rest!.split('/').slice(0, 2).join('/')}` : name!);
+  }
+  return [...folders].sort();
+}
+
+describe('the packed package and the container scripts', { timeout: 120_000 }, () => {
+  const work = mkdtempSync(join(tmpdir(), 'sluice-package-'));
+  const out = join(work, 'out');
+  const project = join(work, 'project');
+  const data = join(work, 'data');
+  const tarball = join(out, `sluice-${version}.tgz`);
+  let server: ChildProcess | undefined;
+  let serverOutput = '';
+  let apiKey = '';
+  let baseUrl = '';
+
+  const waitForOutput = async (pattern: RegExp, what: string) => {
+    for (let i = 0; i < 600 && !pattern.test(serverOutput); i++) {
+      if (server && server.exitCode !== null) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const match = pattern.exec(serverOutput);
+    if (!match) throw new Error(`${what}: not seen in the server's output:\n${serverOutput}`);
+    return match;
+  };
+
+  const startServer = async () => {
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '', SLUICE_PORT: String(port), SLUICE_HOST: '127.0.0.1' };
+    server = spawn(join(out, 'app/entrypoint.sh'), ['serve', '--demo'], { cwd: data, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    server.stdout!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()));
+    server.stderr!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()));
+    const [, url, key] = await waitForOutput(
+      /curl -si (http:\/\/\S+)\/v1\/messages -H 'Authorization: Bearer (sk_[\w-]+)'/,
+      'the demo key',
+    );
+    baseUrl = url!;
+    apiKey = key!;
+  };
+
+  const install = () =>
+    run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: project, timeout: 120_000 });
+
+  beforeAll(async () => {
+    for (const dir of [out, project, data]) mkdirSync(dir);
+    await run('bash', [join(root, 'scripts/container/build.sh'), out], { cwd: root, timeout: 240_000, maxBuffer: 64 << 20 }).catch(
+      (error: { stderr?: string }) => {
+        throw new Error(`scripts/container/build.sh failed:\n${error.stderr ?? String(error)}`);
+      },
+    );
+    writeProject(project, tarball);
+    await Promise.all([install(), startServer()]);
+    // The README's examples as a user would paste them; the client's pointed at the demo server.
+    const limiter = readmeExample('## The limiter as a library');
+    const client = readmeExample('## The typed client');
+    expect(client).toContain("'http://127.0.0.1:3000'");
+    const pointed = client.replace("'http://127.0.0.1:3000'", JSON.stringify(baseUrl));
+    for (const extension of ['mjs', 'ts']) {
+      writeFileSync(join(project, `limiter.${extension}`), limiter);
+      writeFileSync(join(project, `client.${extension}`), pointed);
+    }
+  }, 400_000);
+
+  afterAll(async () => {
+    if (server && server.exitCode === null) {
+      server.kill('SIGTERM');
+      await once(server, 'exit');
+    }
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('the tarball holds the build, the license and the changelog; no sources, tests, benchmarks or source maps', async () => {
+    const { stdout } = await run('tar', ['-tzf', tarball]);
+    const files = stdout
+      .trim()
+      .split('\n')
+      .map((path) => path.replace(/^package\//, ''));
+    for (const file of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'CHANGELOG.md',
+      'dist/limiter/index.js',
+      'dist/limiter/index.d.ts',
+      'dist/limiter/stores/redis/scripts/check-batch.lua',
+      'dist/client/index.js',
+      'dist/client/index.d.ts',
+      'dist/cli/main.js',
+      'dist/console/index.html',
+    ])
+      expect(files, file).toContain(file);
+    expect(files.filter((path) => !/^(dist\/|package\.json$|README\.md$|LICENSE$|CHANGELOG\.md$)/.test(path))).toEqual([]);
+    expect(files.filter((path) => path.endsWith('.map'))).toEqual([]);
+  });
+
+  it('the installed `sluice --version` prints the version', async () => {
+    const { stdout } = await run(join(project, 'node_modules/.bin/sluice'), ['--version'], { cwd: project });
+    expect(stdout).toBe(`${version}\n`);
+  });
+
+  it("the README's limiter example runs as .mjs (loading only sluice/limiter and cluster-key-slot) and as .ts", async () => {
+    const log = join(project, 'limiter.imports');
+    const expected = ['1 OK 0', '2 OK 0', '3 OK 0', '4 RATE_LIMITED 600000'];
+    const asModule = await run(process.execPath, ['--import', importRecorder(project, log), 'limiter.mjs'], { cwd: project });
+    expect(asModule.stdout.trim().split('\n')).toEqual(expected);
+    expect(loadedPackages(log)).toEqual(['cluster-key-slot', 'sluice/dist/limiter']);
+    const asTypeScript = await run(process.execPath, ['--import', tsxLoader, 'limiter.ts'], { cwd: project });
+    expect(asTypeScript.stdout.trim().split('\n')).toEqual(expected);
+  });
+
+  it("the container's app directory, started by its entrypoint, takes the README's client example as .mjs (loading nothing but sluice/client) and as .ts, and delivers it", async () => {
+    const env = { PATH: process.env.PATH ?? '', SLUICE_API_KEY: apiKey };
+    const log = join(project, 'client.imports');
+    for (const args of [
+      ['--import', importRecorder(project, log), 'client.mjs'],
+      ['--import', tsxLoader, 'client.ts'],
+    ]) {
+      const { stdout } = await run(process.execPath, args, { cwd: project, env });
+      // `sent.value.id, sent.value.replayed`: a new message, not a replay.
+      const [id, replayed] = stdout.trim().split(' ');
+      expect(replayed, stdout).toBe('false');
+      await waitForOutput(new RegExp(`\\[sluice sms\\] id=${id} .*to=\\+8613800138000 .*body="Your code is 1234"`), `message ${id}`);
+    }
+    expect(loadedPackages(log)).toEqual(['sluice/dist/client']);
+    server!.kill('SIGTERM');
+    const [code] = (await once(server!, 'exit')) as [number | null];
+    expect(code, serverOutput).toBe(0);
+  });
+
+  it('the .ts examples type-check against the installed declarations', async () => {
+    // tsc reads the package's exports and .d.ts files as a user's project would.
+    await run(process.execPath, [tsc, '-p', project], { cwd: project }).catch((error: { stdout?: string }) => {
+      throw new Error(`tsc found errors:\n${error.stdout ?? String(error)}`);
+    });
+  });
+});
+
+/** The Dockerfile runs the very scripts the tests above run, so what CI tests is what the image does. */
+describe('the Dockerfile', () => {
+  it('builds with scripts/container/build.sh and starts with its entrypoint.sh', () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^RUN scripts\/container\/build\.sh \/build$/m);
+    expect(dockerfile).toMatch(/^COPY --from=build \/build\/app \/app$/m);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["\/app\/entrypoint\.sh"\]$/m);
+    expect(readFileSync(join(root, 'compose.yaml'), 'utf8')).toMatch(/^ {4}build: \.$/m);
+  });
+});

@@ -1,13 +1,15 @@
 /**
  * The provider kinds sluice can build, one row each: `PROVIDER_KINDS`, the stored `kind` type,
- * the admin API's enum and the registry all come from this table. Adding a vendor: its module
- * (client and descriptor), its row here, its row in docs/operations.md's provider table.
+ * the admin API's enum, the registry and the kinds that take receipts all come from this table.
+ * Adding a vendor: its module (client, descriptor, receipt format), its row here, its row in
+ * docs/operations.md's provider table.
  */
 import { aliyunSmsKind } from './aliyun-sms.js';
 import { consoleKind } from './console.js';
 import { feishuKind } from './feishu.js';
 import { httpWebhookKind } from './http-webhook.js';
 import type { ProviderKindDescriptor } from './provider-kind.js';
+import type { ReceiptFormat } from './receipt.js';
 import { slackKind } from './slack.js';
 import { smtpKind } from './smtp.js';
 import { tencentSmsKind } from './tencent-sms.js';
@@ -26,3 +28,14 @@ const BY_KIND = new Map<string, ProviderKindDescriptor>(TABLE.map((descriptor) =
 
 /** The descriptor of a kind; undefined for a name no row has (a row stored by another build). */
 export const providerKind = (kind: string): ProviderKindDescriptor | undefined => BY_KIND.get(kind);
+
+/** The kinds whose vendors push delivery receipts (their descriptors have a `receipts` format), in the table's order. */
+export const RECEIPT_FORMATS: readonly { readonly kind: ProviderKind; readonly format: ReceiptFormat }[] = TABLE.flatMap(
+  (descriptor): { kind: ProviderKind; format: ReceiptFormat }[] => {
+    const format: ReceiptFormat | undefined = descriptor.receipts;
+    return format === undefined ? [] : [{ kind: descriptor.kind, format }];
+  },
+);
+
+/** The names of {@link RECEIPT_FORMATS}' kinds. */
+export const RECEIPT_KINDS: readonly ProviderKind[] = RECEIPT_FORMATS.map(({ kind }) => kind);

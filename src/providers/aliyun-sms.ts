@@ -8,6 +8,10 @@
  * minute/hour/day flow control, and `Throttling.*`) and Aliyun's own faults (`isp.SYSTEM_ERROR`,
  * `ServiceUnavailable`, HTTP 5xx) are retryable; every other code (`isv.*` invalid parameters,
  * template or signature problems, bad credentials) is permanent.
+ *
+ * Receipts (`SmsReport`, HTTP batch push): a JSON array of `{phone_number, send_time, report_time,
+ * success, err_code, err_msg, sms_size, biz_id, out_id}` with times in China time, answered
+ * `{"code":0,"msg":"接收成功"}`. `biz_id` is the `BizId` a send stored.
  */
 import { randomUUID } from 'node:crypto';
 import type { Channel } from '../core/channels.js';
@@ -25,6 +29,7 @@ import {
   vendorTemplateFor,
 } from './provider.js';
 import { defineProviderKind } from './provider-kind.js';
+import { chinaTime, type ReceiptFormat, receiptText } from './receipt.js';
 
 const ALIYUN_SMS_DEFAULT_ENDPOINT = 'https://dysmsapi.aliyuncs.com';
 
@@ -141,6 +146,22 @@ export function createAliyunSmsProvider(options: AliyunSmsProviderOptions): Prov
   };
 }
 
+/** Aliyun's `SmsReport` push: `success` is the verdict, `err_code` the code (`DELIVERED` when delivered). */
+const aliyunReceipts: ReceiptFormat = {
+  name: 'Aliyun SmsReport',
+  read(entry, now) {
+    const id = receiptText(entry.biz_id);
+    if (!id || typeof entry.success !== 'boolean') return undefined;
+    return {
+      providerMessageId: id,
+      delivered: entry.success,
+      code: receiptText(entry.err_code) ?? '',
+      at: chinaTime(entry.report_time, now),
+    };
+  },
+  answer: { code: 0, msg: '接收成功' },
+};
+
 /** `aliyun-sms`: SMS through Alibaba Cloud's SendSms API. */
 export const aliyunSmsKind = defineProviderKind({
   kind: 'aliyun-sms',
@@ -148,6 +169,7 @@ export const aliyunSmsKind = defineProviderKind({
   config: { required: ['signName'], optional: ['templateCode', 'endpoint', 'regionId'] },
   secret: { required: ['accessKeyId', 'accessKeySecret'], optional: [] },
   credentialRoute: ['endpoint'],
+  receipts: aliyunReceipts,
   build(read, { id, channel, clock }) {
     const templateCode = read.optionalString('templateCode');
     const endpoint = read.optionalUrl('endpoint');

@@ -1,11 +1,13 @@
 /**
  * What sluice knows about one vendor integration, in one place: the row in `kinds.ts` that the
- * storage type, the admin API's enum, the registry and the admin listings all read.
+ * storage type, the admin API's enum, the registry, the admin listings and the receipt endpoint
+ * all read.
  */
 import type { Channel } from '../core/channels.js';
 import type { Clock } from '../limiter/clock.js';
 import type { Provider } from './provider.js';
 import type { ProviderConfigReader } from './provider-config.js';
+import type { ReceiptFormat } from './receipt.js';
 
 /** Where the console provider writes: stdout by default. */
 export interface LineSink {
@@ -52,6 +54,11 @@ export interface ProviderKindDescriptor<K extends string = string> {
   readonly listedConfig?: (config: Record<string, unknown>) => Record<string, unknown>;
   /** Refusals for a spec about to be stored, beyond building (what older builds took and stored rows may still hold). */
   readonly checkNew?: (read: ProviderConfigReader, id: string) => void;
+  /**
+   * How its vendor pushes delivery receipts (`POST /v1/receipts/:providerId`); absent: the kind
+   * takes none, and no receipt token is issued for its providers.
+   */
+  readonly receipts?: ReceiptFormat;
   /** The client of a spec whose id, kind and channel are checked. */
   build(read: ProviderConfigReader, context: ProviderBuildContext): Provider;
 }

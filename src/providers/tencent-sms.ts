@@ -9,6 +9,10 @@
  * `SerialNo`. Retryable: `LimitExceeded.*` (per-number and per-app frequency limits),
  * `RequestLimitExceeded*` (API QPS), `InternalError*` and HTTP 429/5xx. Everything else
  * (`InvalidParameter*`, `FailedOperation.*`, `AuthFailure.*`, `UnauthorizedOperation.*`) is permanent.
+ *
+ * Receipts (status callback): a JSON array of `{user_receive_time, nationcode, mobile,
+ * report_status: SUCCESS|FAIL, errmsg, description, sid}` with times in China time, answered
+ * `{"result":0,"errmsg":"OK"}`. `sid` is the `SerialNo` a send stored.
  */
 import type { Channel } from '../core/channels.js';
 import type { Clock } from '../limiter/clock.js';
@@ -25,6 +29,7 @@ import {
   vendorTemplateFor,
 } from './provider.js';
 import { defineProviderKind } from './provider-kind.js';
+import { chinaTime, type ReceiptFormat, receiptText } from './receipt.js';
 import { tc3Sign } from './tencent-signature.js';
 
 const TENCENT_SMS_DEFAULT_ENDPOINT = 'https://sms.tencentcloudapi.com';
@@ -143,6 +148,23 @@ export function createTencentSmsProvider(options: TencentSmsProviderOptions): Pr
   };
 }
 
+/** Tencent's status callback: `report_status` is the verdict, `errmsg` the code (`DELIVRD`, `UNDELIV`...). */
+const tencentReceipts: ReceiptFormat = {
+  name: 'Tencent status callback',
+  read(entry, now) {
+    const id = receiptText(entry.sid);
+    const status = receiptText(entry.report_status);
+    if (!id || (status !== 'SUCCESS' && status !== 'FAIL')) return undefined;
+    return {
+      providerMessageId: id,
+      delivered: status === 'SUCCESS',
+      code: receiptText(entry.errmsg) ?? '',
+      at: chinaTime(entry.user_receive_time, now),
+    };
+  },
+  answer: { result: 0, errmsg: 'OK' },
+};
+
 /** `tencent-sms`: SMS through Tencent Cloud's SendSms API (v3 signing). */
 export const tencentSmsKind = defineProviderKind({
   kind: 'tencent-sms',
@@ -150,6 +172,7 @@ export const tencentSmsKind = defineProviderKind({
   config: { required: ['sdkAppId'], optional: ['signName', 'templateId', 'region', 'endpoint'] },
   secret: { required: ['secretId', 'secretKey'], optional: [] },
   credentialRoute: ['endpoint'],
+  receipts: tencentReceipts,
   build(read, { id, channel, clock }) {
     const signName = read.optionalString('signName');
     const templateId = read.optionalString('templateId');

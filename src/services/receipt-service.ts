@@ -1,19 +1,16 @@
 /**
  * Vendors' delivery receipts pushed to `POST /v1/receipts/:providerId`: the push authenticated by
- * the provider's receipt token (the vendors sign nothing), read in the vendor's own format, applied
- * (`ReceiptsRepository`), answered as the vendor expects. A receipt that names no message of the
- * provider waits for its settle; an entry that cannot be read is skipped and counted, never a 5xx.
- *
- * - Aliyun SMS (`SmsReport`, HTTP batch push): a JSON array of `{phone_number, send_time,
- *   report_time, success, err_code, err_msg, sms_size, biz_id, out_id}`; answered `{"code":0,"msg":"接收成功"}`.
- * - Tencent Cloud SMS (status callback): a JSON array of `{user_receive_time, nationcode, mobile,
- *   report_status: SUCCESS|FAIL, errmsg, description, sid}`; answered `{"result":0,"errmsg":"OK"}`.
- * Both send times as `YYYY-MM-DD HH:mm:ss` in China time (UTC+8).
+ * the provider's receipt token (the vendors sign nothing), read in the vendor's own format (its
+ * kind's `receipts`, in `providers/<kind>.ts`), applied (`ReceiptsRepository`), answered as the
+ * vendor expects. A receipt that names no message of the provider waits for its settle; an entry
+ * that cannot be read is skipped and counted, never a 5xx.
  */
 import { SluiceError } from '../core/errors.js';
 import type { Clock } from '../limiter/index.js';
+import { providerKind, RECEIPT_KINDS } from '../providers/kinds.js';
+import type { Receipt } from '../providers/receipt.js';
 import type { ProvidersRepository } from '../storage/repositories/providers.js';
-import type { Receipt, ReceiptOutcome, ReceiptsRepository } from '../storage/repositories/receipts.js';
+import type { ReceiptOutcome, ReceiptsRepository } from '../storage/repositories/receipts.js';
 
 /** What the receipt endpoint answers a vendor, and how many receipts it read. */
 export interface ReceiptAnswer {
@@ -30,52 +27,7 @@ export interface ReceiptService {
   issueToken(providerId: string): Promise<{ token: string; path: string } | undefined>;
 }
 
-interface VendorFormat {
-  read(entry: Record<string, unknown>): Receipt | undefined;
-  answer: Record<string, unknown>;
-}
-
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const text = (value: unknown) => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined);
-
-/** `2017-01-01 00:00:00` in UTC+8 as epoch ms; `fallback` when absent or unreadable. */
-function chinaTime(value: unknown, fallback: number): number {
-  const match = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/.exec(text(value) ?? '');
-  if (!match) return fallback;
-  const [, y, mo, d, h, mi, s] = match.map(Number) as number[];
-  const ms = Date.UTC(y!, mo! - 1, d!, h! - 8, mi!, s!);
-  return Number.isFinite(ms) ? ms : fallback;
-}
-
-function formats(now: number): Record<string, VendorFormat> {
-  return {
-    'aliyun-sms': {
-      read(entry) {
-        const id = text(entry.biz_id);
-        if (!id || typeof entry.success !== 'boolean') return undefined;
-        return { providerMessageId: id, delivered: entry.success, code: text(entry.err_code) ?? '', at: chinaTime(entry.report_time, now) };
-      },
-      answer: { code: 0, msg: '接收成功' },
-    },
-    'tencent-sms': {
-      read(entry) {
-        const id = text(entry.sid);
-        const status = text(entry.report_status);
-        if (!id || (status !== 'SUCCESS' && status !== 'FAIL')) return undefined;
-        return {
-          providerMessageId: id,
-          delivered: status === 'SUCCESS',
-          code: text(entry.errmsg) ?? '',
-          at: chinaTime(entry.user_receive_time, now),
-        };
-      },
-      answer: { result: 0, errmsg: 'OK' },
-    },
-  };
-}
-
-/** The provider kinds that push delivery receipts. */
-export const RECEIPT_KINDS: readonly string[] = Object.keys(formats(0));
 
 export interface ReceiptServiceDeps {
   providers: Pick<ProvidersRepository, 'get'>;
@@ -95,7 +47,7 @@ export class SqlReceiptService implements ReceiptService {
   /** The provider and its format, when `token` is its receipt token. */
   private async providerFor(providerId: string, token: string | undefined) {
     const provider = await this.deps.providers.get(providerId);
-    const format = provider ? formats(this.deps.clock.now())[provider.kind] : undefined;
+    const format = provider ? providerKind(provider.kind)?.receipts : undefined;
     // One answer for an unknown provider and a wrong token: the endpoint tells a guesser nothing.
     if (!provider || !format || !token || !(await this.deps.receipts.checkToken(providerId, token)))
       throw new SluiceError('UNAUTHORIZED', 'unknown provider or wrong receipt token');
@@ -111,7 +63,7 @@ export class SqlReceiptService implements ReceiptService {
     // out. The body limit bounds how many there are.
     const receipts: Receipt[] = [];
     for (const entry of body) {
-      const receipt = isRecord(entry) ? format.read(entry) : undefined;
+      const receipt = isRecord(entry) ? format.read(entry, now) : undefined;
       if (receipt) receipts.push(receipt);
       else outcomes.unreadable++;
     }
@@ -128,13 +80,13 @@ export class SqlReceiptService implements ReceiptService {
     });
     if (outcomes.unreadable > 0) this.deps.onReceipt?.(provider.name, 'unreadable', undefined, outcomes.unreadable);
     for (const { outcome, delivered, count } of counts.values()) this.deps.onReceipt?.(provider.name, outcome, delivered, count);
-    return { body: format.answer, outcomes };
+    return { body: { ...format.answer }, outcomes };
   }
 
   async issueToken(providerId: string): Promise<{ token: string; path: string } | undefined> {
     const provider = await this.deps.providers.get(providerId);
     if (!provider) return undefined;
-    if (!RECEIPT_KINDS.includes(provider.kind))
+    if (providerKind(provider.kind)?.receipts === undefined)
       throw new SluiceError(
         'INVALID_REQUEST',
         `provider kind ${provider.kind} pushes no delivery receipts (only ${RECEIPT_KINDS.join(', ')})`,

@@ -1,7 +1,7 @@
 /**
  * The console talks only to the public API, through `sluice/client`: its modules import Preact,
- * each other, the client, and the two vocabulary modules (channels, algorithms), and call no
- * `fetch` of their own.
+ * each other, the client, and the vocabulary modules (channels, algorithms, provider kind names,
+ * statuses and event types), and call no `fetch` of their own.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -9,7 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const consoleSrc = fileURLToPath(new URL('../../console/src/', import.meta.url));
-const ALLOWED_OUTSIDE = ['../src/client/index.js', '../src/core/channels.js', '../src/limiter/types.js', '../src/storage/schema.js'];
+const ALLOWED_OUTSIDE = [
+  '../src/client/index.js',
+  '../src/core/channels.js',
+  '../src/limiter/types.js',
+  '../src/providers/kind-names.js',
+  '../src/storage/schema.js',
+];
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -36,6 +42,17 @@ describe('console imports', () => {
       }
     }
     expect(outside).toEqual([]);
+  });
+
+  it('takes from src/ only vocabulary modules that import nothing at run time (the client aside): the browser bundle gets no Node code', () => {
+    const root = join(consoleSrc, '..');
+    const runtimeImports = ALLOWED_OUTSIDE.filter((path) => path !== '../src/client/index.js').flatMap((path) => {
+      const text = readFileSync(join(root, path.replace(/\.js$/, '.ts')), 'utf8');
+      return [...text.matchAll(/^(?:(?:import|export)\s(?!type\s)[^;]*?from\s+|import\s+)'([^']+)'/gms)].map(
+        ([, target]) => `${path} → ${target}`,
+      );
+    });
+    expect(runtimeImports).toEqual([]);
   });
 
   it('calls no fetch, XMLHttpRequest or storage but through session.ts', () => {

@@ -1,26 +1,11 @@
 /**
- * The API's lists the console offers as choices. Channels, algorithms, message statuses and event
- * types come from their one source (modules of constants, safe in the browser bundle); the
- * provider kinds' source builds the providers themselves, so they are listed here and checked
- * complete by the compiler (a kind added to the server and not here fails the console's type check).
+ * The API's lists the console offers as choices, each from its one source: modules of constants
+ * that import nothing of Node, safe in the browser bundle (the provider kinds' names come from
+ * `kind-names.ts`, which the kinds' table is held to, not from the table, which builds clients).
  */
-import type { ProviderView } from '../../../src/client/index.js';
 import { CHANNELS } from '../../../src/core/channels.js';
 import { ALGORITHMS } from '../../../src/limiter/types.js';
+import { PROVIDER_KIND_NAMES as PROVIDER_KINDS } from '../../../src/providers/kind-names.js';
 import { EVENT_TYPES, MESSAGE_STATUSES } from '../../../src/storage/schema.js';
 
-export { ALGORITHMS, CHANNELS, EVENT_TYPES, MESSAGE_STATUSES };
-
-type Kind = ProviderView['kind'];
-
-export const PROVIDER_KINDS = [
-  'console',
-  'smtp',
-  'aliyun-sms',
-  'tencent-sms',
-  'feishu',
-  'slack',
-  'http',
-] as const satisfies readonly Kind[];
-// Compile-time completeness: `true` only when no API kind is missing from the list above.
-export const PROVIDER_KINDS_COMPLETE: [Exclude<Kind, (typeof PROVIDER_KINDS)[number]>] extends [never] ? true : false = true;
+export { ALGORITHMS, CHANNELS, EVENT_TYPES, MESSAGE_STATUSES, PROVIDER_KINDS };

@@ -1,11 +1,12 @@
 /**
  * Vendors' delivery receipts: `POST /v1/receipts/:providerId`, authenticated by the provider's
- * receipt token in `?token=` or `Sluice-Receipt-Token` (Aliyun and Tencent sign nothing), and the
+ * receipt token in `?token=` or `Sluice-Receipt-Token` (the vendors sign nothing), and the
  * admin call that issues the token. A push is answered in the vendor's format; an unreadable entry
  * is skipped, a receipt for no known message waits for its send: nothing in a push makes a 5xx.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { SluiceError } from '../../core/errors.js';
+import { RECEIPT_FORMATS } from '../../providers/kinds.js';
 import type { HttpDeps } from '../../services/contracts.js';
 import { requireAdmin } from '../auth.js';
 import { dependencyErrorHandler } from '../error-handler.js';
@@ -24,7 +25,7 @@ export const receiptRoutes =
       '/v1/receipts/:id',
       {
         schema: {
-          summary: "A vendor's delivery receipts (Aliyun SmsReport, Tencent status callback), answered in the vendor's format",
+          summary: `A vendor's delivery receipts (${RECEIPT_FORMATS.map(({ format }) => format.name).join(', ')}), answered in the vendor's format`,
           security: SECURITY.receipt,
           params: IdParam,
           querystring: ReceiptQuery,

@@ -9,20 +9,11 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Receipt } from '../../providers/receipt.js';
 import type { Database } from '../database.js';
 import { sha256Hex } from '../ids.js';
 import type { Tables } from '../schema.js';
 import { writeSettleEvents } from './messages/events.js';
-
-/** One receipt as a vendor reported it. */
-export interface Receipt {
-  providerMessageId: string;
-  delivered: boolean;
-  /** The vendor's own code (`DELIVERED`, `DELIVRD`, `UNDELIV`, `MK:0001`...). */
-  code: string;
-  /** When the phone got it, or the vendor gave up (epoch ms). */
-  at: number;
-}
 
 /** What became of one receipt. */
 export type ReceiptOutcome = 'applied' | 'pending' | 'duplicate';

@@ -153,6 +153,21 @@ for (const oneCall of ['false', 'true']) {
         expect((await check(apiKey, { dimensions: dims })).json().allowed).toBe(true);
       });
 
+      it('an event needs only the dimensions of the rules it records in: window rules count checks, not events', async () => {
+        const { apiKey } = await tenantWith('otp', [OTP_RULES[0], OTP_RULES[4]]);
+        for (let i = 0; i < 3; i++) {
+          const recorded = await event(apiKey, { dimensions: { user: 'u-only' }, outcome: 'failed' });
+          expect(recorded.statusCode, recorded.body).toBe(202);
+        }
+        const denied = (await check(apiKey, { dimensions: { phone: '+8613500000001', user: 'u-only' } })).json();
+        expect(denied.reasons).toEqual([expect.objectContaining({ rule: 'failed-verifications', code: 'LAST_N_MATCHED', count: 3 })]);
+        // A distinct or seen rule records the event's value: its dimensions stay required.
+        const full = await tenantWith('otp', OTP_RULES);
+        const missing = await event(full.apiKey, { dimensions: { user: 'u-only' }, outcome: 'failed' });
+        expectError(missing, 400, 'INVALID_REQUEST');
+        expect(missing.json().error.field).toBe('dimensions.device');
+      });
+
       it('a repeated requestId of an event records nothing and still answers 202', async () => {
         await expectEventsDeduplicated(t);
       });

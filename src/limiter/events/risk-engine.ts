@@ -294,7 +294,8 @@ export class RiskEngine {
 
   /**
    * Records an outcome without a decision: pushed to every last-n rule, and the event's values
-   * added to distinct (while they fit the limit) and seen rules. Window rules count checks only.
+   * added to distinct (while they fit the limit) and seen rules. Window rules count checks only,
+   * so the event needs only the dimensions of its set's other rules (their keys and `of`).
    * With a `requestId`, a repeat of it in the same scope within {@link EVENT_DEDUPE_MS} of the
    * first records nothing and answers `duplicate: true` (the id is claimed first, in its own
    * script call). A claim answered by the fallback is not trusted (in `deny` mode it would call
@@ -309,8 +310,9 @@ export class RiskEngine {
     now?: number,
     requestId?: string,
   ): Promise<{ degraded?: FallbackMode; duplicate?: true }> {
-    validateDimensions(rules, dimensions);
+    // An event writes only to event rules (window rules count checks): it needs only their dimensions.
     const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
+    validateDimensions(eventRules, dimensions);
     if (eventRules.length === 0) return {};
     const claim = requestId === undefined ? undefined : `${scope}event:${requestId}`;
     let claimed = false;

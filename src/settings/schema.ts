@@ -148,7 +148,7 @@ export const SETTINGS = {
     kind: 'bool',
     default: true,
     description:
-      'Decide a risk check in one script call on a standalone Redis (and in process): its sliding-log window rules (no ban, limit up to 256) are kept beside its event rules and written only when the check is not denied, so a denied check needs no undo (docs/risk.md; about half the Redis CPU per check in bench/risk.ts). Off: every window rule goes to the limiter, as builds before 2026-12-01 did. Switching it starts those window rules afresh (their state moves to other keys) and instances that differ count them apart: switch every instance at once (docs/upgrading.md). A cluster always uses the limiter.',
+      'Decide a risk check in one script call on a standalone Redis (and in process): its sliding-log window rules (limit up to 256, bans included) are kept beside its event rules and written only when the check is not denied, so a denied check needs no undo and a ban comes only from admissions that stand (docs/risk.md; about half the Redis CPU per check in bench/risk.ts). Off: every window rule goes to the limiter, as builds before 2026-12-01 did. Switching it starts those window rules afresh (their state moves to other keys) and instances that differ count them apart: switch every instance at once (docs/upgrading.md). A cluster always uses the limiter.',
   }),
   redisSlotGroups: spec({
     env: 'SLUICE_REDIS_SLOT_GROUPS',

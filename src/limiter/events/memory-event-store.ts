@@ -28,8 +28,8 @@ type State =
   | { kind: 'distinct'; values: Map<string, number> }
   | { kind: 'seen'; filters: Filter[] }
   | { kind: 'claim'; until: number }
-  /** A window's admissions, ascending by time; `member` '' when anonymous. */
-  | { kind: 'window'; entries: { at: number; member: string }[] }
+  /** A window's admissions, ascending by time; `member` '' when anonymous; `bannedUntil` 0: no ban. */
+  | { kind: 'window'; entries: { at: number; member: string }[]; bannedUntil: number }
   /** distinct above the exact range: this generation's HLL, and the union with the last one's. */
   | { kind: 'hll'; generation: number; current: HyperLogLog; union: HyperLogLog };
 
@@ -162,12 +162,19 @@ export class MemoryEventStore implements EventStore {
   }
 
   private window(op: Extract<EventOp, { kind: 'window' }>, t: number, writes: (() => void)[] | undefined): EventResult {
-    const state = this.state(op.subject, 'window', () => ({ kind: 'window', entries: [] }));
+    const state = this.state(op.subject, 'window', () => ({ kind: 'window', entries: [], bannedUntil: 0 }));
     const member = op.member === undefined ? '' : this.hasher.digest('r', op.member).subarray(0, 4).toString('hex');
     const counted = state.entries.filter((entry) => entry.at > t - op.windowMs && entry.at <= t);
     if (member !== '' && counted.some((entry) => entry.member === member)) return { fired: false, count: counted.length };
     const count = counted.length;
-    if (count >= op.limit) return { fired: true, count, retryAfterMs: counted[count - op.limit]!.at + op.windowMs - t };
+    if (state.bannedUntil > t) return { fired: true, banned: true, count: op.record ? 0 : count, retryAfterMs: state.bannedUntil - t };
+    if (count >= op.limit) {
+      const banMs = op.banMs ?? 0;
+      const retryAfterMs = counted[count - op.limit]!.at + op.windowMs - t;
+      // The breach is of admissions that stand (a vetoed check writes none), so it bans at once.
+      if (banMs > 0 && op.record) state.bannedUntil = t + banMs;
+      return { fired: true, count, retryAfterMs: Math.max(retryAfterMs, banMs) };
+    }
     if (op.record) {
       const write = () => {
         state.entries = state.entries.filter((entry) => entry.at > t - op.windowMs);

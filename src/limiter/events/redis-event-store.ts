@@ -4,7 +4,8 @@
  * limiter's {@link Batcher}); each subject's keys share one hash tag, a digest of the subject, so
  * no dimension value appears in clear in a key, and values reach Redis only as digests.
  *
- * Keys of a subject with tag T: `${prefix}:{T}:n` (last-n list), `:d` (distinct sorted set),
+ * Keys of a subject with tag T: `${prefix}:{T}:n` (last-n list), `:d` (distinct sorted set), `:w`
+ * (a window's packed log) and `:wb` (its ban's end),
  * `:b:<bits>:<generation>` (seen filter), `:c` (a claimed request id), `:h:<generation>` (distinct above the exact range, a HyperLogLog). Retention: last-n 31 days after the last push; distinct
  * one window; seen two windows, or without a window `seenRetentionMs` after the last new value.
  */
@@ -51,8 +52,9 @@ interface Encoded {
   now: number | undefined;
 }
 
-/** A reply row as an EventResult: `retryAfterMs` only for the kinds that give one, when fired. */
+/** A reply row as an EventResult: `retryAfterMs` only for the kinds that give one, when fired (2: a window's ban). */
 function resultOf(op: EventOp, [fired, count, retry]: [number, number, number]): EventResult {
+  if (fired === 2) return { fired: true, banned: true, count, retryAfterMs: retry };
   return fired === 1 && (op.kind === 'distinct' || op.kind === 'window')
     ? { fired: true, count, retryAfterMs: retry }
     : { fired: fired === 1, count };
@@ -147,9 +149,9 @@ export class RedisEventStore implements EventStore {
     let keys: string[];
     let args: (string | number | Buffer)[];
     if (op.kind === 'window') {
-      keys = [`${base}w`];
+      keys = [`${base}w`, `${base}wb`];
       const member = op.member === undefined ? '' : this.hasher.digest('r', op.member).subarray(0, 4);
-      args = ['w', op.windowMs, op.limit, member, op.record ? 1 : 0];
+      args = ['w', op.windowMs, op.limit, member, op.record ? 1 : 0, op.banMs ?? 0];
     } else if (op.kind === 'claim') {
       keys = [`${base}c`];
       args = ['c', op.ttlMs];

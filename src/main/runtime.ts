@@ -360,6 +360,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       fallbackMode: settings.fallbackMode as FallbackMode,
       redisTimeoutMs: settings.redisTimeoutMs,
       memoryMax: settings.limiterMemoryMax,
+      memoryMaxBytes: settings.riskMemoryMaxBytes,
       oneCall: settings.riskOneCall,
       metrics,
       logger,
@@ -407,6 +408,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       defaultRegion: settings.defaultRegion,
       blacklistChanged: () => blacklist.changed(),
       riskRulesChanged: (tenantId, action) => riskControl.invalidate(tenantId, action),
+      riskStateMaxBytes: settings.riskStateMaxBytes,
     });
     const lookups = new SqlAdminLookupService({
       ...repositories,

@@ -5,7 +5,8 @@ turn of the event loop), all of one Redis Cluster slot. Semantics: src/limiter/e
 KEYS: per op, in order: last-n 1 (list), distinct 1 (sorted set) or 2 (HyperLogLogs), claim 1, window 2
       (packed log, ban end), check header none, seen 2 (filter of the current
       generation, of the previous one; the same key twice without a window). A filter's key names
-      its size, so a rule resized starts a new filter instead of reading the old with other positions.
+      its size, so a rule resized starts a new filter instead of reading the old with other positions;
+      a filter larger than one segment (hashing.ts) is one key per segment, these two its value's.
 ARGV[1] = now in ms, or '' for Redis TIME; ARGV[2] = number of ops; then per op:
   'n', n, m, outcome, push ('' = none), ttlMs
   'd', windowMs, limit, member (48-bit value hash), record (0/1)
@@ -23,8 +24,8 @@ ARGV[1] = now in ms, or '' for Redis TIME; ARGV[2] = number of ops; then per op:
   'g', ops, vetoed (0/1), mask: a check: the next `ops` ops are one check; mask has a '1' per op
        whose firing vetoes it. Its window ops record after all its ops, only when vetoed is 0 and
        no masked op fired; so a denied check writes no window. Its own reply row is {0, 0, 0}.
-  's', bytes (filter size), record (0/1), ttlMs (0 = none), offset (byte offset of the value's
-       64-byte block), positions (k bit positions in the block, 2 bytes each, big-endian)
+  's', bytes (the key's size: the filter's, or its segment's), record (0/1), ttlMs (0 = none),
+       offset (byte offset of the value's 64-byte block in the key), positions (k bit positions in the block, 2 bytes each, big-endian)
 Returns: per op fired (0/1; 2 a window's ban in force), count, retryAfterMs, flat (3 numbers an op);
 {-1} for malformed arguments.
 State: window a string of 12-byte entries ascending by time (a double, struct '>d', then the
@@ -239,7 +240,7 @@ for i = 1, ops do
     local seen = inCurrent or (previous ~= current and has(redis.call('GETRANGE', previous, from, to), hashes))
     if record and not inCurrent then
       if #block < 64 then
-        -- A new filter is sized in full at its first write (one allocation, the documented memory).
+        -- A new key (a filter, or one segment of a larger one) is sized in full at its first write.
         redis.call('SETRANGE', current, fmt('%d', bytes - 1), '\0')
         block = ZERO_BLOCK
       end

@@ -23,7 +23,7 @@
  * Decision: `deny` if an enforced deny rule fires, else `review` if an enforced review rule
  * fires, else `allow`; shadow rules are evaluated and recorded the same way and only reported.
  * A check answered `deny` takes its window admissions back (a denied check records nothing in
- * window rules), sent right after the answer rather than awaited (see `check`); event rules keep
+ * window rules), awaited before the answer returns (see `settle`); event rules keep
  * what they recorded (a distinct rule that fired added nothing).
  */
 import { randomBytes } from 'node:crypto';

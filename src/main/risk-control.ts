@@ -39,6 +39,8 @@ export interface RiskControlWiring {
   fallbackMode: FallbackMode;
   redisTimeoutMs: number;
   memoryMax: number;
+  /** `SLUICE_RISK_MEMORY_MAX_BYTES`: the in-process event store's bytes of state. */
+  memoryMaxBytes: number;
   /** `SLUICE_RISK_ONE_CALL` (default false): decide a check in one event-store call where the store can. */
   oneCall: boolean;
   metrics: Metrics;
@@ -63,7 +65,12 @@ export function createRiskControl(wiring: RiskControlWiring): {
       return stored ? riskRulesOf(stored.rules as RiskRuleView[]) : undefined;
     },
   });
-  const local = new MemoryEventStore({ clock: wiring.clock, keySecret: wiring.keySecret, maxSubjects: wiring.memoryMax });
+  const local = new MemoryEventStore({
+    clock: wiring.clock,
+    keySecret: wiring.keySecret,
+    maxSubjects: wiring.memoryMax,
+    maxBytes: wiring.memoryMaxBytes,
+  });
   const { redis, degrading } = wiring;
   const events =
     redis && degrading

@@ -361,6 +361,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       fallbackMode: settings.fallbackMode as FallbackMode,
       redisTimeoutMs: settings.redisTimeoutMs,
       memoryMax: settings.limiterMemoryMax,
+      memoryMaxBytes: settings.riskMemoryMaxBytes,
       oneCall: settings.riskOneCall,
       metrics,
       logger,
@@ -409,6 +410,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       defaultRegion: settings.defaultRegion,
       blacklistChanged: () => blacklist.changed(),
       riskRulesChanged: (tenantId, action) => riskControl.invalidate(tenantId, action),
+      riskStateMaxBytes: settings.riskStateMaxBytes,
     });
     const lookups = new SqlAdminLookupService({
       ...repositories,

@@ -8,49 +8,14 @@
 import { type LookupAddress, lookup as lookupCallback } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { isInternalAddress } from './internal-addresses.js';
 
 export interface WebhookUrlPolicy {
   /** Loopback and private ranges allowed (`SLUICE_WEBHOOK_ALLOW_PRIVATE`). */
   allowPrivate: boolean;
   /** Lower-case host names (or `*.suffix`) allowed; empty: any public host. */
   allowedHosts: readonly string[];
-}
-
-const INTERNAL = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  INTERNAL.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  INTERNAL.addSubnet(net, prefix, 'ipv6');
-
-/** Whether `address` (an IP literal) is loopback, private, link-local, multicast or reserved. */
-export function isInternalAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '');
-  const family = isIP(bare);
-  if (family === 4) return INTERNAL.check(bare, 'ipv4');
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
-    return mapped ? INTERNAL.check(mapped, 'ipv4') : INTERNAL.check(bare, 'ipv6');
-  }
-  return false;
 }
 
 function hostAllowed(host: string, allowed: readonly string[]): boolean {

@@ -6,7 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedLookup, INTERNAL_ADDRESS_REFUSED, resolvedWebhookUrlProblem } from '../../src/core/webhook-urls.js';
+import { isInternalAddress } from '../../src/core/internal-addresses.js';
+import { guardedLookup, INTERNAL_ADDRESS_REFUSED, resolvedWebhookUrlProblem, webhookUrlProblem } from '../../src/core/webhook-urls.js';
 import { postOnce } from '../../src/providers/http-request.js';
 
 const strict = { allowPrivate: false, allowedHosts: [] };
@@ -15,7 +16,70 @@ function lookupOf(lookup: LookupFunction, host: string, all: boolean): Promise<{
   return new Promise((resolve) => lookup(host, { all }, (error, address) => resolve({ error, address })));
 }
 
+/** Not globally reachable (IANA's IPv4 and IPv6 special-purpose registries), and IPv4 inside IPv6 that is. */
+const INTERNAL = [
+  '0.0.0.0',
+  '10.1.2.3',
+  '100.64.0.1',
+  '127.0.0.1',
+  '169.254.169.254',
+  '172.16.0.1',
+  '192.0.0.8',
+  '192.0.2.1',
+  '192.88.99.1',
+  '192.168.1.1',
+  '198.18.0.1',
+  '198.51.100.7',
+  '203.0.113.9',
+  '224.0.0.1',
+  '240.0.0.1',
+  '255.255.255.255',
+  '::',
+  '::1',
+  '::127.0.0.1',
+  '::7f00:1',
+  '::8.8.8.8',
+  '::ffff:127.0.0.1',
+  '::ffff:7f00:1',
+  '::ffff:0:7f00:1',
+  '::ffff:0:8.8.8.8',
+  '64:ff9b::127.0.0.1',
+  '64:ff9b::a9fe:a9fe',
+  '64:ff9b:1::8.8.8.8',
+  '100::1',
+  '2001::1',
+  '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+  '2001:2::1',
+  '2001:db8::1',
+  '2002:7f00:1::1',
+  '2002:808:808::1',
+  '3fff::1',
+  '5f00::1',
+  'fc00::1',
+  'fd12:3456::1',
+  'fe80::1',
+  'fec0::1',
+  'ff02::1',
+];
+const PUBLIC = [
+  '8.8.8.8',
+  '1.1.1.1',
+  '93.184.216.34',
+  '2606:4700:4700::1111',
+  '2a00:1450:4001::200e',
+  '::ffff:8.8.8.8',
+  '64:ff9b::8.8.8.8',
+];
+
 describe('webhook URL checks', () => {
+  it('refuses every range not globally reachable, IPv4 inside IPv6 too, and passes public addresses', () => {
+    expect(INTERNAL.filter((address) => !isInternalAddress(address))).toEqual([]);
+    expect(PUBLIC.filter((address) => isInternalAddress(address))).toEqual([]);
+    // As URL hosts, the way a tenant would spell them.
+    for (const host of ['[::127.0.0.1]', '[::ffff:0:7f00:1]', '[64:ff9b::7f00:1]', '[2002:7f00:1::1]', '[fec0::1]', '192.0.2.1'])
+      expect(webhookUrlProblem(`http://${host}/hook`, strict), host).toMatch(/loopback or private/);
+  });
+
   it('refuses a name that resolves to loopback before the post', async () => {
     expect(await resolvedWebhookUrlProblem('http://localhost:9/hook', strict)).toMatch(/loopback or private/);
     expect(await resolvedWebhookUrlProblem('http://127.0.0.1:9/hook', strict)).toMatch(/loopback or private/);

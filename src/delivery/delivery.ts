@@ -70,6 +70,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         retryBaseMs: settings.webhookRetryBaseMs,
         retryMaxMs: settings.webhookRetryMaxMs,
         urlPolicy: { allowPrivate: settings.webhookAllowPrivate, allowedHosts: settings.webhookAllowedHosts },
+        resolver: deps.resolver,
         ...(eventShare ? { share: eventShare } : {}),
       }),
     );

@@ -10,6 +10,7 @@
  * template or signature problems, bad credentials) is permanent.
  */
 import { randomUUID } from 'node:crypto';
+import type { LookupFunction } from 'node:net';
 import type { Channel } from '../core/channels.js';
 import type { Clock } from '../limiter/clock.js';
 import { aliyunCanonicalQuery, aliyunPercentEncode, aliyunSignature, aliyunTimestamp } from './aliyun-signature.js';
@@ -41,6 +42,8 @@ export interface AliyunSmsProviderOptions {
   regionId?: string;
   timeoutMs: number;
   clock: Clock;
+  /** Resolves the vendor's host for a new connection (the process's bounded resolver); absent: `dns.lookup`. */
+  lookup?: LookupFunction | undefined;
   /** SignatureNonce source (a UUID by default); injectable so tests can pin a request. */
   nonce?: () => string;
 }
@@ -118,6 +121,7 @@ export function createAliyunSmsProvider(options: AliyunSmsProviderOptions): Prov
         body: `${aliyunCanonicalQuery(params)}&Signature=${aliyunPercentEncode(signature)}`,
         timeoutMs: options.timeoutMs,
         signal,
+        lookup: options.lookup,
       });
       const json = parseJson(answer.text);
       const code = isRecord(json) && typeof json.Code === 'string' ? json.Code : undefined;
@@ -148,7 +152,7 @@ export const aliyunSmsKind = defineProviderKind({
   config: { required: ['signName'], optional: ['templateCode', 'endpoint', 'regionId'] },
   secret: { required: ['accessKeyId', 'accessKeySecret'], optional: [] },
   credentialRoute: ['endpoint'],
-  build(read, { id, channel, clock }) {
+  build(read, { id, channel, clock, lookup }) {
     const templateCode = read.optionalString('templateCode');
     const endpoint = read.optionalUrl('endpoint');
     const regionId = read.optionalString('regionId');
@@ -160,6 +164,7 @@ export const aliyunSmsKind = defineProviderKind({
       signName: read.string('signName'),
       timeoutMs: read.timeoutMs(),
       clock,
+      lookup,
       ...(templateCode === undefined ? {} : { defaultTemplateCode: templateCode }),
       ...(endpoint === undefined ? {} : { endpoint }),
       ...(regionId === undefined ? {} : { regionId }),

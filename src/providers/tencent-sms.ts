@@ -10,6 +10,7 @@
  * `RequestLimitExceeded*` (API QPS), `InternalError*` and HTTP 429/5xx. Everything else
  * (`InvalidParameter*`, `FailedOperation.*`, `AuthFailure.*`, `UnauthorizedOperation.*`) is permanent.
  */
+import type { LookupFunction } from 'node:net';
 import type { Channel } from '../core/channels.js';
 import type { Clock } from '../limiter/clock.js';
 import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
@@ -46,6 +47,8 @@ export interface TencentSmsProviderOptions {
   timeoutMs: number;
   /** The source of X-TC-Timestamp (and so of the signature's date). */
   clock: Clock;
+  /** Resolves the vendor's host for a new connection (the process's bounded resolver); absent: `dns.lookup`. */
+  lookup?: LookupFunction | undefined;
 }
 
 /** Tencent's error code → is it this account that is refused (another provider may succeed)? */
@@ -116,6 +119,7 @@ export function createTencentSmsProvider(options: TencentSmsProviderOptions): Pr
         body: payload,
         timeoutMs: options.timeoutMs,
         signal,
+        lookup: options.lookup,
       });
       const json = parseJson(answer.text);
       const response = isRecord(json) && isRecord(json.Response) ? json.Response : undefined;
@@ -150,7 +154,7 @@ export const tencentSmsKind = defineProviderKind({
   config: { required: ['sdkAppId'], optional: ['signName', 'templateId', 'region', 'endpoint'] },
   secret: { required: ['secretId', 'secretKey'], optional: [] },
   credentialRoute: ['endpoint'],
-  build(read, { id, channel, clock }) {
+  build(read, { id, channel, clock, lookup }) {
     const signName = read.optionalString('signName');
     const templateId = read.optionalString('templateId');
     const region = read.optionalString('region');
@@ -163,6 +167,7 @@ export const tencentSmsKind = defineProviderKind({
       sdkAppId: read.string('sdkAppId'),
       timeoutMs: read.timeoutMs(),
       clock,
+      lookup,
       ...(signName === undefined ? {} : { signName }),
       ...(templateId === undefined ? {} : { defaultTemplateId: templateId }),
       ...(region === undefined ? {} : { region }),

@@ -5,6 +5,7 @@
  */
 import { isSupportedCountry } from 'libphonenumber-js/max';
 import { dialectOfUrl, sqlitePathOfUrl } from '../core/urls.js';
+import { DNS_SETTINGS } from './dns-settings.js';
 import { type SettingSpec, spec } from './spec.js';
 import { WEBHOOK_SETTINGS } from './webhook-settings.js';
 
@@ -290,6 +291,7 @@ export const SETTINGS = {
     description: 'Largest retry delay.',
   }),
   ...WEBHOOK_SETTINGS,
+  ...DNS_SETTINGS,
   degradeAlertMs: spec({
     env: 'SLUICE_DEGRADE_ALERT_MS',
     kind: 'int',

@@ -22,7 +22,8 @@
 
 import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
-import { guardedLookup, resolvedWebhookUrlProblem, type WebhookUrlPolicy } from '../../core/webhook-urls.js';
+import { fixedLookup, resolveWebhookTarget, type WebhookUrlPolicy } from '../../core/webhook-urls.js';
+import type { HostResolver } from '../../infra/host-resolver.js';
 import type { LeaseLock } from '../../infra/lock/index.js';
 import type { Clock } from '../../limiter/index.js';
 import { type HttpAnswer, postOnce } from '../../providers/http-request.js';
@@ -40,7 +41,7 @@ export type EventPoster = (request: {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
-  /** The connection's own resolution, refusing internal addresses (absent when private targets are allowed). */
+  /** The connection's resolution: the addresses checked (absent when the URL's host is an IP literal). */
   lookup?: LookupFunction | undefined;
 }) => Promise<HttpAnswer>;
 
@@ -61,6 +62,8 @@ export interface EventDispatcherOptions {
   retryBaseMs: number;
   retryMaxMs: number;
   urlPolicy: WebhookUrlPolicy;
+  /** Resolves endpoints' hosts, bounded per tenant, off the thread pool. */
+  resolver: Pick<HostResolver, 'resolve'>;
   random?: () => number;
   post?: EventPoster;
   /** This worker's share of the event partitions (`roster.ts`, Redis mode); absent: take any free lock. */
@@ -72,7 +75,7 @@ const CACHE_MS = 5000;
 /** Events read ahead per endpoint: this many times its concurrency. */
 const READ_AHEAD = 4;
 
-const defaultPost: EventPoster = (request) => postOnce({ providerId: 'webhook', ...request });
+const defaultPost: EventPoster = (request) => postOnce({ providerId: 'webhook', pool: 'webhook', ...request });
 
 export class EventDispatcher {
   readonly name: string;
@@ -252,8 +255,11 @@ export class EventDispatcher {
 
   /** Why the post did not succeed, or undefined on a 2xx. */
   private async postProblem(webhook: Webhook, event: WebhookEvent): Promise<string | undefined> {
-    const urlProblem = await resolvedWebhookUrlProblem(webhook.url, this.options.urlPolicy);
-    if (urlProblem !== undefined) return urlProblem;
+    // Resolved once: the post connects to the addresses checked here, and asks nothing else.
+    const target = await resolveWebhookTarget(webhook.url, this.options.urlPolicy, (host) =>
+      this.options.resolver.resolve(host, webhook.tenantId),
+    );
+    if (target.problem !== undefined) return target.problem;
     const signing = await this.signing(webhook.id);
     if (signing === undefined) return 'webhook removed';
     try {
@@ -267,8 +273,7 @@ export class EventDispatcher {
         },
         body: event.body,
         timeoutMs: this.options.timeoutMs,
-        // The address connected to is checked too: a name may resolve elsewhere after the check above.
-        lookup: this.options.urlPolicy.allowPrivate ? undefined : guardedLookup,
+        lookup: target.addresses && fixedLookup(target.addresses),
       });
       if (answer.status >= 200 && answer.status < 300) return undefined;
       return `HTTP ${answer.status}`;

@@ -11,7 +11,7 @@
  *
  * At least once: a holder that dies between the post and its settle, or loses its lock while a
  * post is in flight, leaves the event pending, and the next holder posts it again. Receivers
- * dedupe by `Sluice-Event-Id`.
+ * dedupe by the event id, which both signatures cover (`signature.ts`).
  *
  * Order per message: `WebhookEventsRepository.due` returns an event only when no earlier step of
  * its message is pending for the endpoint, and the posts in flight are still pending, so a
@@ -33,7 +33,7 @@ import { retryDelayMs } from '../attempt.js';
 import { PartitionLock } from '../partition-lock.js';
 import type { DeliveryMetrics } from '../ports.js';
 import type { PartitionShare } from '../roster.js';
-import { signatureHeader } from './signature.js';
+import { signatureHeader, standardWebhookHeaders } from './signature.js';
 
 /** Posts one event; the default is one bounded HTTP POST. */
 export type EventPoster = (request: {
@@ -262,14 +262,16 @@ export class EventDispatcher {
     if (target.problem !== undefined) return target.problem;
     const signing = await this.signing(webhook.id);
     if (signing === undefined) return 'webhook removed';
+    const signedAt = Math.floor(this.options.clock.now() / 1000);
     try {
       const answer = await (this.options.post ?? defaultPost)({
         url: webhook.url,
         headers: {
           'Content-Type': 'application/json',
           'User-Agent': 'sluice-webhooks/1',
+          ...standardWebhookHeaders(event.eventId, signedAt, event.body, signing),
           'Sluice-Event-Id': event.eventId,
-          'Sluice-Signature': signatureHeader(event.body, signing, Math.floor(this.options.clock.now() / 1000)),
+          'Sluice-Signature': signatureHeader(event.body, signing, signedAt),
         },
         body: event.body,
         timeoutMs: this.options.timeoutMs,

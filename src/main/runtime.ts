@@ -425,12 +425,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       invalidateTemplate: (tenantId, channel, name) => templates.invalidate(tenantId, channel, name),
       invalidateQuietHours: (tenantId, channel) => quietHours.invalidate(tenantId, channel),
     });
-    const { resolver, service: webhooks } = createWebhooks(settings, {
-      tenants: repositories.tenants,
-      webhooks: repositories.webhooks,
-      events: repositories.webhookEvents,
-      clock,
-    });
+    const { resolver, service: webhooks } = createWebhooks(settings, { repositories, clock, bus, logger });
     closers.unshift(() => resolver.close());
     const receipts = new SqlReceiptService({
       providers: repositories.providers,

@@ -25,6 +25,12 @@ export interface WebhookServiceDeps {
   clock: Clock;
   /** How long a rotated-out secret still signs. */
   rotateGraceMs: number;
+  /**
+   * Told after a webhook's secrets changed (rotated, or removed with it), once SQL has the change:
+   * announces it so every instance's event dispatchers drop the secrets they hold. Resolves
+   * whether or not the announcement got through (it reports its own failure).
+   */
+  secretsChanged?: (webhookId: string) => Promise<void>;
 }
 
 function webhookView(webhook: Webhook): WebhookView {
@@ -99,13 +105,18 @@ export class SqlWebhookService implements WebhookService {
     return webhook && webhookView(webhook);
   }
 
-  remove(tenantId: string, webhookId: string): Promise<boolean> {
-    return this.deps.webhooks.delete(tenantId, webhookId);
+  async remove(tenantId: string, webhookId: string): Promise<boolean> {
+    const removed = await this.deps.webhooks.delete(tenantId, webhookId);
+    if (removed) await this.deps.secretsChanged?.(webhookId);
+    return removed;
   }
 
   async rotateSecret(tenantId: string, webhookId: string): Promise<WebhookWithSecret | undefined> {
     const rotated = await this.deps.webhooks.rotateSecret(tenantId, webhookId, this.deps.rotateGraceMs);
-    return rotated && { ...webhookView(rotated.webhook), secret: rotated.secret };
+    if (!rotated) return undefined;
+    // Before answering: once the new secret is shown, no instance signs with the old one alone.
+    await this.deps.secretsChanged?.(webhookId);
+    return { ...webhookView(rotated.webhook), secret: rotated.secret };
   }
 
   async listEvents(

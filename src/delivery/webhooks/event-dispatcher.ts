@@ -70,7 +70,11 @@ export interface EventDispatcherOptions {
   share?: PartitionShare;
 }
 
-/** How long a webhook's list entry and signing secrets are reused: a change or rotation applies within this (a rotation's grace period covers it). */
+/**
+ * How long a webhook's signing secrets are reused. A rotation or removal is announced and drops
+ * them at once ({@link EventDispatcher.forgetSecrets}); this bounds an unannounced one, and the
+ * end of a rotation's grace period.
+ */
 const CACHE_MS = 5000;
 /** Events read ahead per endpoint: this many times its concurrency. */
 const READ_AHEAD = 4;
@@ -92,6 +96,8 @@ export class EventDispatcher {
   /** The partition's webhooks, re-read on timer passes (a pass woken by a finished post reuses them). */
   private webhooks: Webhook[] | undefined;
   private readonly secrets = new Map<string, { at: number; secrets: string[] | undefined }>();
+  /** Bumped by every {@link forgetSecrets}: a read of secrets that started before it is not kept. */
+  private secretsGeneration = 0;
   /** 2xx answers waiting for the one transaction that marks them (this event-loop turn's). */
   private marks: { webhookId: string; eventId: string }[] = [];
   private marking: Promise<void> | undefined;
@@ -152,6 +158,13 @@ export class EventDispatcher {
           this.timer.unref();
         }
       });
+  }
+
+  /** Drops the signing secrets held for `webhookId` (all, without one): they changed in SQL. */
+  forgetSecrets(webhookId?: string): void {
+    this.secretsGeneration++;
+    if (webhookId === undefined) this.secrets.clear();
+    else this.secrets.delete(webhookId);
   }
 
   /** Whether this instance holds the partition now. */
@@ -247,9 +260,10 @@ export class EventDispatcher {
     const now = this.options.clock.now();
     const cached = this.secrets.get(webhookId);
     if (cached && now - cached.at < CACHE_MS) return cached.secrets;
+    const generation = this.secretsGeneration;
     const found = await this.options.webhooks.signingSecrets(webhookId, now);
     const secrets = found && (found.previous === undefined ? [found.current] : [found.current, found.previous]);
-    this.secrets.set(webhookId, { at: now, secrets });
+    if (generation === this.secretsGeneration) this.secrets.set(webhookId, { at: now, secrets });
     return secrets;
   }
 

@@ -3,11 +3,13 @@ import pino from 'pino';
 import { loggerOptions } from '../infra/logging.js';
 import { createRuntime, type Runtime } from '../main/runtime.js';
 import type { AdminService, Services } from '../services/contracts.js';
-import { loadSettings, type Settings } from '../settings/settings.js';
+import { loadSettings, type Settings, settingGiven } from '../settings/settings.js';
 
 export interface CommandContext {
   /** The environment's settings over the `--config` file's (or SLUICE_CONFIG's); throws SettingsError. */
   settings(): Settings;
+  /** Whether the setting `variable` is given (environment or settings file), whatever its value. */
+  given(variable: string): boolean;
   /**
    * Runs `work` on the admin service of a runtime made for one command (quiet logs, no HTTP),
    * then closes the runtime. Operator commands need no admin token: they work on the database.
@@ -34,6 +36,7 @@ export function commandContext(configFile: () => string | undefined): CommandCon
   };
   return {
     settings,
+    given: (variable) => settingGiven(variable, process.env, configFile() ?? process.env.SLUICE_CONFIG),
     withAdmin: (work) => withRuntime((runtime) => work(adminOf(runtime))),
     withService: (name, work) => withRuntime((runtime) => work(runtime.services[name])),
   };

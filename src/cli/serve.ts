@@ -2,11 +2,12 @@
 
 import { redisEvictionWarning } from '../infra/redis-client.js';
 import { type HttpRole, startHttp } from '../main/api.js';
-import { createRuntime } from '../main/runtime.js';
+import type { createRuntime } from '../main/runtime.js';
 import { shutdown } from '../main/shutdown.js';
 import { startWorker } from '../main/worker.js';
 import { createProvider } from '../providers/registry.js';
 import { type Settings, unknownVariables } from '../settings/settings.js';
+import { type DemoOptions, serveRuntime } from './demo.js';
 
 /** The seed's rules (DESIGN.md, seed 000): 1 min 3, 1 h 10, 1 day 50; ban 10 min on breach. */
 export const SEED_RULES = [
@@ -18,8 +19,8 @@ export const SEED_RULES = [
 /** Below this, `serve` warns that the admin token could be guessed. */
 const MIN_ADMIN_TOKEN_LENGTH = 24;
 
-export async function serve(settings: Settings, options: { demo: boolean }): Promise<void> {
-  const runtime = await createRuntime(settings);
+export async function serve(settings: Settings, options: DemoOptions): Promise<void> {
+  const runtime = await serveRuntime(settings, options);
   const { logger } = runtime;
   await warmUp(runtime);
   for (const name of unknownVariables()) logger.warn({ variable: name }, 'not a sluice setting: ignored (docs/configuration.md)');

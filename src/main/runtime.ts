@@ -26,6 +26,7 @@ import type { StoredTemplate } from '../admission/templates.js';
 import { unavailableUnlessSluiceError } from '../core/errors.js';
 import { type DueIndex, RedisDueIndex } from '../delivery/due-index/index.js';
 import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../infra/change-bus.js';
+import type { HostResolver } from '../infra/host-resolver.js';
 import { LiveCache } from '../infra/live-cache.js';
 import { createRedisLockFactory } from '../infra/lock/index.js';
 import { createLogger } from '../infra/logging.js';
@@ -44,7 +45,6 @@ import { SqlMessageService, SqlMessageWriter } from '../services/message-service
 import { SqlReceiptService } from '../services/receipt-service.js';
 import { LimiterRiskService } from '../services/risk-service.js';
 import { SqlTemplateService } from '../services/template-service.js';
-import { SqlWebhookService } from '../services/webhook-service.js';
 import type { Settings } from '../settings/settings.js';
 import { type Database, openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
@@ -62,6 +62,7 @@ import { WebhooksRepository } from '../storage/repositories/webhooks.js';
 import { SecretBox } from '../storage/secret-box.js';
 import { httpDeps } from './http-deps.js';
 import { createRiskControl } from './risk-control.js';
+import { createWebhooks } from './webhooks.js';
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -98,6 +99,8 @@ export interface Runtime {
   readonly degrading: DegradingLimiter | undefined;
   /** The one due index of the process (Redis mode): the API's feed adds to it, the dispatchers claim from it. */
   readonly dueIndex: DueIndex | undefined;
+  /** Resolves the hosts tenants control (webhook endpoints, their providers): bounded, off the thread pool. */
+  readonly resolver: HostResolver;
   /** What the entry points call: the HTTP routes (through `http`) and the CLI. */
   readonly services: Services;
   readonly http: HttpDeps;
@@ -426,14 +429,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       invalidateTemplate: (tenantId, channel, name) => templates.invalidate(tenantId, channel, name),
       invalidateQuietHours: (tenantId, channel) => quietHours.invalidate(tenantId, channel),
     });
-    const webhooks = new SqlWebhookService({
-      tenants: repositories.tenants,
-      webhooks: repositories.webhooks,
-      events: repositories.webhookEvents,
-      urlPolicy: { allowPrivate: settings.webhookAllowPrivate, allowedHosts: settings.webhookAllowedHosts },
-      clock,
-      rotateGraceMs: settings.webhookRotateGraceHours * 3_600_000,
-    });
+    const { resolver, service: webhooks } = createWebhooks(settings, { repositories, clock, bus, logger });
+    closers.unshift(() => resolver.close());
     const receipts = new SqlReceiptService({
       providers: repositories.providers,
       receipts: repositories.receipts,
@@ -469,6 +466,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       limiter,
       frequency,
       degrading,
+      resolver,
       dueIndex: redis ? new RedisDueIndex({ client: redis as Redis, keyPrefix: settings.redisKeyPrefix }) : undefined,
       services,
       http,

@@ -67,6 +67,7 @@ function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes: DueFe
       : {}),
     wakes,
     onConfigChange: (listener) => runtime.onConfigChange(listener),
+    resolver: runtime.resolver,
     webhooks: repositories.webhooks,
     webhookEvents: repositories.webhookEvents,
     pendingReceipts: repositories.receipts,

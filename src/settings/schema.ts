@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { isSupportedCountry } from 'libphonenumber-js/max';
 import { dialectOfUrl, sqlitePathOfUrl } from '../core/urls.js';
 import { BROKER_SETTINGS } from './broker-settings.js';
+import { DNS_SETTINGS } from './dns-settings.js';
 import { type SettingSpec, spec } from './spec.js';
 import { WEBHOOK_SETTINGS } from './webhook-settings.js';
 
@@ -348,6 +349,7 @@ export const SETTINGS = {
   }),
   ...WEBHOOK_SETTINGS,
   ...BROKER_SETTINGS,
+  ...DNS_SETTINGS,
   degradeAlertMs: spec({
     env: 'SLUICE_DEGRADE_ALERT_MS',
     kind: 'int',

@@ -1,13 +1,13 @@
 /** What a command works with: the process settings, and the admin service of a runtime made for it. */
-import pino from 'pino';
-import { loggerOptions } from '../infra/logging.js';
-import { createRuntime, type Runtime } from '../main/runtime.js';
+import { withServices } from '../main/commands.js';
 import type { AdminService, Services } from '../services/contracts.js';
-import { loadSettings, type Settings } from '../settings/settings.js';
+import { loadSettings, type Settings, settingGiven } from '../settings/settings.js';
 
 export interface CommandContext {
   /** The environment's settings over the `--config` file's (or SLUICE_CONFIG's); throws SettingsError. */
   settings(): Settings;
+  /** Whether the setting `variable` is given (environment or settings file), whatever its value. */
+  given(variable: string): boolean;
   /**
    * Runs `work` on the admin service of a runtime made for one command (quiet logs, no HTTP),
    * then closes the runtime. Operator commands need no admin token: they work on the database.
@@ -17,24 +17,13 @@ export interface CommandContext {
   withService<K extends keyof Services, T>(name: K, work: (service: Services[K]) => Promise<T>): Promise<T>;
 }
 
-/** The one place the CLI reaches the admin service inside a runtime. */
-export const adminOf = (runtime: Runtime): AdminService => runtime.services.admin;
-
 /** A context whose settings file is `configFile()`, read when a command runs (after parsing). */
 export function commandContext(configFile: () => string | undefined): CommandContext {
   const settings = () => loadSettings(process.env, configFile() ?? process.env.SLUICE_CONFIG);
-  const withRuntime = async <T>(work: (runtime: Runtime) => Promise<T>): Promise<T> => {
-    // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
-    const runtime = await createRuntime(settings(), { logger: pino(loggerOptions('warn'), pino.destination(2)) });
-    try {
-      return await work(runtime);
-    } finally {
-      await runtime.close();
-    }
-  };
   return {
     settings,
-    withAdmin: (work) => withRuntime((runtime) => work(adminOf(runtime))),
-    withService: (name, work) => withRuntime((runtime) => work(runtime.services[name])),
+    given: (variable) => settingGiven(variable, process.env, configFile() ?? process.env.SLUICE_CONFIG),
+    withAdmin: (work) => withServices(settings(), (services) => work(services.admin)),
+    withService: (name, work) => withServices(settings(), (services) => work(services[name])),
   };
 }

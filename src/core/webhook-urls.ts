@@ -2,55 +2,19 @@
  * Which URLs a tenant's webhook may post to. Checked when the webhook is stored and again before
  * every post (a name may resolve elsewhere later): `http:`/`https:` only, no credentials in the
  * URL, the host on the allow-list when one is set, and no loopback, private, link-local or
- * otherwise internal address unless private targets are allowed (tests, the demo, a private
- * deployment): a webhook must not become a way to reach sluice's own network.
+ * otherwise internal address (`internal-addresses.ts`) unless private targets are allowed (tests,
+ * the demo, a private deployment): a webhook must not become a way to reach sluice's own network.
+ * A post resolves its host once and connects to the addresses checked ({@link fixedLookup}).
  */
-import { type LookupAddress, lookup as lookupCallback } from 'node:dns';
-import { lookup } from 'node:dns/promises';
-import type { LookupFunction } from 'node:net';
-import { BlockList, isIP } from 'node:net';
+import type { LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import { isInternalAddress } from './internal-addresses.js';
 
 export interface WebhookUrlPolicy {
   /** Loopback and private ranges allowed (`SLUICE_WEBHOOK_ALLOW_PRIVATE`). */
   allowPrivate: boolean;
   /** Lower-case host names (or `*.suffix`) allowed; empty: any public host. */
   allowedHosts: readonly string[];
-}
-
-const INTERNAL = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  INTERNAL.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  INTERNAL.addSubnet(net, prefix, 'ipv6');
-
-/** Whether `address` (an IP literal) is loopback, private, link-local, multicast or reserved. */
-export function isInternalAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '');
-  const family = isIP(bare);
-  if (family === 4) return INTERNAL.check(bare, 'ipv4');
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
-    return mapped ? INTERNAL.check(mapped, 'ipv4') : INTERNAL.check(bare, 'ipv6');
-  }
-  return false;
 }
 
 function hostAllowed(host: string, allowed: readonly string[]): boolean {
@@ -81,45 +45,66 @@ export function webhookUrlProblem(text: string, policy: WebhookUrlPolicy): strin
   return undefined;
 }
 
-/**
- * {@link webhookUrlProblem}, then, unless private targets are allowed, every address the host
- * resolves to: a public name pointing at an internal address is refused too.
- */
-export async function resolvedWebhookUrlProblem(text: string, policy: WebhookUrlPolicy): Promise<string | undefined> {
-  const problem = webhookUrlProblem(text, policy);
-  if (problem !== undefined || policy.allowPrivate) return problem;
-  const host = new URL(text).hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host)) return undefined;
-  let addresses: { address: string }[];
-  try {
-    addresses = await lookup(host, { all: true });
-  } catch {
-    return 'url host does not resolve';
-  }
-  return addresses.some(({ address }) => isInternalAddress(address)) ? INTERNAL_ADDRESS_REFUSED : undefined;
-}
+/** The addresses of a host name, from the process's bounded resolver (`infra/host-resolver.ts`). */
+export type ResolveHost = (host: string) => Promise<readonly string[]>;
 
-/** What a connection made through {@link guardedLookup} fails with when its host resolves inside. */
+/** Where a post goes: why it must not, or the addresses to connect to (undefined: the URL's host is an IP literal). */
+export type WebhookTarget = { problem: string } | { problem?: undefined; addresses: readonly string[] | undefined };
+
+/** What a post refused for an internal address answers. */
 export const INTERNAL_ADDRESS_REFUSED =
   'url host resolves to a loopback or private address (allowed only with SLUICE_WEBHOOK_ALLOW_PRIVATE=true)';
 
 /**
- * A `lookup` for the connection itself (the `lookup` option of `http.request`): resolves the host
- * as Node would and refuses internal addresses, so the address connected to is the address
- * checked. {@link resolvedWebhookUrlProblem} checks before the post, but the connection resolves
- * again, and a name that answers a public address to the check and an internal one to the
- * connection (DNS rebinding) would pass it. IP literals do not reach a lookup; the URL check
- * refuses internal ones.
+ * {@link webhookUrlProblem}, then the host resolved once: a post connects to these addresses
+ * through {@link fixedLookup}, so the address checked is the address connected to, and a name that
+ * answers a public address to a check and an internal one to the connection (DNS rebinding) has
+ * no second answer to give. Unless private targets are allowed, a name with any internal address
+ * is refused.
  */
-export const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  lookupCallback(hostname, options, (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => {
-    if (error) return callback(error, address as string, family);
-    const addresses = Array.isArray(address) ? address.map((entry) => entry.address) : [address];
-    if (addresses.some(isInternalAddress)) {
-      const refused: NodeJS.ErrnoException = new Error(INTERNAL_ADDRESS_REFUSED);
-      refused.code = 'EINTERNALADDRESS';
-      return callback(refused, address as string, family);
-    }
-    callback(null, address as string, family);
-  });
-};
+export async function resolveWebhookTarget(text: string, policy: WebhookUrlPolicy, resolve: ResolveHost): Promise<WebhookTarget> {
+  const problem = webhookUrlProblem(text, policy);
+  if (problem !== undefined) return { problem };
+  const host = new URL(text).hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return { addresses: undefined };
+  let addresses: readonly string[];
+  try {
+    addresses = await resolve(host);
+  } catch (error) {
+    return { problem: `url host does not resolve: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  if (!policy.allowPrivate && addresses.some(isInternalAddress)) return { problem: INTERNAL_ADDRESS_REFUSED };
+  return { addresses };
+}
+
+/**
+ * What storing a webhook checks: {@link resolveWebhookTarget}'s problem, without resolving when
+ * private targets are allowed (any address is then fine).
+ */
+export async function resolvedWebhookUrlProblem(text: string, policy: WebhookUrlPolicy, resolve: ResolveHost): Promise<string | undefined> {
+  if (policy.allowPrivate) return webhookUrlProblem(text, policy);
+  return (await resolveWebhookTarget(text, policy, resolve)).problem;
+}
+
+/**
+ * A connection's `lookup` (the option of `net.connect` and `http.request`) that answers
+ * `addresses` (those of the requested family) without asking anything.
+ */
+export function fixedLookup(addresses: readonly string[]): LookupFunction {
+  return (hostname, options, callback) => {
+    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
+    const usable = addresses.filter((address) => family === 0 || isIP(address) === family);
+    process.nextTick(() => {
+      if (usable.length === 0) {
+        const none: NodeJS.ErrnoException = new Error(`${hostname} has no IPv${family} address`);
+        none.code = 'ENOTFOUND';
+        return callback(none, '', 0);
+      }
+      if (options.all) {
+        const all: LookupAddress[] = usable.map((address) => ({ address, family: isIP(address) }));
+        return (callback as (error: null, addresses: LookupAddress[]) => void)(null, all);
+      }
+      callback(null, usable[0]!, isIP(usable[0]!));
+    });
+  };
+}

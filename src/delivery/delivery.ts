@@ -70,9 +70,16 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         retryBaseMs: settings.webhookRetryBaseMs,
         retryMaxMs: settings.webhookRetryMaxMs,
         urlPolicy: { allowPrivate: settings.webhookAllowPrivate, allowedHosts: settings.webhookAllowedHosts },
+        resolver: deps.resolver,
         ...(eventShare ? { share: eventShare } : {}),
       }),
     );
+  // A webhook's secrets rotated or removed on any instance (`webhook:<id>`), or announcements
+  // possibly missed ('*'): the dispatchers drop the secrets they hold, so the next post signs anew.
+  const stopForgetting = deps.onConfigChange((key) => {
+    if (key === '*') for (const dispatcher of eventDispatchers) dispatcher.forgetSecrets();
+    else if (key.startsWith('webhook:')) for (const dispatcher of eventDispatchers) dispatcher.forgetSecrets(key.slice('webhook:'.length));
+  });
   // The first beat before the first lock: a worker joining others knows its share from the start.
   let stopped = false;
   const started = (roster ? roster.start() : Promise.resolve()).then(() => {
@@ -111,6 +118,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
     async stop() {
       await resumes.stop();
       stopWaking();
+      stopForgetting();
       stopped = true;
       await started;
       await Promise.all([

@@ -4,6 +4,7 @@
  * is tested with real stores and wired to whatever backs them.
  */
 import type { Logger } from 'pino';
+import type { HostResolver } from '../infra/host-resolver.js';
 import type { LockFactory } from '../infra/lock/index.js';
 import type { Clock, Limiter } from '../limiter/index.js';
 import type { Metrics } from '../metrics/index.js';
@@ -127,6 +128,8 @@ export interface DeliveryDeps {
    * announcements may have been missed). Returns the unsubscribe.
    */
   onConfigChange(listener: (key: string) => void): () => void;
+  /** Resolves webhook endpoints' and providers' hosts: bounded per tenant, off libuv's thread pool. */
+  resolver: Pick<HostResolver, 'resolve' | 'lookupFor'>;
   /** The webhook endpoints and their events: an event dispatcher per partition posts them. */
   webhooks: WebhookRecords;
   webhookEvents: WebhookEventRecords;

@@ -4,6 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Channel } from '../core/channels.js';
+import type { HostResolver } from '../infra/host-resolver.js';
 import type { Clock, Rule } from '../limiter/index.js';
 import { type Provider, ProviderError } from '../providers/provider.js';
 import { createProvider } from '../providers/registry.js';
@@ -29,6 +30,8 @@ export interface ProviderDirectoryDeps {
   limiter: PaceLimiter;
   clock: Clock;
   logger: Logger;
+  /** Resolves each provider's host, bounded per owner (its tenant, or `*` for shared ones); absent: `dns.lookup`. */
+  resolver?: Pick<HostResolver, 'lookupFor'>;
 }
 
 const PROVIDER_CACHE_MS = 5000;
@@ -128,7 +131,7 @@ export class SqlProviderDirectory implements ProviderDirectory {
       // do; the id stays what paces it and what attempts record.
       const client = createProvider(
         { id: row.name, kind: row.kind, channel: row.channel, config: row.config, secret },
-        { clock: this.deps.clock },
+        { clock: this.deps.clock, ...(this.deps.resolver ? { lookup: this.deps.resolver.lookupFor(row.scope) } : {}) },
       );
       return { provider: Object.assign(client, { id: row.id, name: row.name }), usable: true };
     } catch (error) {

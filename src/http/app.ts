@@ -9,7 +9,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { SluiceError } from '../core/errors.js';
-import { hasControlCharacter } from '../core/text.js';
+import { hasControlCharacter, nulField } from '../core/text.js';
 import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../infra/logging.js';
 import type { HttpDeps } from '../services/contracts.js';
 import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './console.js';
@@ -49,6 +49,15 @@ function invalidJson(text: string): SluiceError {
 }
 
 /** INVALID_REQUEST naming the first parameter of `values` (a string or, repeated in a query, strings) with a control character. */
+function refuseNul(body: unknown): void {
+  const field = nulField(body);
+  if (field === undefined) return;
+  const shown = field.slice(0, 128);
+  throw new SluiceError('INVALID_REQUEST', `${shown || 'the body'}: NUL (U+0000) is not allowed in text`, {
+    details: { field: shown },
+  });
+}
+
 function refuseControlCharacters(kind: string, values: unknown): void {
   if (values === null || typeof values !== 'object') return;
   for (const [name, value] of Object.entries(values)) {
@@ -202,9 +211,11 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   // Every route's path and query parameters, before its schema and handler (after authentication,
   // so the admin API stays 404 while off): an id, channel, recipient or cursor never holds a control
   // character, and PostgreSQL refuses NUL in text outright (a 503 from deep in a query otherwise).
+  // In a body, any string or key: NUL has no use in any field (a message body may hold a newline).
   app.addHook('preValidation', async (request) => {
     refuseControlCharacters('path parameter', request.params);
     refuseControlCharacters('query parameter', request.query);
+    refuseNul(request.body);
   });
 
   if (operationsOnly) {

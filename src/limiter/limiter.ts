@@ -140,6 +140,20 @@ export class Limiter {
   }
 
   /**
+   * A {@link peek} that bans as a check would: when no ban is in force and a rule with `banMs > 0`
+   * is hit by the admissions standing now, the subject is banned until `now + max(banMs of the
+   * hit rules)`; nothing is recorded. For a ban deferred past a check made with `banMs: 0`, so
+   * that admissions taken back meanwhile never count towards it (the risk engine's window rules).
+   */
+  async banIfHit(request: Omit<CheckRequest, 'requestId' | 'countAt'>): Promise<Decision> {
+    const rules = normalizeRules(request.rules);
+    checkSubject(request.subject);
+    checkNow(request.now);
+    if (rules[0]!.lease && this.leases) throw new RangeError('banIfHit of a leased rule set is not supported');
+    return this.store.banIfHit(request.subject, rules, request.now);
+  }
+
+  /**
    * Drops cached bans (see `banCache`): of `subject`, or every one when omitted. Call it when a ban
    * was lifted or a subject reset elsewhere, or its rules changed (sluice: from its change bus).
    */

@@ -191,6 +191,13 @@ export interface LimiterStore {
    */
   peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision>;
   /**
+   * A peek that bans as a check would: when no ban is in force and a hit rule has `banMs > 0`, the
+   * subject is banned until `t + max(banMs of the hit rules)`; nothing is recorded. For a ban
+   * deferred past a check (the check ran with its rules' bans set to 0), so that it counts only
+   * the admissions still standing at `t` (the risk engine, after taking back a denied check's).
+   */
+  banIfHit(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision>;
+  /**
    * Take back an admitted attempt (a later admission step rejected it): it no longer counts under
    * any rule. With a request id, taking back an attempt that is not logged is a no-op; without one
    * (`undefined`) the counter effects are applied at `at` unconditionally and the log is untouched.

@@ -25,6 +25,7 @@ import { ThrottledLog } from '../infra/throttled-log.js';
 import type { Clock } from '../limiter/index.js';
 import type { Settings } from '../settings/settings.js';
 import { shardOf } from '../storage/ids.js';
+import type { Runtime } from './runtime.js';
 
 /** What the feed uses: the accepted messages, the backend's due index and wake bus. */
 export interface DueFeedDeps {
@@ -45,6 +46,16 @@ export interface DueFeed extends WakeSource {
   /** Stops feeding; waits for the indexing in progress. */
   close(): Promise<void>;
 }
+
+/** The feed's deps from a runtime: its accepted messages, the backend's due index and wake bus. */
+export const dueFeedDeps = (runtime: Runtime): DueFeedDeps => ({
+  settings: runtime.settings,
+  clock: runtime.clock,
+  logger: runtime.logger,
+  onAccepted: runtime.onAccepted,
+  dueIndex: runtime.backend.dueIndex,
+  wakeBus: runtime.backend.wakeBus,
+});
 
 /**
  * Starts feeding accepted messages to the due index and the wake bus. The bus is the backend's

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { CachedTenantDirectory } from '../admission/adapters/tenant-directory.js';
 import type { AdmissionOutcome } from '../admission/context.js';
 import type { NewMessage } from '../admission/ports.js';
+import type { HostResolver } from '../infra/host-resolver.js';
 import { createLogger } from '../infra/logging.js';
 import { type Clock, systemClock } from '../limiter/index.js';
 import { Metrics } from '../metrics/index.js';
@@ -18,6 +19,7 @@ import type { Database } from '../storage/database.js';
 import { type Backend, createBackend } from './backend/backend.js';
 import { CloseStack } from './close-stack.js';
 import { httpDeps } from './http-deps.js';
+import { once } from './lazily.js';
 import { createConfigCaches } from './wiring/admission.js';
 import { createServices } from './wiring/services.js';
 import { openStorage, type Repositories } from './wiring/storage.js';
@@ -40,9 +42,13 @@ export interface Runtime {
   /** What backs the shared state: the limiter, locks, buses, due index and roster. */
   readonly backend: Backend;
   readonly directory: CachedTenantDirectory;
+  /** Resolves the hosts tenants control (webhook endpoints, their providers): bounded, off the thread pool. */
+  readonly resolver: HostResolver;
   /** What the entry points call: the HTTP routes (through `http`) and the CLI. */
   readonly services: Services;
   readonly http: HttpDeps;
+  /** Pays before traffic what the first requests would: the blacklist's load, the limiter's connection and script (bounded). */
+  warmUp(): Promise<void>;
   /** Called for every accepted message, after commit (the due feed subscribes). */
   onAccepted(listener: (message: NewMessage, outcome: AdmissionOutcome) => void): void;
   /**
@@ -64,9 +70,11 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     const backend = createBackend({ settings, clock, logger, metrics, keySecret: storage.keySecret });
     closers.push(() => backend.close());
     const context = { settings, clock, logger, metrics, backend, storage, closers };
-    const caches = await createConfigCaches(context);
-    const { services, onAccepted } = createServices(context, caches);
-    const http = httpDeps({ settings, services, directory: caches.directory, metrics, clock, logger, sharedLimiter: backend.sharedLimiter });
+    const caches = createConfigCaches(context);
+    const { services, resolver, onAccepted } = createServices(context, caches);
+    const http = once(() =>
+      httpDeps({ settings, services, directory: caches.directory, metrics, clock, logger, sharedLimiter: backend.sharedLimiter }),
+    );
     return {
       settings,
       clock,
@@ -76,8 +84,16 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       repositories: storage.repositories,
       backend,
       directory: caches.directory,
+      get resolver() {
+        return resolver();
+      },
       services,
-      http,
+      get http() {
+        return http();
+      },
+      async warmUp() {
+        await Promise.all([caches.blacklist().reload(), backend.warmUp()]);
+      },
       onAccepted,
       onConfigChange: (listener) => backend.configBus.subscribe(listener),
       close: () => closers.close((error) => logger.warn({ err: error }, 'error while closing')),

@@ -4,14 +4,18 @@
  * never came up, and stopped in the order that leaves nothing in progress to meet a closed
  * dependency.
  */
-import { type Delivery, startDelivery } from '../delivery/delivery.js';
+
+import type { Logger } from 'pino';
+import type { Delivery } from '../delivery/delivery.js';
 import type { Provider } from '../providers/provider.js';
-import type { HttpDeps } from '../services/contracts.js';
-import { unknownVariables } from '../settings/settings.js';
+import type { HttpDeps, Services } from '../services/contracts.js';
+import { type Settings, unknownVariables } from '../settings/settings.js';
 import { type HttpRole, startHttp } from './api.js';
-import { type DueFeed, startDueFeed } from './due-feed.js';
+import type { Backend } from './backend/backend.js';
+import { type DemoOptions, serveRuntime } from './demo-runtime.js';
+import { type DueFeed, dueFeedDeps, startDueFeed } from './due-feed.js';
 import type { Runtime } from './runtime.js';
-import { deliveryDeps } from './worker.js';
+import { startWorker } from './worker.js';
 
 /** Below this, the start warns that the admin token could be guessed. */
 const MIN_ADMIN_TOKEN_LENGTH = 24;
@@ -21,6 +25,11 @@ export interface Service {
   readonly address: string;
   /** Whether this instance serves the API (else its probes and metrics only). */
   readonly servesApi: boolean;
+  /** What the entry points call (the demo creates its tenant through them). */
+  readonly services: Services;
+  readonly logger: Logger;
+  /** The database, credentials hidden, and what backs the shared state: for the start's log line. */
+  readonly description: { db: string; backend: Backend['kind'] };
   /**
    * Stops: the HTTP server stops answering and the handlers still running finish (bounded by
    * `SLUICE_SHUTDOWN_TIMEOUT_MS`); the dispatchers stop (their sends in flight finish, their
@@ -30,25 +39,20 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** The due feed's deps from a runtime: its accepted messages, the backend's due index and wake bus. */
-export const dueFeedDeps = (runtime: Runtime) => ({
-  settings: runtime.settings,
-  clock: runtime.clock,
-  logger: runtime.logger,
-  onAccepted: runtime.onAccepted,
-  dueIndex: runtime.backend.dueIndex,
-  wakeBus: runtime.backend.wakeBus,
-});
-
-export interface ServiceOptions {
+export interface RolesOptions {
   /** Serves the embedded default's tenant channels while no provider is stored. */
   fallbackProvider: Provider;
   /** What the routes call; `runtime.http` unless given. */
   http?: HttpDeps;
 }
 
+/** `sluice serve`: a runtime from `settings` (see {@link serveRuntime} for `--demo`), and its roles started. */
+export async function startService(settings: Settings, options: RolesOptions & DemoOptions): Promise<Service> {
+  return startRoles(await serveRuntime(settings, options), options);
+}
+
 /** Starts the roles of `runtime.settings.roles` on `runtime`, which it then owns (a failed start closes it). */
-export async function startService(runtime: Runtime, options: ServiceOptions): Promise<Service> {
+export async function startRoles(runtime: Runtime, options: RolesOptions): Promise<Service> {
   const { settings, logger, backend } = runtime;
   for (const name of unknownVariables()) logger.warn({ variable: name }, 'not a sluice setting: ignored (docs/configuration.md)');
   // The admin token is a password: a short one can be guessed, however slowly failures are let through.
@@ -60,7 +64,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   }
   for (const warning of await backend.startupWarnings(runtime.database.dialect !== 'sqlite'))
     logger.warn({ backend: backend.kind }, warning);
-  await backend.warmUp();
+  await runtime.warmUp();
   runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countOpen());
 
   // Listen before starting the dispatchers: a port in use must end the process, not leave a
@@ -75,14 +79,17 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     await runtime.close();
     throw error;
   }
-  // The feed hands what this instance accepts to the dispatchers; a worker-only instance has its
-  // own, which wakes its dispatchers for what the API instances accept.
-  const feed: DueFeed | undefined = servesApi || runsWorker ? startDueFeed(dueFeedDeps(runtime)) : undefined;
-  const delivery: Delivery | undefined = runsWorker && feed ? startDelivery(deliveryDeps(runtime, options.fallbackProvider, feed)) : undefined;
+  // The feed hands what this instance accepts to the dispatchers (here, or on another instance);
+  // a worker-only instance starts its own, which wakes its dispatchers for what others accept.
+  const feed: DueFeed | undefined = servesApi ? startDueFeed(dueFeedDeps(runtime)) : undefined;
+  const delivery: Delivery | undefined = runsWorker ? startWorker(runtime, options.fallbackProvider, feed ? { feed } : {}) : undefined;
   let stopped: Promise<void> | undefined;
   return {
     address: http.address,
     servesApi,
+    services: runtime.services,
+    logger,
+    description: { db: runtime.database.displayUrl, backend: backend.kind },
     stop() {
       stopped ??= (async () => {
         await http.close();

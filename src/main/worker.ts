@@ -3,9 +3,28 @@
  * due index and roster, the feed that wakes the dispatchers, and the provider that serves the
  * embedded default's tenant channels while no provider is stored.
  */
+import { type Delivery, startDelivery } from '../delivery/delivery.js';
 import type { DeliveryDeps, WakeSource } from '../delivery/ports.js';
 import type { Provider } from '../providers/provider.js';
+import { type DueFeed, dueFeedDeps, startDueFeed } from './due-feed.js';
 import type { Runtime } from './runtime.js';
+
+/**
+ * Starts delivery over `runtime`, woken by `options.feed` (the process's feed, when it also serves
+ * the API) or by a feed of its own, closed on stop.
+ */
+export function startWorker(runtime: Runtime, fallbackProvider: Provider, options: { feed?: DueFeed } = {}): Delivery {
+  const feed = options.feed ?? startDueFeed(dueFeedDeps(runtime));
+  const delivery = startDelivery(deliveryDeps(runtime, fallbackProvider, feed));
+  return {
+    dispatchers: delivery.dispatchers,
+    eventDispatchers: delivery.eventDispatchers,
+    async stop() {
+      await delivery.stop();
+      if (!options.feed) await feed.close();
+    },
+  };
+}
 
 export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes: WakeSource): DeliveryDeps {
   const { settings, backend, repositories } = runtime;
@@ -25,6 +44,7 @@ export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes
     ...(roster ? { roster } : {}),
     wakes,
     onConfigChange: (listener) => runtime.onConfigChange(listener),
+    resolver: runtime.resolver,
     webhooks: repositories.webhooks,
     webhookEvents: repositories.webhookEvents,
     pendingReceipts: repositories.receipts,

@@ -14,6 +14,7 @@
  * `{"code":0,"msg":"接收成功"}`. `biz_id` is the `BizId` a send stored.
  */
 import { randomUUID } from 'node:crypto';
+import type { LookupFunction } from 'node:net';
 import type { Channel } from '../core/channels.js';
 import type { Clock } from '../limiter/clock.js';
 import { aliyunCanonicalQuery, aliyunPercentEncode, aliyunSignature, aliyunTimestamp } from './aliyun-signature.js';
@@ -46,6 +47,8 @@ export interface AliyunSmsProviderOptions {
   regionId?: string;
   timeoutMs: number;
   clock: Clock;
+  /** Resolves the vendor's host for a new connection (the process's bounded resolver); absent: `dns.lookup`. */
+  lookup?: LookupFunction | undefined;
   /** SignatureNonce source (a UUID by default); injectable so tests can pin a request. */
   nonce?: () => string;
 }
@@ -123,6 +126,7 @@ export function createAliyunSmsProvider(options: AliyunSmsProviderOptions): Prov
         body: `${aliyunCanonicalQuery(params)}&Signature=${aliyunPercentEncode(signature)}`,
         timeoutMs: options.timeoutMs,
         signal,
+        lookup: options.lookup,
       });
       const json = parseJson(answer.text);
       const code = isRecord(json) && typeof json.Code === 'string' ? json.Code : undefined;
@@ -170,7 +174,7 @@ export const aliyunSmsKind = defineProviderKind({
   secret: { required: ['accessKeyId', 'accessKeySecret'], optional: [] },
   credentialRoute: ['endpoint'],
   receipts: aliyunReceipts,
-  build(read, { id, channel, clock }) {
+  build(read, { id, channel, clock, lookup }) {
     const templateCode = read.optionalString('templateCode');
     const endpoint = read.optionalUrl('endpoint');
     const regionId = read.optionalString('regionId');
@@ -182,6 +186,7 @@ export const aliyunSmsKind = defineProviderKind({
       signName: read.string('signName'),
       timeoutMs: read.timeoutMs(),
       clock,
+      lookup,
       ...(templateCode === undefined ? {} : { defaultTemplateCode: templateCode }),
       ...(endpoint === undefined ? {} : { endpoint }),
       ...(regionId === undefined ? {} : { regionId }),

@@ -12,6 +12,7 @@
  * Feishu has no idempotency field for bots: a retried attempt may post twice.
  */
 import { createHmac } from 'node:crypto';
+import type { LookupFunction } from 'node:net';
 import type { Channel } from '../core/channels.js';
 import type { Clock } from '../limiter/clock.js';
 import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
@@ -35,6 +36,8 @@ export interface FeishuProviderOptions {
   signingSecret?: string;
   timeoutMs: number;
   clock: Clock;
+  /** Resolves the vendor's host for a new connection (the process's bounded resolver); absent: `dns.lookup`. */
+  lookup?: LookupFunction | undefined;
 }
 
 function feishuSign(timestampSeconds: number, secret: string): string {
@@ -71,6 +74,7 @@ export function createFeishuProvider(options: FeishuProviderOptions): Provider {
         body: JSON.stringify(payload),
         timeoutMs: options.timeoutMs,
         signal,
+        lookup: options.lookup,
       });
       const json = parseJson(answer.text);
       // Older bots answer {StatusCode, StatusMessage}; newer ones {code, msg}. Both carry 0 for success.
@@ -110,7 +114,7 @@ export const feishuKind = defineProviderKind({
     if (read.hasConfig('webhookUrl'))
       throw new Error(`provider "${id}" (feishu): the webhook URL carries the bot's token: give it as secret.webhookUrl, not config`);
   },
-  build(read, { id, channel, clock }) {
+  build(read, { id, channel, clock, lookup }) {
     const signingSecret = read.optionalSecretString('signingSecret');
     const webhookUrl = read.hasConfig('webhookUrl') ? read.url('webhookUrl') : read.secretUrl('webhookUrl');
     return createFeishuProvider({
@@ -119,6 +123,7 @@ export const feishuKind = defineProviderKind({
       webhookUrl,
       timeoutMs: read.timeoutMs(),
       clock,
+      lookup,
       ...(signingSecret === undefined ? {} : { signingSecret }),
     });
   },

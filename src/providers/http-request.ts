@@ -32,21 +32,26 @@ export interface HttpExchange {
   timeoutMs: number;
   signal?: AbortSignal | undefined;
   /**
-   * Resolves the host for a new connection (net's `lookup`), e.g. a guard that refuses internal
-   * addresses at connect time. Such exchanges use agents of their own, so they never reuse a
-   * socket that another lookup connected.
+   * Resolves the host for a new connection (net's `lookup`): the process's bounded resolver, or
+   * the addresses a webhook post checked. Absent: `dns.lookup`, on libuv's thread pool.
    */
   lookup?: LookupFunction | undefined;
+  /**
+   * The keep-alive pool the connection joins and reuses: `webhook` for tenants' webhook posts,
+   * whose connections were made to checked addresses and must not be reused by, or reuse, a
+   * vendor's. Default `vendor`.
+   */
+  pool?: 'vendor' | 'webhook' | undefined;
 }
 
 /** Answers above this are cut: every vendor answer we read is a small JSON object. */
 const MAX_ANSWER_CHARS = 64 * 1024;
 
 /** Connections are reused across sends (one TLS handshake per socket, not per message). */
-const httpAgent = new HttpAgent({ keepAlive: true, maxFreeSockets: 64 });
-const httpsAgent = new HttpsAgent({ keepAlive: true, maxFreeSockets: 64 });
-const lookupHttpAgent = new HttpAgent({ keepAlive: true, maxFreeSockets: 64 });
-const lookupHttpsAgent = new HttpsAgent({ keepAlive: true, maxFreeSockets: 64 });
+const AGENTS = {
+  vendor: { http: new HttpAgent({ keepAlive: true, maxFreeSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxFreeSockets: 64 }) },
+  webhook: { http: new HttpAgent({ keepAlive: true, maxFreeSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxFreeSockets: 64 }) },
+};
 
 function answerHeaders(headers: IncomingHttpHeaders): AnswerHeaders {
   return {
@@ -85,9 +90,8 @@ export function postOnce(exchange: HttpExchange): Promise<HttpAnswer> {
     const options = {
       method: 'POST',
       headers: { ...exchange.headers, 'Content-Length': String(body.length) },
-      ...(exchange.lookup
-        ? { agent: secure ? lookupHttpsAgent : lookupHttpAgent, lookup: exchange.lookup }
-        : { agent: secure ? httpsAgent : httpAgent }),
+      agent: AGENTS[exchange.pool ?? 'vendor'][secure ? 'https' : 'http'],
+      ...(exchange.lookup ? { lookup: exchange.lookup } : {}),
     };
     const request = secure ? httpsRequest(url, options) : httpRequest(url, options);
     const timer = setTimeout(() => request.destroy(new TimeoutError(`no answer within ${exchange.timeoutMs} ms`)), exchange.timeoutMs);

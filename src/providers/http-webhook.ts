@@ -12,6 +12,7 @@
  * permanent.
  */
 import { createHmac } from 'node:crypto';
+import type { LookupFunction } from 'node:net';
 import type { Channel } from '../core/channels.js';
 import type { Clock } from '../limiter/clock.js';
 import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
@@ -25,6 +26,8 @@ export interface HttpWebhookProviderOptions {
   signingSecret: string;
   timeoutMs: number;
   clock: Clock;
+  /** Resolves the vendor's host for a new connection (the process's bounded resolver); absent: `dns.lookup`. */
+  lookup?: LookupFunction | undefined;
 }
 
 function sluiceSignature(secret: string, timestampSeconds: number, body: string): string {
@@ -60,6 +63,7 @@ export function createHttpWebhookProvider(options: HttpWebhookProviderOptions): 
         body,
         timeoutMs: options.timeoutMs,
         signal,
+        lookup: options.lookup,
       });
       if (answer.status < 200 || answer.status >= 300) {
         throw answerStatusError(options.id, answer, message.to);
@@ -78,7 +82,7 @@ export const httpWebhookKind = defineProviderKind({
   config: { required: ['url'], optional: [] },
   secret: { required: ['signingSecret'], optional: [] },
   credentialRoute: ['url'],
-  build: (read, { id, channel, clock }) =>
+  build: (read, { id, channel, clock, lookup }) =>
     createHttpWebhookProvider({
       id,
       channel,
@@ -86,5 +90,6 @@ export const httpWebhookKind = defineProviderKind({
       signingSecret: read.secretString('signingSecret'),
       timeoutMs: read.timeoutMs(),
       clock,
+      lookup,
     }),
 });

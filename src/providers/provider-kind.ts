@@ -3,6 +3,7 @@
  * storage type, the admin API's enum, the registry, the admin listings and the receipt endpoint
  * all read.
  */
+import type { LookupFunction } from 'node:net';
 import type { Channel } from '../core/channels.js';
 import type { Clock } from '../limiter/clock.js';
 import type { Provider } from './provider.js';
@@ -22,6 +23,12 @@ export interface ProviderBuildContext {
   clock: Clock;
   /** The console provider's output (stdout when absent). */
   consoleOut?: LineSink | undefined;
+  /**
+   * Resolves the vendor's host for each new connection: the process's bounded resolver (for the
+   * provider's owner), so a host a tenant controls never reaches `dns.lookup` and libuv's thread
+   * pool. Absent (checks before storing, tests): `dns.lookup`.
+   */
+  lookup?: LookupFunction | undefined;
 }
 
 /** The fields of `config` or `secret` a kind reads: those it cannot do without, and the others. */

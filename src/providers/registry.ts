@@ -5,6 +5,7 @@
  * field (`provider "sms-main" (aliyun-sms): config.signName is required`), never the value. What
  * each kind takes is its descriptor's (`kinds.ts`; docs/operations.md lists them).
  */
+import type { LookupFunction } from 'node:net';
 import type { Channel } from '../core/channels.js';
 import { type Clock, systemClock } from '../limiter/clock.js';
 import { isProviderKind, PROVIDER_KINDS, type ProviderKind, providerKind } from './kinds.js';
@@ -26,6 +27,8 @@ export interface ProviderDependencies {
   clock?: Clock;
   /** The console provider's output (stdout by default). */
   consoleOut?: LineSink;
+  /** Resolves the vendor's host for each new connection (the build context's `lookup`). */
+  lookup?: LookupFunction;
 }
 
 export function createProvider(spec: ProviderSpec, deps: ProviderDependencies = {}): Provider {
@@ -73,5 +76,11 @@ function readerFor(spec: ProviderSpec): { descriptor: ProviderKindDescriptor; re
 }
 
 function build(descriptor: ProviderKindDescriptor, spec: ProviderSpec, deps: ProviderDependencies, read: ProviderConfigReader): Provider {
-  return descriptor.build(read, { id: spec.id, channel: spec.channel, clock: deps.clock ?? systemClock, consoleOut: deps.consoleOut });
+  return descriptor.build(read, {
+    id: spec.id,
+    channel: spec.channel,
+    clock: deps.clock ?? systemClock,
+    consoleOut: deps.consoleOut,
+    lookup: deps.lookup,
+  });
 }

@@ -5,6 +5,7 @@
  * permanent. The webhook URL is a credential (anyone holding it can post), so it lives in `secret`.
  * Slack has no idempotency field for incoming webhooks: a retried attempt may post twice.
  */
+import type { LookupFunction } from 'node:net';
 import type { Channel } from '../core/channels.js';
 import { postOnce } from './http-request.js';
 import {
@@ -24,6 +25,8 @@ export interface SlackProviderOptions {
   channel: Channel;
   webhookUrl: string;
   timeoutMs: number;
+  /** Resolves the vendor's host for a new connection (the process's bounded resolver); absent: `dns.lookup`. */
+  lookup?: LookupFunction | undefined;
 }
 
 export function createSlackProvider(options: SlackProviderOptions): Provider {
@@ -40,6 +43,7 @@ export function createSlackProvider(options: SlackProviderOptions): Provider {
         body: JSON.stringify({ text }),
         timeoutMs: options.timeoutMs,
         signal,
+        lookup: options.lookup,
       });
       if (answer.status >= 200 && answer.status < 300) return { providerMessageId: `slack-${message.id}` };
       const reason = answer.text.trim();
@@ -64,6 +68,6 @@ export const slackKind = defineProviderKind({
   config: { required: [], optional: [] },
   secret: { required: ['webhookUrl'], optional: [] },
   credentialRoute: [],
-  build: (read, { id, channel }) =>
-    createSlackProvider({ id, channel, webhookUrl: read.secretUrl('webhookUrl'), timeoutMs: read.timeoutMs() }),
+  build: (read, { id, channel, lookup }) =>
+    createSlackProvider({ id, channel, webhookUrl: read.secretUrl('webhookUrl'), timeoutMs: read.timeoutMs(), lookup }),
 });

@@ -7,6 +7,7 @@
  *   permanent (bad address, rejected content, bad credentials). No reply at all (refused,
  *   reset, timed out) is retried.
  */
+import { connect, type LookupFunction, type Socket } from 'node:net';
 import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { Channel } from '../core/channels.js';
@@ -35,6 +36,11 @@ export interface SmtpProviderOptions {
   /** Pooled connections to the relay (default 5). */
   maxConnections?: number;
   timeoutMs: number;
+  /**
+   * Resolves the relay's host for each new connection (the process's bounded resolver). Absent:
+   * nodemailer resolves it, with c-ares but falling back to `dns.lookup` on libuv's thread pool.
+   */
+  lookup?: LookupFunction | undefined;
 }
 
 /** SMTP error codes nodemailer uses for "we never got an answer" rather than "the server said no". */
@@ -61,6 +67,9 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
     // nodemailer's own logger stays off: it would print envelopes and, at debug level, AUTH lines.
     logger: false,
     debug: false,
+    // The TCP connection is ours, through `lookup`; nodemailer speaks SMTP (and TLS, checked against
+    // the host name) over it, and never resolves the host itself.
+    ...(options.lookup ? { getSocket: connectThrough(options.lookup, options.timeoutMs) } : {}),
   };
   const transport = nodemailer.createTransport(transportOptions);
   const domain = options.messageIdDomain ?? domainOf(options.from);
@@ -93,6 +102,32 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
       closed = true;
       transport.close();
     },
+  };
+}
+
+/**
+ * nodemailer's `getSocket` hook: a TCP connection to the relay whose host `lookup` resolves, handed
+ * over once connected (nodemailer then upgrades it to TLS for `secure`, or with STARTTLS).
+ */
+function connectThrough(lookup: LookupFunction, timeoutMs: number) {
+  return (target: { host?: string; port?: number }, callback: (error: Error | null, socketOptions?: { connection: Socket }) => void) => {
+    const socket = connect({ host: target.host ?? 'localhost', port: target.port ?? 587, lookup });
+    let done = false;
+    const finish = (error: Error | null) => {
+      if (done) return;
+      done = true;
+      socket.setTimeout(0);
+      socket.removeListener('error', finish);
+      if (error) {
+        socket.destroy();
+        callback(error);
+      } else callback(null, { connection: socket });
+    };
+    socket.setTimeout(timeoutMs, () =>
+      finish(Object.assign(new Error(`no connection to the relay within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+    );
+    socket.once('error', finish);
+    socket.once('connect', () => finish(null));
   };
 }
 
@@ -175,7 +210,7 @@ export const smtpKind = defineProviderKind({
   },
   secret: { required: [], optional: ['user', 'password'] },
   credentialRoute: ['host', 'port', 'secure', 'requireTLS', 'ignoreTLS', 'tlsRejectUnauthorized'],
-  build(read, { id, channel }) {
+  build(read, { id, channel, lookup }) {
     const secure = read.optionalBoolean('secure') ?? false;
     const user = read.optionalSecretString('user');
     const messageIdDomain = read.optionalString('messageIdDomain');
@@ -192,6 +227,7 @@ export const smtpKind = defineProviderKind({
       secure,
       from: read.string('from'),
       timeoutMs: read.timeoutMs(),
+      lookup,
       ...(user === undefined ? {} : { auth: { user, pass: read.secretString('password') } }),
       ...(messageIdDomain === undefined ? {} : { messageIdDomain }),
       ...(ignoreTLS === undefined ? {} : { ignoreTLS }),

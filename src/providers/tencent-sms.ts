@@ -14,6 +14,7 @@
  * report_status: SUCCESS|FAIL, errmsg, description, sid}` with times in China time, answered
  * `{"result":0,"errmsg":"OK"}`. `sid` is the `SerialNo` a send stored.
  */
+import type { LookupFunction } from 'node:net';
 import type { Channel } from '../core/channels.js';
 import type { Clock } from '../limiter/clock.js';
 import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
@@ -51,6 +52,8 @@ export interface TencentSmsProviderOptions {
   timeoutMs: number;
   /** The source of X-TC-Timestamp (and so of the signature's date). */
   clock: Clock;
+  /** Resolves the vendor's host for a new connection (the process's bounded resolver); absent: `dns.lookup`. */
+  lookup?: LookupFunction | undefined;
 }
 
 /** Tencent's error code → is it this account that is refused (another provider may succeed)? */
@@ -121,6 +124,7 @@ export function createTencentSmsProvider(options: TencentSmsProviderOptions): Pr
         body: payload,
         timeoutMs: options.timeoutMs,
         signal,
+        lookup: options.lookup,
       });
       const json = parseJson(answer.text);
       const response = isRecord(json) && isRecord(json.Response) ? json.Response : undefined;
@@ -173,7 +177,7 @@ export const tencentSmsKind = defineProviderKind({
   secret: { required: ['secretId', 'secretKey'], optional: [] },
   credentialRoute: ['endpoint'],
   receipts: tencentReceipts,
-  build(read, { id, channel, clock }) {
+  build(read, { id, channel, clock, lookup }) {
     const signName = read.optionalString('signName');
     const templateId = read.optionalString('templateId');
     const region = read.optionalString('region');
@@ -186,6 +190,7 @@ export const tencentSmsKind = defineProviderKind({
       sdkAppId: read.string('sdkAppId'),
       timeoutMs: read.timeoutMs(),
       clock,
+      lookup,
       ...(signName === undefined ? {} : { signName }),
       ...(templateId === undefined ? {} : { defaultTemplateId: templateId }),
       ...(region === undefined ? {} : { region }),

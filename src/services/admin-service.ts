@@ -27,7 +27,7 @@ import type {
   TenantDetails,
   TenantPage,
 } from './contracts.js';
-import { riskRulesOf } from './risk-rules.js';
+import { checkRiskState, riskRulesOf } from './risk-rules.js';
 import type { RiskRuleSetView, RiskRuleView } from './views.js';
 
 /** What an admin change tells the tenant config cache (the tenant directory). */
@@ -53,6 +53,8 @@ export interface AdminServiceDeps {
   riskRulesChanged: (tenantId: string, action: string) => Promise<void>;
   /** After a blacklist change in SQL: refresh the in-process copies (this instance's before answering). */
   blacklistChanged: () => Promise<void>;
+  /** `SLUICE_RISK_STATE_MAX_BYTES`: a risk rule set's most bytes of state for one event's values. */
+  riskStateMaxBytes: number;
 }
 
 const riskRuleSetView = (stored: RiskRuleSet): RiskRuleSetView => ({
@@ -175,7 +177,7 @@ export class SqlAdminService implements AdminService {
   }
 
   async setRiskRules(tenantId: string, action: string, rules: RiskRuleView[]): Promise<RiskRuleSetView> {
-    riskRulesOf(rules);
+    checkRiskState(riskRulesOf(rules), this.deps.riskStateMaxBytes);
     await this.requireTenant(tenantId);
     const stored = await this.deps.riskRules.set(tenantId, action, rules);
     await this.deps.riskRulesChanged(tenantId, action);

@@ -3,7 +3,7 @@
  * (milliseconds, defaults filled in): one conversion, one validation, errors naming the field.
  */
 import { SluiceError } from '../core/errors.js';
-import { normalizeRiskRules, type RiskRule, RiskRuleError } from '../limiter/index.js';
+import { checkRiskStateBytes, normalizeRiskRules, type RiskRule, RiskRuleError } from '../limiter/index.js';
 import type { RiskRuleView } from './views.js';
 
 /** The parameters each kind takes beside name, kind, key, mode and effect. */
@@ -42,6 +42,20 @@ export function riskRulesOf(views: readonly RiskRuleView[]): RiskRule[] {
   });
   try {
     return normalizeRiskRules(library);
+  } catch (error) {
+    throw asInvalidRequest(error);
+  }
+}
+
+/**
+ * Refuses a rule set whose state for one event's values may exceed `maxBytes`
+ * (`SLUICE_RISK_STATE_MAX_BYTES`): only where a set is written (PUT, the CLI), so a set stored
+ * under a larger cap stays in force.
+ * @throws SluiceError INVALID_REQUEST naming the rule (or `rules`), its bytes and the cap.
+ */
+export function checkRiskState(rules: readonly RiskRule[], maxBytes: number): void {
+  try {
+    checkRiskStateBytes(rules, maxBytes, 'SLUICE_RISK_STATE_MAX_BYTES');
   } catch (error) {
     throw asInvalidRequest(error);
   }

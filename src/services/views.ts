@@ -266,7 +266,7 @@ export type WebhookWithSecret = Static<typeof WebhookWithSecret>;
 
 /** One event of a webhook, as its tenant lists it. */
 export const WebhookEventView = Type.Object({
-  id: Type.String({ description: 'The Sluice-Event-Id' }),
+  id: Type.String({ description: "The event id: the body's id and the posts' webhook-id (and Sluice-Event-Id)" }),
   webhookId: Type.String(),
   messageId: Type.String(),
   type: EventTypeName,

@@ -20,9 +20,17 @@ export interface WebhookServiceDeps {
   webhooks: Pick<WebhooksRepository, 'create' | 'get' | 'list' | 'update' | 'delete' | 'rotateSecret'>;
   events: Pick<WebhookEventsRepository, 'list' | 'replay'>;
   urlPolicy: WebhookUrlPolicy;
+  /** Resolves a tenant's endpoint host (`infra/host-resolver.ts`: bounded per tenant, off the thread pool). */
+  resolveHost: (host: string, tenantId: string) => Promise<readonly string[]>;
   clock: Clock;
   /** How long a rotated-out secret still signs. */
   rotateGraceMs: number;
+  /**
+   * Told after a webhook's secrets changed (rotated, or removed with it), once SQL has the change:
+   * announces it so every instance's event dispatchers drop the secrets they hold. Resolves
+   * whether or not the announcement got through (it reports its own failure).
+   */
+  secretsChanged?: (webhookId: string) => Promise<void>;
 }
 
 function webhookView(webhook: Webhook): WebhookView {
@@ -57,14 +65,14 @@ export function eventView(event: WebhookEvent): WebhookEventView {
 export class SqlWebhookService implements WebhookService {
   constructor(private readonly deps: WebhookServiceDeps) {}
 
-  private async checkUrl(url: string): Promise<void> {
-    const problem = await resolvedWebhookUrlProblem(url, this.deps.urlPolicy);
+  private async checkUrl(tenantId: string, url: string): Promise<void> {
+    const problem = await resolvedWebhookUrlProblem(url, this.deps.urlPolicy, (host) => this.deps.resolveHost(host, tenantId));
     if (problem !== undefined) throw new SluiceError('INVALID_REQUEST', problem, { details: { field: 'url' } });
   }
 
   async create(tenantId: string, input: NewWebhookInput): Promise<WebhookWithSecret | undefined> {
     if (!(await this.deps.tenants.get(tenantId))) return undefined;
-    await this.checkUrl(input.url);
+    await this.checkUrl(tenantId, input.url);
     const { webhook, secret } = await this.deps.webhooks.create({
       tenantId,
       url: input.url,
@@ -85,7 +93,7 @@ export class SqlWebhookService implements WebhookService {
   }
 
   async update(tenantId: string, webhookId: string, patch: WebhookPatch): Promise<WebhookView | undefined> {
-    if (patch.url !== undefined) await this.checkUrl(patch.url);
+    if (patch.url !== undefined) await this.checkUrl(tenantId, patch.url);
     if (patch.events !== undefined && patch.events.length === 0)
       throw new SluiceError('INVALID_REQUEST', 'events must name at least one event type', { details: { field: 'events' } });
     const webhook = await this.deps.webhooks.update(tenantId, webhookId, {
@@ -97,13 +105,18 @@ export class SqlWebhookService implements WebhookService {
     return webhook && webhookView(webhook);
   }
 
-  remove(tenantId: string, webhookId: string): Promise<boolean> {
-    return this.deps.webhooks.delete(tenantId, webhookId);
+  async remove(tenantId: string, webhookId: string): Promise<boolean> {
+    const removed = await this.deps.webhooks.delete(tenantId, webhookId);
+    if (removed) await this.deps.secretsChanged?.(webhookId);
+    return removed;
   }
 
   async rotateSecret(tenantId: string, webhookId: string): Promise<WebhookWithSecret | undefined> {
     const rotated = await this.deps.webhooks.rotateSecret(tenantId, webhookId, this.deps.rotateGraceMs);
-    return rotated && { ...webhookView(rotated.webhook), secret: rotated.secret };
+    if (!rotated) return undefined;
+    // Before answering: once the new secret is shown, no instance signs with the old one alone.
+    await this.deps.secretsChanged?.(webhookId);
+    return { ...webhookView(rotated.webhook), secret: rotated.secret };
   }
 
   async listEvents(

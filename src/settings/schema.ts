@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { isSupportedCountry } from 'libphonenumber-js/max';
 import { dialectOfUrl, sqlitePathOfUrl } from '../core/urls.js';
 import { BROKER_SETTINGS } from './broker-settings.js';
+import { DNS_SETTINGS } from './dns-settings.js';
 import { type SettingSpec, spec } from './spec.js';
 import { WEBHOOK_SETTINGS } from './webhook-settings.js';
 
@@ -166,7 +167,7 @@ export const SETTINGS = {
     default: 1_000_000,
     range: [1000, 100_000_000],
     description:
-      'Most subjects (recipients, quota buckets, risk subjects) the in-process limiter holds, about 1 KB each (a risk `distinct` rule above 10,000 values holds 32 KB per subject): the embedded default, and the fallback while Redis is away. A subject is kept for its longest window, so distinct recipients at a steady rate would fill the heap; at the limit an expired subject makes room, else the least recently checked subject of a tenant holding at least its fair share (this limit ÷ tenants holding state): the tenant creating subjects, or the one holding most; it forgets its counts (sluice_limiter_memory_evictions_total). Quota buckets are never dropped, bans last; when nothing may go the request answers 503 UNAVAILABLE.',
+      "Most subjects (recipients, quota buckets, risk subjects) the in-process limiter holds, about 1 KB each (risk rules' own state is bounded in bytes by SLUICE_RISK_MEMORY_MAX_BYTES): the embedded default, and the fallback while Redis is away. A subject is kept for its longest window, so distinct recipients at a steady rate would fill the heap; at the limit an expired subject makes room, else the least recently checked subject of a tenant holding at least its fair share (this limit ÷ tenants holding state): the tenant creating subjects, or the one holding most; it forgets its counts (sluice_limiter_memory_evictions_total). Quota buckets are never dropped, bans last; when nothing may go the request answers 503 UNAVAILABLE.",
   }),
   limiterPackedLogMax: spec({
     env: 'SLUICE_LIMITER_PACKED_LOG_MAX',
@@ -181,7 +182,23 @@ export const SETTINGS = {
     kind: 'bool',
     default: true,
     description:
-      'Decide a risk check in one script call on a standalone Redis (and in process): its sliding-log window rules (no ban, limit up to 256) are kept beside its event rules and written only when the check is not denied, so a denied check needs no undo (docs/risk.md; about half the Redis CPU per check in bench/risk.ts). Off: every window rule goes to the limiter, as builds before 2026-12-01 did. Switching it starts those window rules afresh (their state moves to other keys) and instances that differ count them apart: switch every instance at once (docs/upgrading.md). A cluster always uses the limiter.',
+      'Decide a risk check in one script call on a standalone Redis (and in process): its sliding-log window rules (limit up to 256, bans included) are kept beside its event rules and written only when the check is not denied, so a denied check needs no undo and a ban comes only from admissions that stand (docs/risk.md; about half the Redis CPU per check in bench/risk.ts). Off: every window rule goes to the limiter, as builds before 2026-12-01 did. Switching it starts those window rules afresh (their state moves to other keys) and instances that differ count them apart: switch every instance at once (docs/upgrading.md). A cluster always uses the limiter.',
+  }),
+  riskStateMaxBytes: spec({
+    env: 'SLUICE_RISK_STATE_MAX_BYTES',
+    kind: 'int',
+    default: 2_097_152,
+    range: [65_536, 1_073_741_824],
+    description:
+      "Most bytes a risk rule set may keep for the values of one event: the sum over its rules of each rule's state for one subject at its largest, computed from the rule's parameters (a window's limit, last-n's n, a distinct limit, a seen filter's capacity and false-positive rate; docs/risk.md has the table). A PUT of a set above it is refused with 400 naming the rule and its bytes; sets stored before stay in force. The default holds an exact distinct rule of 10,000 values (1.4 MB) beside ordinary rules, and refuses a seen filter of 1,000,000 values at 1e-9 (11 MB a subject).",
+  }),
+  riskMemoryMaxBytes: spec({
+    env: 'SLUICE_RISK_MEMORY_MAX_BYTES',
+    kind: 'int',
+    default: 268_435_456,
+    range: [1_048_576, 68_719_476_736],
+    description:
+      "Most bytes of risk state (last-n, distinct, seen and one-call window rules) kept in process: the embedded default, and the fallback while Redis is away. Counted per subject by the bounds of docs/risk.md; beyond it the oldest subjects are dropped and forget their state. SLUICE_LIMITER_MEMORY_MAX bounds the same store's subjects.",
   }),
   redisSlotGroups: spec({
     env: 'SLUICE_REDIS_SLOT_GROUPS',
@@ -332,6 +349,7 @@ export const SETTINGS = {
   }),
   ...WEBHOOK_SETTINGS,
   ...BROKER_SETTINGS,
+  ...DNS_SETTINGS,
   degradeAlertMs: spec({
     env: 'SLUICE_DEGRADE_ALERT_MS',
     kind: 'int',

@@ -104,6 +104,17 @@ function crossProblems(settings: Partial<Settings>): string[] {
   return problems;
 }
 
+/**
+ * Whether `variable` is given a value, by the environment or by the JSON file `file` (as
+ * {@link loadSettings} reads them: an empty value is none), rather than left to its default.
+ */
+export function settingGiven(variable: string, env: NodeJS.ProcessEnv = process.env, file = env.SLUICE_CONFIG): boolean {
+  if (env[variable] !== undefined && env[variable] !== '') return true;
+  if (!file) return false;
+  const fromFile = (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)[variable];
+  return fromFile !== undefined && fromFile !== '';
+}
+
 /** Variables sluice reads that are not settings: the CLI's settings file and `send --key`. */
 const OTHER_VARIABLES = new Set(['SLUICE_CONFIG', 'SLUICE_API_KEY']);
 

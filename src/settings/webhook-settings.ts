@@ -7,7 +7,7 @@ export const WEBHOOK_SETTINGS = {
     kind: 'bool',
     default: false,
     description:
-      'Let tenant webhooks post to loopback, private and link-local addresses (tests, the demo, a closed network). Off: such URLs are refused when stored and before every post.',
+      'Let tenant webhooks post to loopback, private and link-local addresses (tests, the demo, a closed network). Off: such URLs are refused when stored and before every post. `serve --demo` turns it on when it creates its tenant on a new database and this is not set (and logs it); a value set is kept.',
   }),
   webhookAllowedHosts: spec({
     env: 'SLUICE_WEBHOOK_ALLOWED_HOSTS',

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery } from '../../src/delivery/delivery.js';
-import { verifySignature } from '../../src/delivery/webhooks/signature.js';
+import { verifySignature, verifyStandardWebhook } from '../../src/delivery/webhooks/signature.js';
 import type { Runtime } from '../../src/main/runtime.js';
 import { startWorker } from '../../src/main/worker.js';
 import {
@@ -58,8 +58,18 @@ async function startReceiver(): Promise<Receiver> {
     request.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       const header = String(request.headers['sluice-signature'] ?? '');
+      const standard = {
+        id: String(request.headers['webhook-id'] ?? ''),
+        timestamp: String(request.headers['webhook-timestamp'] ?? ''),
+        signature: String(request.headers['webhook-signature'] ?? ''),
+      };
       const now = Math.floor(Date.now() / 1000);
-      if (!receiver.secrets.some((secret) => verifySignature(text, header, secret, now))) {
+      // Both schemes, each under a secret the receiver knows (during a rotation it may know one).
+      const verified = (check: (secret: string) => boolean) => receiver.secrets.some(check);
+      if (
+        !verified((secret) => verifySignature(text, header, secret, now)) ||
+        !verified((secret) => verifyStandardWebhook(text, standard, secret, now))
+      ) {
         receiver.badSignatures++;
         response.writeHead(400).end();
         return;
@@ -67,6 +77,7 @@ async function startReceiver(): Promise<Receiver> {
       const body = JSON.parse(text) as Record<string, unknown> & { data: { messageId: string } };
       const post = { eventId: String(request.headers['sluice-event-id']), type: String(body.type), messageId: body.data.messageId, body };
       expect(post.eventId).toBe(body.id);
+      expect(standard.id).toBe(body.id);
       receiver.posts.push(post);
       const status = receiver.answer(post);
       if (status < 300) receiver.delivered.push(post);

@@ -6,7 +6,8 @@
  * random bytes, wrong content types, random headers, path and query parameters — the answer is
  * never a 5xx, always the `{"error": {code, message}}` shape when it is an error, and the app
  * still answers /healthz afterwards. The databases differ in what text they take (PostgreSQL
- * refuses NUL), which is why every one is fuzzed.
+ * refuses NUL), which is why every one is fuzzed. `fuzz-body-text.int.test.ts` puts NUL and other
+ * control characters into every string of every JSON body the OpenAPI document describes.
  */
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';

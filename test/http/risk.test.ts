@@ -82,6 +82,45 @@ for (const oneCall of ['false', 'true']) {
         );
         expectError(await t.admin('GET', `/v1/admin/tenants/${tenant.id}/risk/otp`), 404, 'NOT_FOUND');
       });
+
+      it('refuses a set whose state for one event may exceed SLUICE_RISK_STATE_MAX_BYTES, stating the bytes and the cap', async () => {
+        const tenant = await t.createTenant();
+        const put = (rules: unknown[]) => t.admin('PUT', `/v1/admin/tenants/${tenant.id}/risk/otp`, { rules });
+        const refused = async (rules: unknown[]) => {
+          const response = await put(rules);
+          expectError(response, 400, 'INVALID_REQUEST');
+          return response.json().error as { field: string; message: string };
+        };
+        // The attack's rule: a Bloom filter for 1,000,000 values at 1e-9, 10.5 MB for each new user.
+        expect(
+          await refused([{ name: 'new-device', kind: 'seen', key: ['user'], of: 'device', capacity: 1_000_000, falsePositiveRate: 1e-9 }]),
+        ).toEqual({
+          code: 'INVALID_REQUEST',
+          field: 'rules[0]',
+          message:
+            'rules[0]: keeps up to 11,675,040 bytes per subject (1 Bloom filter of 10,503,680 B for 1,000,000 values at a false-positive rate of 1e-9), above SLUICE_RISK_STATE_MAX_BYTES of 2,097,152 bytes per event',
+        });
+        // A window of a million a day keeps a log entry per admission.
+        expect((await refused([{ name: 'w', kind: 'window', key: ['phone'], windowSeconds: 86_400, limit: 1_000_000 }])).field).toBe(
+          'rules[0]',
+        );
+        // Rules that fit alone but not together: two exact distinct rules of 10,000 values.
+        const distinct = (name: string) => ({ name, kind: 'distinct', key: ['device'], of: 'phone', windowSeconds: 3600, limit: 10_000 });
+        expect(await refused([distinct('a'), distinct('b')])).toMatchObject({
+          field: 'rules',
+          message:
+            'rules: keep up to 2,880,320 bytes for one event\'s values ("a" 1,440,160, "b" 1,440,160), above SLUICE_RISK_STATE_MAX_BYTES of 2,097,152 bytes per event',
+        });
+        expectError(await t.admin('GET', `/v1/admin/tenants/${tenant.id}/risk/otp`), 404, 'NOT_FOUND');
+        // What fits is stored: the worked example with one of them, a HyperLogLog, a filter of 100,000 values.
+        const fits = await put([
+          ...OTP_RULES,
+          distinct('a'),
+          { name: 'hll', kind: 'distinct', key: ['ip'], of: 'user', windowSeconds: 86_400, limit: 50_000 },
+          { name: 'big-seen', kind: 'seen', key: ['user'], of: 'ip', capacity: 100_000 },
+        ]);
+        expect(fits.statusCode, fits.body).toBe(200);
+      });
     });
 
     describe('POST /v1/risk/check and /v1/risk/events: the OTP example', () => {
@@ -151,6 +190,21 @@ for (const oneCall of ['false', 'true']) {
         ]);
         for (let i = 0; i < 3; i++) await event(apiKey, { dimensions: dims, outcome: 'verified' });
         expect((await check(apiKey, { dimensions: dims })).json().allowed).toBe(true);
+      });
+
+      it('an event needs only the dimensions of the rules it records in: window rules count checks, not events', async () => {
+        const { apiKey } = await tenantWith('otp', [OTP_RULES[0], OTP_RULES[4]]);
+        for (let i = 0; i < 3; i++) {
+          const recorded = await event(apiKey, { dimensions: { user: 'u-only' }, outcome: 'failed' });
+          expect(recorded.statusCode, recorded.body).toBe(202);
+        }
+        const denied = (await check(apiKey, { dimensions: { phone: '+8613500000001', user: 'u-only' } })).json();
+        expect(denied.reasons).toEqual([expect.objectContaining({ rule: 'failed-verifications', code: 'LAST_N_MATCHED', count: 3 })]);
+        // A distinct or seen rule records the event's value: its dimensions stay required.
+        const full = await tenantWith('otp', OTP_RULES);
+        const missing = await event(full.apiKey, { dimensions: { user: 'u-only' }, outcome: 'failed' });
+        expectError(missing, 400, 'INVALID_REQUEST');
+        expect(missing.json().error.field).toBe('dimensions.device');
       });
 
       it('a repeated requestId of an event records nothing and still answers 202', async () => {

@@ -461,5 +461,30 @@ export function defineStoreConformance(
       expect(await check(rules, 3000)).toEqual(limited(0, 2000, [5], T0 + 3000));
       expect(await check(rules, 5000)).toEqual(ok([1], T0 + 5000));
     });
+
+    it('banIfHit: a peek that bans when the standing admissions hit a rule with a ban, recording nothing', async () => {
+      const banIfHit = (rules: Rule[], offset: number) => limiter.banIfHit({ subject, rules, now: T0 + offset });
+      for (const algorithm of ['sliding-log', 'fixed-window', 'sliding-counter', 'token-bucket'] as const) {
+        subject = `conformance:${randomUUID()}`;
+        // Checked without the ban (deferred), then asked to ban with it.
+        const unbanned: Rule[] = [{ windowMs: MINUTE, limit: 2, algorithm }];
+        const banning: Rule[] = [{ windowMs: MINUTE, limit: 2, banMs: 2 * MINUTE, algorithm }];
+        expect(await check(unbanned, 0, 'a')).toEqual(ok([0], T0));
+        // Not hit: nothing banned, nothing recorded (a second check is still admitted).
+        expect((await banIfHit(banning, 1)).code).toBe('OK');
+        expect((await check(unbanned, 2, 'b')).code).toBe('OK');
+        expect((await check(unbanned, 3)).code).toBe('RATE_LIMITED');
+        // One admission taken back: the window is no longer full, so no ban.
+        await limiter.undo({ subject, rules: unbanned, requestId: 'b', at: T0 + 2 });
+        expect((await banIfHit(banning, 4)).code).toBe('OK');
+        expect((await check(unbanned, 5, 'c')).code).toBe('OK');
+        // Full of standing admissions: banned from then for 2 minutes, as a check would have.
+        expect(await banIfHit(banning, 6)).toMatchObject({ allowed: false, code: 'RATE_LIMITED', rule: 0, retryAfterMs: 2 * MINUTE });
+        expect(await check(unbanned, 7)).toEqual(banned(2 * MINUTE - 1, T0 + 7));
+        // Under a ban in force it answers BANNED and does not lengthen it.
+        expect((await banIfHit(banning, 8)).code).toBe('BANNED');
+        expect(await check(unbanned, 9)).toEqual(banned(2 * MINUTE - 3, T0 + 9));
+      }
+    });
   });
 }

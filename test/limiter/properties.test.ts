@@ -33,6 +33,10 @@ defineModelProperties(
         follow(now);
         return store.peek(subject, rules, now);
       },
+      banIfHit: (subject, rules, now) => {
+        follow(now);
+        return store.banIfHit(subject, rules, now);
+      },
       undo: (subject, rules, requestId, at) => store.undo(subject, rules, requestId, at),
       reset: (subject) => store.reset(subject),
       ban: (subject, ms, now) => {

@@ -1,6 +1,7 @@
-import { type AddressInfo, createServer, type Socket } from 'node:net';
+import { type AddressInfo, createServer, type LookupFunction, type Socket } from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixedLookup } from '../../src/core/webhook-urls.js';
 import type { OutboundMessage, Provider, ProviderError } from '../../src/providers/provider.js';
 import { createSmtpProvider } from '../../src/providers/smtp.js';
 import { rejectionOf } from './local-http-server.js';
@@ -22,11 +23,12 @@ describe('SMTP provider against a local smtp-server (auth required, STARTTLS)', 
   const received: Received[] = [];
   const providers: Provider[] = [];
 
-  const provider = (overrides: { password?: string; port?: number } = {}): Provider => {
+  const provider = (overrides: { password?: string; port?: number; host?: string; lookup?: LookupFunction } = {}): Provider => {
     const created = createSmtpProvider({
       id: 'smtp-main',
       channel: 'email',
-      host: '127.0.0.1',
+      host: overrides.host ?? '127.0.0.1',
+      lookup: overrides.lookup,
       port: overrides.port ?? port,
       secure: false,
       requireTLS: true,
@@ -114,6 +116,23 @@ describe('SMTP provider against a local smtp-server (auth required, STARTTLS)', 
     expect(parts[0]).toContain('Your code is 123456.');
     expect(parts[1]).toMatch(/^Content-Type: text\/html/im);
     expect(parts[1]).toContain('<p>Your code is <b>123456</b>.</p>');
+  });
+
+  it("with a lookup, connects where it answers (nodemailer never resolves the relay's name), and retries when it fails", async () => {
+    const asked: string[] = [];
+    const answers = fixedLookup(['127.0.0.1']);
+    const lookup: LookupFunction = (hostname, options, callback) => {
+      asked.push(hostname);
+      answers(hostname, options, callback);
+    };
+    // A name no resolver knows: only the lookup can find the relay.
+    await provider({ host: 'relay.sluice.invalid', lookup }).send({ ...message, id: 'msg-lookup' });
+    expect(asked).toEqual(['relay.sluice.invalid']);
+    expect(received.at(-1)!.session.secure).toBe(true);
+    const failing: LookupFunction = (_hostname, _options, callback) =>
+      callback(Object.assign(new Error('relay.sluice.invalid: no DNS answer within 5000 ms'), { code: 'ETIMEOUT' }), '', 0);
+    const error = (await rejectionOf(provider({ host: 'relay.sluice.invalid', lookup: failing }).send(message))) as ProviderError;
+    expect([error.code, error.retryable]).toEqual(['NETWORK', true]);
   });
 
   it('keeps the same Message-ID when the same message is sent again (a retry)', async () => {

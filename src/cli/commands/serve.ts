@@ -8,11 +8,14 @@ export function addServeCommand(program: Command, context: CommandContext): void
     .command('serve')
     .description('Run the HTTP API and/or the dispatchers (SLUICE_ROLES, default both)')
     .option('--roles <roles>', 'api, worker or api,worker (overrides SLUICE_ROLES)')
-    .option('--demo', 'on a new database, create a demo tenant with the seed rules and print its key')
+    .option(
+      '--demo',
+      'on a new database, create a demo tenant with the seed rules and print its key (and, unless SLUICE_WEBHOOK_ALLOW_PRIVATE is set, allow private webhook targets)',
+    )
     .action(async (options: { roles?: string; demo?: boolean }) => {
       if (options.roles) process.env.SLUICE_ROLES = options.roles;
-      const settings = context.settings();
-      // The demo's webhooks post to a local endpoint: loopback is refused otherwise.
-      await serve(options.demo ? { ...settings, webhookAllowPrivate: true } : settings, { demo: options.demo ?? false });
+      // The demo may allow private webhook targets for its local endpoint (`../demo.ts`), never
+      // against a setting given.
+      await serve(context.settings(), { demo: options.demo ?? false, allowPrivateGiven: context.given('SLUICE_WEBHOOK_ALLOW_PRIVATE') });
     });
 }

@@ -11,7 +11,7 @@
  *
  * At least once: a holder that dies between the post and its settle, or loses its lock while a
  * post is in flight, leaves the event pending, and the next holder posts it again. Receivers
- * dedupe by `Sluice-Event-Id`.
+ * dedupe by the event id, which both signatures cover (`signature.ts`).
  *
  * Order per message: `WebhookEventsRepository.due` returns an event only when no earlier step of
  * its message is pending for the endpoint, and the posts in flight are still pending, so a
@@ -22,7 +22,8 @@
 
 import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
-import { guardedLookup, resolvedWebhookUrlProblem, type WebhookUrlPolicy } from '../../core/webhook-urls.js';
+import { fixedLookup, resolveWebhookTarget, type WebhookUrlPolicy } from '../../core/webhook-urls.js';
+import type { HostResolver } from '../../infra/host-resolver.js';
 import type { LeaseLock } from '../../infra/lock/index.js';
 import type { Clock } from '../../limiter/index.js';
 import { type HttpAnswer, postOnce } from '../../providers/http-request.js';
@@ -32,7 +33,7 @@ import { retryDelayMs } from '../attempt.js';
 import { PartitionLock } from '../partition-lock.js';
 import type { DeliveryMetrics } from '../ports.js';
 import type { PartitionShare } from '../roster.js';
-import { signatureHeader } from './signature.js';
+import { signatureHeader, standardWebhookHeaders } from './signature.js';
 
 /** Posts one event; the default is one bounded HTTP POST. */
 export type EventPoster = (request: {
@@ -40,7 +41,7 @@ export type EventPoster = (request: {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
-  /** The connection's own resolution, refusing internal addresses (absent when private targets are allowed). */
+  /** The connection's resolution: the addresses checked (absent when the URL's host is an IP literal). */
   lookup?: LookupFunction | undefined;
 }) => Promise<HttpAnswer>;
 
@@ -61,18 +62,24 @@ export interface EventDispatcherOptions {
   retryBaseMs: number;
   retryMaxMs: number;
   urlPolicy: WebhookUrlPolicy;
+  /** Resolves endpoints' hosts, bounded per tenant, off the thread pool. */
+  resolver: Pick<HostResolver, 'resolve'>;
   random?: () => number;
   post?: EventPoster;
   /** This worker's share of the event partitions (`roster.ts`, Redis mode); absent: take any free lock. */
   share?: PartitionShare;
 }
 
-/** How long a webhook's list entry and signing secrets are reused: a change or rotation applies within this (a rotation's grace period covers it). */
+/**
+ * How long a webhook's signing secrets are reused. A rotation or removal is announced and drops
+ * them at once ({@link EventDispatcher.forgetSecrets}); this bounds an unannounced one, and the
+ * end of a rotation's grace period.
+ */
 const CACHE_MS = 5000;
 /** Events read ahead per endpoint: this many times its concurrency. */
 const READ_AHEAD = 4;
 
-const defaultPost: EventPoster = (request) => postOnce({ providerId: 'webhook', ...request });
+const defaultPost: EventPoster = (request) => postOnce({ providerId: 'webhook', pool: 'webhook', ...request });
 
 export class EventDispatcher {
   readonly name: string;
@@ -89,6 +96,8 @@ export class EventDispatcher {
   /** The partition's webhooks, re-read on timer passes (a pass woken by a finished post reuses them). */
   private webhooks: Webhook[] | undefined;
   private readonly secrets = new Map<string, { at: number; secrets: string[] | undefined }>();
+  /** Bumped by every {@link forgetSecrets}: a read of secrets that started before it is not kept. */
+  private secretsGeneration = 0;
   /** 2xx answers waiting for the one transaction that marks them (this event-loop turn's). */
   private marks: { webhookId: string; eventId: string }[] = [];
   private marking: Promise<void> | undefined;
@@ -149,6 +158,13 @@ export class EventDispatcher {
           this.timer.unref();
         }
       });
+  }
+
+  /** Drops the signing secrets held for `webhookId` (all, without one): they changed in SQL. */
+  forgetSecrets(webhookId?: string): void {
+    this.secretsGeneration++;
+    if (webhookId === undefined) this.secrets.clear();
+    else this.secrets.delete(webhookId);
   }
 
   /** Whether this instance holds the partition now. */
@@ -244,31 +260,36 @@ export class EventDispatcher {
     const now = this.options.clock.now();
     const cached = this.secrets.get(webhookId);
     if (cached && now - cached.at < CACHE_MS) return cached.secrets;
+    const generation = this.secretsGeneration;
     const found = await this.options.webhooks.signingSecrets(webhookId, now);
     const secrets = found && (found.previous === undefined ? [found.current] : [found.current, found.previous]);
-    this.secrets.set(webhookId, { at: now, secrets });
+    if (generation === this.secretsGeneration) this.secrets.set(webhookId, { at: now, secrets });
     return secrets;
   }
 
   /** Why the post did not succeed, or undefined on a 2xx. */
   private async postProblem(webhook: Webhook, event: WebhookEvent): Promise<string | undefined> {
-    const urlProblem = await resolvedWebhookUrlProblem(webhook.url, this.options.urlPolicy);
-    if (urlProblem !== undefined) return urlProblem;
+    // Resolved once: the post connects to the addresses checked here, and asks nothing else.
+    const target = await resolveWebhookTarget(webhook.url, this.options.urlPolicy, (host) =>
+      this.options.resolver.resolve(host, webhook.tenantId),
+    );
+    if (target.problem !== undefined) return target.problem;
     const signing = await this.signing(webhook.id);
     if (signing === undefined) return 'webhook removed';
+    const signedAt = Math.floor(this.options.clock.now() / 1000);
     try {
       const answer = await (this.options.post ?? defaultPost)({
         url: webhook.url,
         headers: {
           'Content-Type': 'application/json',
           'User-Agent': 'sluice-webhooks/1',
+          ...standardWebhookHeaders(event.eventId, signedAt, event.body, signing),
           'Sluice-Event-Id': event.eventId,
-          'Sluice-Signature': signatureHeader(event.body, signing, Math.floor(this.options.clock.now() / 1000)),
+          'Sluice-Signature': signatureHeader(event.body, signing, signedAt),
         },
         body: event.body,
         timeoutMs: this.options.timeoutMs,
-        // The address connected to is checked too: a name may resolve elsewhere after the check above.
-        lookup: this.options.urlPolicy.allowPrivate ? undefined : guardedLookup,
+        lookup: target.addresses && fixedLookup(target.addresses),
       });
       if (answer.status >= 200 && answer.status < 300) return undefined;
       return `HTTP ${answer.status}`;

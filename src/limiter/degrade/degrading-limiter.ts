@@ -22,12 +22,12 @@
  */
 import type { Limiter } from '../limiter.js';
 import { validateCheckRequest } from '../limiter.js';
-import type { CheckRequest, DecisionCode, Rule, UndoRequest } from '../types.js';
+import type { CheckRequest, Decision, DecisionCode, Rule, UndoRequest } from '../types.js';
 import { type BreakerPermit, type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { type DegradedDecision, divideRules, type FallbackMode, type FallbackPolicy, validateFallbackPolicy } from './fallback-policy.js';
 
-/** What the wrapped limiters must offer (a {@link Limiter} does). */
-export type DecisionLimiter = Pick<Limiter, 'check' | 'undo'>;
+/** What the wrapped limiters must offer (a {@link Limiter} does); without `banIfHit`, deferred bans are dropped. */
+export type DecisionLimiter = Pick<Limiter, 'check' | 'undo'> & Partial<Pick<Limiter, 'banIfHit'>>;
 
 /** Why the fallback answered: breaker open, the primary call failed, or it timed out. */
 export type FallbackReason = 'open' | 'error' | 'timeout';
@@ -143,6 +143,37 @@ export class DegradingLimiter {
       const ms = this.breaker.record(permit, false);
       this.emit({ type: 'latency', store: 'primary', op: 'undo', ms, outcome: error === TIMED_OUT ? 'timeout' : 'error' });
       return false;
+    }
+  }
+
+  /**
+   * {@link Limiter.banIfHit} where {@link check} decided (pass its decision's `degraded` and the
+   * same policy): the local store for `local`/`static` (with the rules that check used), nothing
+   * for `allow`/`deny`, the primary otherwise. Resolves `undefined` when nothing was asked or the
+   * primary could not be reached (no ban then: the window's limit still holds). Never rejects for
+   * a store failure.
+   */
+  async banIfHit(
+    request: Omit<CheckRequest, 'requestId' | 'countAt'> & { degraded?: FallbackMode },
+    policy: FallbackPolicy = this.policy,
+  ): Promise<Decision | undefined> {
+    validateFallbackPolicy(policy);
+    const { degraded, ...look } = request;
+    if (degraded === 'allow' || degraded === 'deny') return undefined;
+    if (degraded === 'local' || degraded === 'static') {
+      const rules = degraded === 'local' ? divideRules(look.rules, policy.divideBy) : policy.staticRules!;
+      return this.local.banIfHit?.({ ...look, rules });
+    }
+    const banIfHit = this.primary.banIfHit;
+    const permit = banIfHit && this.breaker.acquire();
+    if (!permit) return undefined;
+    try {
+      const decision = await this.withTimeout(banIfHit.call(this.primary, look), permit);
+      this.breaker.record(permit, true);
+      return decision;
+    } catch {
+      this.breaker.record(permit, false);
+      return undefined;
     }
   }
 

@@ -64,6 +64,24 @@ export class ValueHasher {
  */
 export const BLOOM_BLOCK_BITS = 512;
 
+/**
+ * A `seen` filter larger than this is kept in segments of this many bytes, each its own key (in
+ * process its own array), created when a value first falls in it: a subject's first value
+ * allocates one segment, not the whole filter, so memory grows with the values recorded. 63
+ * blocks: with Redis's string header a segment is one 4,096-byte allocation (64 would take
+ * 5,120). A filter up to this size is one key, as before segments.
+ */
+export const SEEN_SEGMENT_BYTES = 63 * (BLOOM_BLOCK_BITS / 8);
+
+/** Where a filter's block lies: its segment (`undefined` for a one-key filter), the byte offset in it, and its size. */
+export function seenSegment(block: number, filterBytes: number): { segment: number | undefined; offset: number; bytes: number } {
+  const at = block * (BLOOM_BLOCK_BITS / 8);
+  if (filterBytes <= SEEN_SEGMENT_BYTES) return { segment: undefined, offset: at, bytes: filterBytes };
+  const segment = Math.floor(at / SEEN_SEGMENT_BYTES);
+  const start = segment * SEEN_SEGMENT_BYTES;
+  return { segment, offset: at - start, bytes: Math.min(SEEN_SEGMENT_BYTES, filterBytes - start) };
+}
+
 /** False-positive rate of a blocked filter: Σ_j Poisson(j; λ = n·B/m) · (1 − (1 − 1/B)^(k·j))^k. */
 export function blockedFalsePositiveRate(capacity: number, bits: number, hashes: number): number {
   const B = BLOOM_BLOCK_BITS;

@@ -1,4 +1,6 @@
 /** Risk rules over events (last-n, distinct, seen) beside the limiter's windows: see ./types.ts. */
+
+export { checkRiskStateBytes, riskRuleStateBytes, STATE_BYTES, seenFilterStateBytes } from './cost.js';
 export { DegradingEventStore, type DegradingEventStoreOptions } from './degrading-event-store.js';
 export { bloomSize } from './hashing.js';
 export { MemoryEventStore, type MemoryEventStoreOptions } from './memory-event-store.js';

@@ -4,15 +4,17 @@
  * limiter's {@link Batcher}); each subject's keys share one hash tag, a digest of the subject, so
  * no dimension value appears in clear in a key, and values reach Redis only as digests.
  *
- * Keys of a subject with tag T: `${prefix}:{T}:n` (last-n list), `:d` (distinct sorted set),
- * `:b:<bits>:<generation>` (seen filter), `:c` (a claimed request id), `:h:<generation>` (distinct above the exact range, a HyperLogLog). Retention: last-n 31 days after the last push; distinct
+ * Keys of a subject with tag T: `${prefix}:{T}:n` (last-n list), `:d` (distinct sorted set), `:w`
+ * (a window's packed log) and `:wb` (its ban's end),
+ * `:b:<bits>:<generation>` (seen filter; `:b:<bits>:<generation>:<segment>` for a filter larger than
+ * one segment), `:c` (a claimed request id), `:h:<generation>` (distinct above the exact range, a HyperLogLog). Retention: last-n 31 days after the last push; distinct
  * one window; seen two windows, or without a window `seenRetentionMs` after the last new value.
  */
 import calculateSlot from 'cluster-key-slot';
 import { Batcher } from '../stores/redis/batcher.js';
 import { LuaScript, type ScriptClient } from '../stores/redis/lua-script.js';
 import { throwIfScriptError } from '../stores/redis/script-errors.js';
-import { BLOOM_BLOCK_BITS, ValueHasher } from './hashing.js';
+import { seenSegment, ValueHasher } from './hashing.js';
 import { type CheckOps, type EventOp, type EventResult, type EventStore, RISK_LIMITS } from './types.js';
 
 const script = LuaScript.fromFile(new URL('./scripts/', import.meta.url), 'risk-batch');
@@ -51,8 +53,9 @@ interface Encoded {
   now: number | undefined;
 }
 
-/** A reply row as an EventResult: `retryAfterMs` only for the kinds that give one, when fired. */
+/** A reply row as an EventResult: `retryAfterMs` only for the kinds that give one, when fired (2: a window's ban). */
 function resultOf(op: EventOp, [fired, count, retry]: [number, number, number]): EventResult {
+  if (fired === 2) return { fired: true, banned: true, count, retryAfterMs: retry };
   return fired === 1 && (op.kind === 'distinct' || op.kind === 'window')
     ? { fired: true, count, retryAfterMs: retry }
     : { fired: fired === 1, count };
@@ -147,9 +150,9 @@ export class RedisEventStore implements EventStore {
     let keys: string[];
     let args: (string | number | Buffer)[];
     if (op.kind === 'window') {
-      keys = [`${base}w`];
+      keys = [`${base}w`, `${base}wb`];
       const member = op.member === undefined ? '' : this.hasher.digest('r', op.member).subarray(0, 4);
-      args = ['w', op.windowMs, op.limit, member, op.record ? 1 : 0];
+      args = ['w', op.windowMs, op.limit, member, op.record ? 1 : 0, op.banMs ?? 0];
     } else if (op.kind === 'claim') {
       keys = [`${base}c`];
       args = ['c', op.ttlMs];
@@ -173,14 +176,17 @@ export class RedisEventStore implements EventStore {
         now = Date.now();
       }
       const generation = op.windowMs === undefined ? 0 : Math.floor(now! / op.windowMs);
-      // `b`: a blocked filter (hashing.ts). Filters of the standard layout (`s:` keys, before
-      // 2026-12) are not read: their values count as new once, and they expire by their TTL.
-      const current = `${base}b:${op.bits}:${generation}`;
-      const previous = op.windowMs === undefined ? current : `${base}b:${op.bits}:${generation - 1}`;
+      // `b`: a blocked filter (hashing.ts), in segments when larger than one (`:<segment>` keys).
+      // Filters of the standard layout (`s:` keys, before 2026-12) are not read: their values
+      // count as new once, and they expire by their TTL.
+      const { block, positions } = this.hasher.positions(op.value, op.bits, op.hashes);
+      const { segment, offset, bytes } = seenSegment(block, op.bits / 8);
+      const part = segment === undefined ? '' : `:${segment}`;
+      const current = `${base}b:${op.bits}:${generation}${part}`;
+      const previous = op.windowMs === undefined ? current : `${base}b:${op.bits}:${generation - 1}${part}`;
       keys = [current, previous];
       const ttl = op.windowMs === undefined ? this.seenRetentionMs : 2 * op.windowMs;
-      const { block, positions } = this.hasher.positions(op.value, op.bits, op.hashes);
-      args = ['s', op.bits / 8, op.record ? 1 : 0, ttl, block * (BLOOM_BLOCK_BITS / 8), packPositions(positions)];
+      args = ['s', bytes, op.record ? 1 : 0, ttl, offset, packPositions(positions)];
     }
     return { keys, args, now };
   }

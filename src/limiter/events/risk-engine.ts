@@ -3,23 +3,30 @@
  *
  * One call: when the event store offers `decide` (in process, a standalone Redis), the whole check
  * is one atomic store call (on Redis one `risk-batch` script call per batch of checks): its
- * sliding-log window rules without a ban, up to `RISK_LIMITS.storeWindowLimit`, are kept by the
+ * sliding-log window rules up to `RISK_LIMITS.storeWindowLimit`, bans included, are kept by the
  * event store beside the event rules, and write only when no enforced deny rule of the check
- * fired, so a denied check writes no window and needs no undo. Window rules beyond that (bans,
- * other algorithms, larger limits) go to the limiter first, and their verdict vetoes the call.
+ * fired, so a denied check writes no window and needs no undo; a ban is written in the same step
+ * by a breach of admissions that stand. Window rules beyond that (other algorithms, larger
+ * limits) go to the limiter first, and their verdict vetoes the call.
  *
  * Otherwise (a Cluster, or `oneCall: false`) window rules go to the limiter (one subject per
  * rule), event rules to the {@link EventStore}; both are issued in the same turn, so with Redis a
  * check costs one `check-batch` and one `risk-batch` script call per slot touched, sent together.
  * Where a window rule's state lives thus depends on the deployment, never on the check.
  *
+ * Bans of window rules in the limiter are deferred: the check runs with the rule's `banMs` at 0
+ * (it denies, never bans), and once the check's own undos (and those this process issued for the
+ * subject meanwhile) have landed, `banIfHit` bans only if the admissions standing then still hit
+ * the rule. So a check taken back never counts towards a ban, except one still in flight
+ * elsewhere at that instant (another process, or a check not yet answered).
+ *
  * Decision: `deny` if an enforced deny rule fires, else `review` if an enforced review rule
  * fires, else `allow`; shadow rules are evaluated and recorded the same way and only reported.
  * A check answered `deny` takes its window admissions back (a denied check records nothing in
- * window rules), sent right after the answer rather than awaited (see `check`); event rules keep
+ * window rules), awaited before the answer returns (see `settle`); event rules keep
  * what they recorded (a distinct rule that fired added nothing).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { FallbackMode } from '../degrade/fallback-policy.js';
 import type { CheckRequest, Decision, Rule, UndoRequest } from '../types.js';
 import { seenFilterSize, validateDimensions } from './rules.js';
@@ -35,12 +42,17 @@ import {
   type RiskRule,
   type WindowRiskRule,
 } from './types.js';
+import { UndosInFlight } from './undos-in-flight.js';
 
 /** What the engine needs of the limiter: a `Limiter` or a `DegradingLimiter` fits. */
 export interface WindowLimiter {
   check(request: CheckRequest): Promise<Decision & { degraded?: FallbackMode }>;
   undo(request: UndoRequest & { degraded?: FallbackMode }): Promise<unknown>;
+  /** A window rule's deferred ban (`Limiter.banIfHit`); `undefined`: nothing was asked. */
+  banIfHit(request: BanIfHitRequest & { degraded?: FallbackMode }): Promise<Decision | undefined>;
 }
+
+type BanIfHitRequest = Omit<CheckRequest, 'requestId' | 'countAt'>;
 
 /** The event store's answer, marked with the fallback mode that made it when degraded. */
 export interface AppliedEvents {
@@ -68,8 +80,7 @@ export const directEvents = (store: EventStore): EventApplier => {
 };
 
 /** A window rule the event store keeps when it decides checks in one call. */
-const inStore = (rule: WindowRiskRule) =>
-  rule.algorithm === 'sliding-log' && rule.banMs === 0 && rule.limit <= RISK_LIMITS.storeWindowLimit;
+const inStore = (rule: WindowRiskRule) => rule.algorithm === 'sliding-log' && rule.limit <= RISK_LIMITS.storeWindowLimit;
 
 /** A rule whose firing denies the check. */
 const vetoes = (rule: RiskRule) => rule.mode === 'enforce' && rule.effect === 'deny';
@@ -138,16 +149,23 @@ export function ruleSubject(scope: string, rule: RiskRule, dimensions: Dimension
   return `${scope}${rule.name.length}:${rule.name}:${JSON.stringify(rule.key.map((name) => dimensions[name]))}`;
 }
 
-/** The limiter's rule set of a window rule, one array per rule object so the limiter's validation is cached. */
-const windowSets = new WeakMap<WindowRiskRule, readonly Rule[]>();
-function limiterRules(rule: WindowRiskRule): readonly Rule[] {
-  let set = windowSets.get(rule);
-  if (!set) {
-    set = [{ windowMs: rule.windowMs, limit: rule.limit, banMs: rule.banMs, algorithm: rule.algorithm }];
-    windowSets.set(rule, set);
+/**
+ * The limiter's rule sets of a window rule: for checks and undos without its ban (deferred, see
+ * above), for peeks and `banIfHit` with it; one array per rule object so the limiter's validation
+ * is cached.
+ */
+const windowSets = new WeakMap<WindowRiskRule, { check: readonly Rule[]; ban: readonly Rule[] }>();
+function limiterRules(rule: WindowRiskRule, withBan = false): readonly Rule[] {
+  let sets = windowSets.get(rule);
+  if (!sets) {
+    const check: Rule[] = [{ windowMs: rule.windowMs, limit: rule.limit, banMs: 0, algorithm: rule.algorithm }];
+    sets = { check, ban: rule.banMs === 0 ? check : [{ ...check[0]!, banMs: rule.banMs }] };
+    windowSets.set(rule, sets);
   }
-  return set;
+  return withBan ? sets.ban : sets.check;
 }
+
+type WindowDecision = Decision & { degraded?: FallbackMode };
 
 function eventOp(scope: string, rule: EventRiskRule, dimensions: Dimensions, record: boolean, outcome: string | undefined): EventOp {
   const subject = ruleSubject(scope, rule, dimensions);
@@ -161,6 +179,12 @@ function eventOp(scope: string, rule: EventRiskRule, dimensions: Dimensions, rec
 }
 
 export class RiskEngine {
+  /** Undos of banning window rules this engine sent, until they land (a deferred ban waits for them). */
+  private readonly undosInFlight = new UndosInFlight();
+  /** Request ids of checks without one: this prefix (72 random bits) and a counter. */
+  private readonly idPrefix = randomBytes(9).toString('base64url');
+  private idCount = 0;
+
   constructor(private readonly options: RiskEngineOptions) {}
 
   /**
@@ -182,7 +206,7 @@ export class RiskEngine {
   ): Promise<RiskDecision> {
     const record = options.record ?? true;
     const now = options.now;
-    const requestId = options.requestId ?? randomUUID();
+    const requestId = options.requestId ?? this.newRequestId();
     const limiterRulesOf = rules.filter((rule): rule is WindowRiskRule => rule.kind === 'window' && !inStore(rule));
     const limiterDecisions = await Promise.all(
       limiterRulesOf.map((rule) => this.windowCheck(rule, scope, dimensions, record, requestId, now)),
@@ -196,6 +220,7 @@ export class RiskEngine {
               subject: ruleSubject(scope, rule, dimensions),
               windowMs: rule.windowMs,
               limit: rule.limit,
+              banMs: rule.banMs,
               record,
               ...(options.requestId === undefined ? {} : { member: options.requestId }),
             }
@@ -207,20 +232,21 @@ export class RiskEngine {
     const applied = storeRules.length > 0 ? await decide(check, now) : { results: [] };
     if (applied === undefined) {
       // Nothing decided or written by the store: judge apart, reusing the limiter's decisions.
-      const known = new Map<RiskRule, Decision & { degraded?: FallbackMode }>(
-        limiterRulesOf.map((rule, i) => [rule, limiterDecisions[i]!]),
-      );
+      const known = new Map<RiskRule, WindowDecision>(limiterRulesOf.map((rule, i) => [rule, limiterDecisions[i]!]));
       return this.checkApart(scope, rules, dimensions, { ...options, requestId }, known);
     }
-    let li = 0;
-    let si = 0;
-    const outcomes = rules.map((rule): Outcome => {
-      if (rule.kind === 'window' && !inStore(rule)) return { decision: limiterDecisions[li++]! as Decision & { degraded?: FallbackMode } };
-      return { result: applied.results[si++]! };
-    });
-    const answer = this.answer(rules, outcomes, applied.degraded);
-    if (answer.decision === 'deny' && record) await this.undoWindows(limiterRulesOf, limiterDecisions, scope, dimensions, requestId);
-    return answer;
+    const outcomesOf = (decisions: readonly WindowDecision[]) => {
+      let li = 0;
+      let si = 0;
+      return rules.map((rule): Outcome => {
+        if (rule.kind === 'window' && !inStore(rule)) return { decision: decisions[li++]! };
+        return { result: applied.results[si++]! };
+      });
+    };
+    const answer = this.answer(rules, outcomesOf(limiterDecisions), applied.degraded, record);
+    if (!record) return answer;
+    const settled = await this.settle(answer, limiterRulesOf, limiterDecisions, scope, dimensions, requestId);
+    return settled === limiterDecisions ? answer : this.answer(rules, outcomesOf(settled), applied.degraded, record);
   }
 
   /** `known`: window rules the limiter decided already (with `options.requestId`). */
@@ -233,7 +259,7 @@ export class RiskEngine {
   ): Promise<RiskDecision> {
     const record = options.record ?? true;
     const now = options.now;
-    const requestId = options.requestId ?? randomUUID();
+    const requestId = options.requestId ?? this.newRequestId();
     const windowRules = rules.filter((rule): rule is WindowRiskRule => rule.kind === 'window');
     const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
     const windowCalls = windowRules.map((rule) => known?.get(rule) ?? this.windowCheck(rule, scope, dimensions, record, requestId, now));
@@ -243,27 +269,70 @@ export class RiskEngine {
       ops.length > 0 ? this.options.events.apply(ops, now) : Promise.resolve<AppliedEvents>({ results: [] }),
     ]);
 
-    let wi = 0;
-    let ei = 0;
-    const outcomes = rules.map(
-      (rule): Outcome =>
-        rule.kind === 'window'
-          ? { decision: windowDecisions[wi++]! as Decision & { degraded?: FallbackMode } }
-          : { result: events.results[ei++]! },
-    );
-    const answer = this.answer(rules, outcomes, events.degraded);
-    if (answer.decision === 'deny' && record) {
-      // Awaited, though the answer does not depend on it: a later check must not count the denied
-      // one's admissions, and only a finished undo guarantees that for every connection (a cluster
-      // sends the subjects of one check to several nodes) and for a ban that a false denial would
-      // set. The one-call path (`decide`) writes no window for a denied check, so needs none.
-      await this.undoWindows(windowRules, windowDecisions, scope, dimensions, requestId);
-    }
-    return answer;
+    const outcomesOf = (decisions: readonly WindowDecision[]) => {
+      let wi = 0;
+      let ei = 0;
+      return rules.map((rule): Outcome => (rule.kind === 'window' ? { decision: decisions[wi++]! } : { result: events.results[ei++]! }));
+    };
+    const answer = this.answer(rules, outcomesOf(windowDecisions), events.degraded, record);
+    if (!record) return answer;
+    const settled = await this.settle(answer, windowRules, windowDecisions, scope, dimensions, requestId);
+    return settled === windowDecisions ? answer : this.answer(rules, outcomesOf(settled), events.degraded, record);
   }
 
-  /** The answer from each rule's outcome, in rule order. */
-  private answer(rules: readonly RiskRule[], outcomes: readonly Outcome[], eventsDegraded: FallbackMode | undefined): RiskDecision {
+  /**
+   * After a recorded check is judged: a denied check's window admissions are taken back, then the
+   * deferred bans of its limiter windows that were hit are asked for. Both awaited, though the
+   * answer's verdict depends on neither: a later check must not count the denied one's admissions
+   * (only a finished undo guarantees that on every connection: a cluster sends the subjects of one
+   * check to several nodes), and a ban must see them gone. The one-call path writes no window
+   * for a denied check, so undoes only its limiter windows. Returns the decisions, a new array
+   * when a ban lengthened a `retryAfterMs`.
+   */
+  private async settle(
+    answer: RiskDecision,
+    rules: readonly WindowRiskRule[],
+    decisions: readonly WindowDecision[],
+    scope: string,
+    dimensions: Dimensions,
+    requestId: string,
+  ): Promise<readonly WindowDecision[]> {
+    if (answer.decision === 'deny') await this.undoWindows(rules, decisions, scope, dimensions, requestId);
+    const hit = rules.flatMap((rule, i) => (rule.banMs > 0 && decisions[i]!.code === 'RATE_LIMITED' ? [i] : []));
+    if (hit.length === 0) return decisions;
+    // Let every check answered in this turn send its undos first, then wait for those of these subjects.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const settled = [...decisions];
+    await Promise.all(
+      hit.map(async (i) => {
+        const rule = rules[i]!;
+        const decision = decisions[i]!;
+        const subject = ruleSubject(scope, rule, dimensions);
+        await this.undosInFlight.landed(subject);
+        const banned = await this.options.windows
+          .banIfHit({
+            subject,
+            rules: limiterRules(rule, true),
+            now: decision.at,
+            ...(decision.degraded ? { degraded: decision.degraded } : {}),
+          })
+          // A ban that could not be asked is not set; the window's limit still holds.
+          .catch(() => undefined);
+        if (banned?.code === 'RATE_LIMITED' && banned.retryAfterMs > decision.retryAfterMs) {
+          settled[i] = { ...decision, retryAfterMs: banned.retryAfterMs };
+        }
+      }),
+    );
+    return settled;
+  }
+
+  /** The answer from each rule's outcome, in rule order; `record`: a check (a BANNED check reports no count), else a look. */
+  private answer(
+    rules: readonly RiskRule[],
+    outcomes: readonly Outcome[],
+    eventsDegraded: FallbackMode | undefined,
+    record: boolean,
+  ): RiskDecision {
     const reasons: RiskReason[] = [];
     const verdicts: RiskVerdict[] = [];
     let degraded = eventsDegraded;
@@ -282,7 +351,7 @@ export class RiskEngine {
           };
         }
       } else if (outcome.result.fired) {
-        reason = eventReason(rule, outcome.result);
+        reason = eventReason(rule, outcome.result, record);
       }
       verdicts.push(reason ? rule.effect : 'allow');
       if (reason) reasons.push({ rule: rule.name, kind: rule.kind, effect: rule.effect, ...reason, shadow: rule.mode === 'shadow' });
@@ -294,7 +363,8 @@ export class RiskEngine {
 
   /**
    * Records an outcome without a decision: pushed to every last-n rule, and the event's values
-   * added to distinct (while they fit the limit) and seen rules. Window rules count checks only.
+   * added to distinct (while they fit the limit) and seen rules. Window rules count checks only,
+   * so the event needs only the dimensions of its set's other rules (their keys and `of`).
    * With a `requestId`, a repeat of it in the same scope within {@link EVENT_DEDUPE_MS} of the
    * first records nothing and answers `duplicate: true` (the id is claimed first, in its own
    * script call). A claim answered by the fallback is not trusted (in `deny` mode it would call
@@ -309,8 +379,9 @@ export class RiskEngine {
     now?: number,
     requestId?: string,
   ): Promise<{ degraded?: FallbackMode; duplicate?: true }> {
-    validateDimensions(rules, dimensions);
+    // An event writes only to event rules (window rules count checks): it needs only their dimensions.
     const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
+    validateDimensions(eventRules, dimensions);
     if (eventRules.length === 0) return {};
     const claim = requestId === undefined ? undefined : `${scope}event:${requestId}`;
     let claimed = false;
@@ -333,6 +404,15 @@ export class RiskEngine {
     return applied.degraded ? { degraded: applied.degraded } : {};
   }
 
+  /**
+   * A request id for a check given none (for its undo): unique to this engine by its prefix. Not a
+   * `randomUUID()`: V8 builds that string of many pieces, and kept in an in-process log each cost
+   * about 550 bytes instead of 100 (measured).
+   */
+  private newRequestId(): string {
+    return `${this.idPrefix}${(this.idCount++).toString(36)}`;
+  }
+
   /** One window rule by the limiter: a check recorded under `requestId`, or a peek. */
   private windowCheck(
     rule: WindowRiskRule,
@@ -342,14 +422,17 @@ export class RiskEngine {
     requestId: string,
     now: number | undefined,
   ): Promise<Decision & { degraded?: FallbackMode }> {
-    const request = { subject: ruleSubject(scope, rule, dimensions), rules: limiterRules(rule), ...(now === undefined ? {} : { now }) };
-    return record ? this.options.windows.check({ ...request, requestId }) : this.options.peek.peek(request);
+    const subject = ruleSubject(scope, rule, dimensions);
+    const at = now === undefined ? {} : { now };
+    return record
+      ? this.options.windows.check({ subject, rules: limiterRules(rule), requestId, ...at })
+      : this.options.peek.peek({ subject, rules: limiterRules(rule, true), ...at });
   }
 
   /** Takes back a denied check's window admissions; a failure goes to `onUndoError`, never to the caller. */
   private async undoWindows(
     rules: readonly WindowRiskRule[],
-    decisions: readonly (Decision & { degraded?: FallbackMode })[],
+    decisions: readonly WindowDecision[],
     scope: string,
     dimensions: Dimensions,
     requestId: string,
@@ -359,23 +442,34 @@ export class RiskEngine {
       rules.map((rule, i) => {
         const decision = decisions[i]!;
         if (!decision.allowed) return undefined;
-        return this.options.windows.undo({
-          subject: ruleSubject(scope, rule, dimensions),
+        const subject = ruleSubject(scope, rule, dimensions);
+        const undo = this.options.windows.undo({
+          subject,
           rules: limiterRules(rule),
           requestId,
           at: decision.at,
           ...(decision.degraded ? { degraded: decision.degraded } : {}),
         });
+        return rule.banMs > 0 ? this.undosInFlight.track(subject, undo) : undo;
       }),
     ).catch((error: unknown) => this.options.onUndoError?.(error));
   }
 }
 
 /** What decided one rule: the limiter, or the event store. */
-type Outcome = { decision: Decision & { degraded?: FallbackMode } } | { result: EventResult };
+type Outcome = { decision: WindowDecision } | { result: EventResult };
 
-function eventReason(rule: RiskRule, result: EventResult): Omit<RiskReason, 'rule' | 'kind' | 'effect' | 'shadow'> {
+function eventReason(rule: RiskRule, result: EventResult, record: boolean): Omit<RiskReason, 'rule' | 'kind' | 'effect' | 'shadow'> {
   if (rule.kind === 'last-n') return { code: 'LAST_N_MATCHED', count: result.count, limit: rule.m };
+  if (result.banned) {
+    // As the limiter answers: a ban in force decides a check without counting; a look counts.
+    return {
+      code: 'BANNED',
+      ...(record ? {} : { count: result.count }),
+      limit: (rule as WindowRiskRule).limit,
+      retryAfterMs: result.retryAfterMs!,
+    };
+  }
   if (rule.kind === 'window' || rule.kind === 'distinct') {
     return {
       code: rule.kind === 'window' ? 'RATE_LIMITED' : 'DISTINCT_LIMIT',

@@ -125,7 +125,8 @@ export const seenFilterSize = (rule: { capacity: number; falsePositiveRate: numb
 
 /**
  * Checks an event's dimensions against the bounds and the rules: at most 16, values of at most
- * 256 characters, and every dimension a rule names (its key, its `of`) present.
+ * 256 characters, and every dimension a rule names (its key, its `of`) present. Pass the rules
+ * the event reads or writes: a check's whole set, an outcome's event rules.
  */
 export function validateDimensions(rules: readonly RiskRule[], dimensions: Dimensions): void {
   if (dimensions === null || typeof dimensions !== 'object') throw new RiskRuleError('dimensions', 'must be an object');

@@ -51,9 +51,9 @@ export const RISK_LIMITS = {
   seenCapacity: 1_000_000,
   outcomeLength: 64,
   /**
-   * A sliding-log window rule (no ban) of at most this limit is decided by the event store with
-   * the event rules of its check (one packed string per subject, read and written whole); larger
-   * ones, bans and other algorithms go to the limiter.
+   * A sliding-log window rule (its ban included) of at most this limit is decided by the event
+   * store with the event rules of its check (one packed string per subject, read and written
+   * whole); larger ones and other algorithms go to the limiter.
    */
   storeWindowLimit: 256,
 } as const;
@@ -115,20 +115,26 @@ export type EventOp =
   /** Claims `subject` for `ttlMs` (an event's request id): fires when it was already claimed; `ttlMs: 0` releases it. */
   | { kind: 'claim'; subject: string; ttlMs: number }
   /**
-   * A sliding-log window decided by the event store ({@link EventStore.decide}): counts the
-   * subject's admissions in `(t − windowMs, t]`; fires when they number `limit` already. `member`
-   * (a request id) already admitted within the window: not fired, records nothing (a retry).
-   * Records `t` when `record`, not fired, and (in `decide`) the check is not vetoed.
+   * A sliding-log window decided by the event store ({@link EventStore.decide}), in the limiter's
+   * order: `member` (a request id) already admitted within the window: not fired, records nothing
+   * (a retry). Else a ban in force (its end > t): fired, `banned`, `retryAfterMs` to its end,
+   * nothing counted when `record` (`count` 0; a look counts). Else the subject's admissions in
+   * `(t − windowMs, t]` are counted; fires when they number `limit` already, and then with
+   * `banMs > 0` bans until `t + banMs` when `record` (in `decide` whatever the check's veto: the
+   * breach is of admissions that stand), `retryAfterMs` the later of the ban's end and the
+   * window's. Records `t` when `record`, not fired, and (in `decide`) the check is not vetoed.
    */
-  | { kind: 'window'; subject: string; windowMs: number; limit: number; record: boolean; member?: string };
+  | { kind: 'window'; subject: string; windowMs: number; limit: number; banMs?: number; record: boolean; member?: string };
 
 /** What one {@link EventOp} found (before what it recorded, except `last-n`'s pushed outcome). */
 export interface EventResult {
   fired: boolean;
   /** last-n: matching outcomes among the last n; distinct: values in the window; seen: 1 seen, 0 not; claim: 1 claimed before, 0 not. */
   count: number;
-  /** distinct, when fired: ms until the oldest value leaves the window; window, when fired: until one admission does. */
+  /** distinct, when fired: ms until the oldest value leaves the window; window, when fired: until one admission does, or the ban ends. */
   retryAfterMs?: number;
+  /** window: fired by a ban in force. */
+  banned?: true;
 }
 
 /** One check's ops for {@link EventStore.decide}: `vetoes[i]` marks an op whose firing denies the check. */

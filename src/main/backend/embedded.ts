@@ -8,13 +8,18 @@ import { InProcessChangeBus } from '../../infra/change-bus.js';
 import { createInProcessLockFactory } from '../../infra/lock/index.js';
 import { directEvents, Limiter, MemoryEventStore, MemoryStore } from '../../limiter/index.js';
 import { Metrics } from '../../metrics/index.js';
-import type { Backend, BackendContext } from './backend.js';
+import type { Backend, BackendContext } from './types.js';
 
 export function embeddedBackend({ settings, clock, metrics, keySecret }: BackendContext): Backend {
   const memory = new MemoryStore({ clock, maxSubjects: settings.limiterMemoryMax, ownerOf: subjectTenant, pinned: isQuotaSubject });
   metrics.setLimiterMemory(() => ({ subjects: memory.size, evictedLive: memory.evictedLive }));
   const limiter = new Limiter({ store: memory });
-  const localRiskEvents = new MemoryEventStore({ clock, keySecret, maxSubjects: settings.limiterMemoryMax });
+  const localRiskEvents = new MemoryEventStore({
+    clock,
+    keySecret,
+    maxSubjects: settings.limiterMemoryMax,
+    maxBytes: settings.riskMemoryMaxBytes,
+  });
   const configBus = new InProcessChangeBus();
   const wakeBus = new InProcessChangeBus();
   return {

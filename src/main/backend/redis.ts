@@ -25,7 +25,7 @@ import {
   TokenLeases,
 } from '../../limiter/index.js';
 import { recordDegradationEvent } from '../../metrics/index.js';
-import type { Backend, BackendContext } from './backend.js';
+import type { Backend, BackendContext } from './types.js';
 
 /** How long `/readyz` waits for Redis's PONG before it reports Redis unreachable. */
 const READY_PING_MS = 250;
@@ -123,16 +123,25 @@ export function redisBackend({ settings, clock, logger, metrics, keySecret }: Ba
   metrics.setBreakerState(() => degrading.state());
 
   // The driver's own text (host names, addresses) goes to the log, once per 10 s of trouble.
-  const readinessErrors = new ThrottledLog<{ err: unknown }>((fields) => logger.warn({ ...fields, check: 'redis' }, 'readiness check failed'), clock);
-  const localRiskEvents = new MemoryEventStore({ clock, keySecret, maxSubjects: settings.limiterMemoryMax });
+  const readinessErrors = new ThrottledLog<{ err: unknown }>(
+    (fields) => logger.warn({ ...fields, check: 'redis' }, 'readiness check failed'),
+    clock,
+  );
+  const localRiskEvents = new MemoryEventStore({
+    clock,
+    keySecret,
+    maxSubjects: settings.limiterMemoryMax,
+    maxBytes: settings.riskMemoryMaxBytes,
+  });
   const locks = createRedisLockFactory({ client, leaseMs: settings.leaseMs, keyPrefix: prefix });
 
   return {
     kind: client.isCluster ? 'redis-cluster' : 'redis',
     limiter,
+    sharedLimiter: limiter,
     degrading,
     resilientLimiter: degrading,
-    frequency: new DegradingFrequencyGate(degrading),
+    frequency: new DegradingFrequencyGate(degrading, { divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate }),
     riskEvents: new DegradingEventStore({
       primary: new RedisEventStore({ client, keySecret, prefix: `${prefix}risk` }),
       local: localRiskEvents,

@@ -4,7 +4,7 @@
  * and the admission chain over them and the backend's limiter.
  */
 import type { Logger } from 'pino';
-import { BlacklistCache } from '../../admission/adapters/blacklist-cache.js';
+import { BLACKLIST_CHANGED, BlacklistCache } from '../../admission/adapters/blacklist-cache.js';
 import { LockingIdempotencyGuard } from '../../admission/adapters/idempotency-guard.js';
 import { CachedQuietHours, CachedTemplates, loadQuietHours, loadTemplate } from '../../admission/adapters/template-directory.js';
 import {
@@ -36,7 +36,10 @@ export interface ConfigCaches {
   tenantConfigs: LiveCache<TenantConfig>;
   templates: CachedTemplates;
   quietHours: CachedQuietHours;
-  blacklist: BlacklistCache;
+  /** Built at first use: it loads the whole table and checks it against SQL every few seconds. */
+  blacklist(): BlacklistCache;
+  /** After a change to a blacklist: reloads this instance's copy (when it has one), then tells the others. */
+  blacklistChanged(): Promise<void>;
 }
 
 interface WingContext {
@@ -49,7 +52,7 @@ interface WingContext {
   closers: CloseStack;
 }
 
-export async function createConfigCaches({ settings, clock, logger, metrics, backend, storage, closers }: WingContext): Promise<ConfigCaches> {
+export function createConfigCaches({ settings, clock, logger, metrics, backend, storage, closers }: WingContext): ConfigCaches {
   const { repositories, database } = storage;
   const invalidationErrors = new ThrottledLog<{ err: unknown; key: string }>(
     (fields) => logger.warn(fields, 'a config change is saved but could not be announced through Redis; retried every second'),
@@ -83,25 +86,40 @@ export async function createConfigCaches({ settings, clock, logger, metrics, bac
   const quietHours = new CachedQuietHours(
     new LiveCache<QuietHours>({ ...options, name: 'quiet', load: (key) => loadQuietHours(repositories.quietHours, key) }),
   );
-  const blacklist = new BlacklistCache(repositories.blacklist, backend.configBus, {
-    // SLUICE_CONFIG_CACHE_MS=0 turns off every in-process copy of configuration.
-    maxEntries: settings.configCacheMs === 0 ? 0 : settings.blacklistMemoryMax,
-    refreshMs: settings.configCacheMs,
-    onError: (error) =>
-      logger.warn(
-        { err: error },
-        'blacklist reload or change notice failed; the previous copy keeps answering and the periodic check against SQL catches up',
-      ),
-  });
+  let built: BlacklistCache | undefined;
+  const blacklist = () => {
+    if (!built) {
+      built = new BlacklistCache(repositories.blacklist, backend.configBus, {
+        // SLUICE_CONFIG_CACHE_MS=0 turns off every in-process copy of configuration.
+        maxEntries: settings.configCacheMs === 0 ? 0 : settings.blacklistMemoryMax,
+        refreshMs: settings.configCacheMs,
+        onError: (error) =>
+          logger.warn(
+            { err: error },
+            'blacklist reload or change notice failed; the previous copy keeps answering and the periodic check against SQL catches up',
+          ),
+      });
+      // Until its first load ends, the cache asks SQL: correct, only slower.
+      void built.reload().catch(() => undefined);
+      closers.push(() => built?.close());
+    }
+    return built;
+  };
   closers.push(
     () => apiKeys.close(),
     () => tenantConfigs.close(),
     () => templates.close(),
     () => quietHours.close(),
-    () => blacklist.close(),
   );
-  await blacklist.reload();
-  return { options, directory: new CachedTenantDirectory(apiKeys, tenantConfigs), tenantConfigs, templates, quietHours, blacklist };
+  return {
+    options,
+    directory: new CachedTenantDirectory(apiKeys, tenantConfigs),
+    tenantConfigs,
+    templates,
+    quietHours,
+    blacklist,
+    blacklistChanged: () => (built ? built.changed() : backend.configBus.publish(BLACKLIST_CHANGED)),
+  };
 }
 
 /** The admission chain: the default steps over the caches, the backend's limiter and `writer`. */
@@ -112,14 +130,17 @@ export function createAdmissionChain(
 ): AdmissionChain {
   const idempotencyLockErrors = new ThrottledLog<{ err: unknown }>(
     (fields) =>
-      logger.warn(fields, 'Idempotency-Key hold could not be asked of Redis: twins sent to other instances are settled by the unique key alone'),
+      logger.warn(
+        fields,
+        'Idempotency-Key hold could not be asked of Redis: twins sent to other instances are settled by the unique key alone',
+      ),
     clock,
   );
   return defaultChain({
     directory: caches.directory,
     templates: caches.templates,
     quietHours: caches.quietHours,
-    blacklist: caches.blacklist,
+    blacklist: caches.blacklist(),
     messages: writer,
     idempotency: new LockingIdempotencyGuard({
       ...(backend.sharedLocks ? { locks: backend.sharedLocks } : {}),
@@ -134,7 +155,8 @@ export function createAdmissionChain(
       metrics.decisions.inc({ outcome: decision.code, channel, rule: decision.rule === undefined ? 'none' : String(decision.rule) }),
     observer: {
       rejected: (interceptor, code) => metrics.admissionRejections.inc({ interceptor, code }),
-      undoFailed: (interceptor, error) => logger.error({ err: error, interceptor }, 'undo failed: a rejected request kept what it consumed'),
+      undoFailed: (interceptor, error) =>
+        logger.error({ err: error, interceptor }, 'undo failed: a rejected request kept what it consumed'),
     },
   });
 }

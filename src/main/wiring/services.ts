@@ -3,11 +3,12 @@
  * caches and the backend's limiter. Writes that change what other instances cache announce it.
  */
 import type { Logger } from 'pino';
-import { releaseFrequencySlot } from '../../admission/interceptors/frequency.js';
 import type { AdmissionOutcome } from '../../admission/context.js';
+import { releaseFrequencySlot } from '../../admission/interceptors/frequency.js';
 import type { NewMessage } from '../../admission/ports.js';
 import { subjectTenant } from '../../admission/subjects.js';
 import { unavailableUnlessSluiceError } from '../../core/errors.js';
+import type { HostResolver } from '../../infra/host-resolver.js';
 import { ThrottledLog } from '../../infra/throttled-log.js';
 import type { Clock } from '../../limiter/index.js';
 import type { Metrics } from '../../metrics/index.js';
@@ -19,16 +20,19 @@ import { SqlMessageService, SqlMessageWriter } from '../../services/message-serv
 import { SqlReceiptService } from '../../services/receipt-service.js';
 import { LimiterRiskService } from '../../services/risk-service.js';
 import { SqlTemplateService } from '../../services/template-service.js';
-import { SqlWebhookService } from '../../services/webhook-service.js';
 import type { Settings } from '../../settings/settings.js';
 import type { Backend } from '../backend/backend.js';
 import type { CloseStack } from '../close-stack.js';
+import { lazily, once } from '../lazily.js';
 import { createRiskControl } from '../risk-control.js';
+import { createWebhooks } from '../webhooks.js';
 import { type ConfigCaches, createAdmissionChain } from './admission.js';
 import type { StorageWing } from './storage.js';
 
 export interface ServicesWing {
   services: Services;
+  /** Resolves the hosts tenants control (webhook endpoints, their providers): bounded, off the thread pool. */
+  resolver(): HostResolver;
   /** Subscribes to every accepted message, after its commit (the due feed). */
   onAccepted(listener: (message: NewMessage, outcome: AdmissionOutcome) => void): void;
 }
@@ -47,24 +51,37 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
   const { settings, clock, logger, metrics, backend, storage, closers } = context;
   const { repositories } = storage;
   const { directory, tenantConfigs } = caches;
+  const { limiter } = backend;
   const tenantOf = async (tenantId: string) => (await tenantConfigs.get(tenantId))?.tenant;
 
   const acceptedListeners: ((message: NewMessage, outcome: AdmissionOutcome) => void)[] = [];
-  const writer = new SqlMessageWriter(repositories.messages, settings.maxAttempts, (message, outcome) => {
-    for (const listener of acceptedListeners) listener(message, outcome);
+  const chain = once(() =>
+    createAdmissionChain(
+      context,
+      caches,
+      new SqlMessageWriter(repositories.messages, settings.maxAttempts, (message, outcome) => {
+        for (const listener of acceptedListeners) listener(message, outcome);
+      }),
+    ),
+  );
+  const riskControl = once(() => {
+    const wiring = createRiskControl({
+      cacheOptions: caches.options,
+      repository: repositories.riskRules,
+      tenant: tenantOf,
+      backend,
+      oneCall: settings.riskOneCall,
+      metrics,
+      logger,
+    });
+    closers.push(() => wiring.close());
+    return wiring;
   });
-  const chain = createAdmissionChain(context, caches, writer);
-
-  const riskControl = createRiskControl({
-    cacheOptions: caches.options,
-    repository: repositories.riskRules,
-    tenant: tenantOf,
-    backend,
-    oneCall: settings.riskOneCall,
-    metrics,
-    logger,
+  const webhooks = once(() => {
+    const wiring = createWebhooks(settings, { repositories, clock, bus: backend.configBus, logger });
+    closers.push(() => wiring.resolver.close());
+    return wiring;
   });
-  closers.push(() => riskControl.close());
 
   // Other instances drop the tenant's cached bans; unannounced, they hold at most SLUICE_BAN_CACHE_MS.
   const announceBans =
@@ -73,7 +90,10 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
       await backend.configBus
         .publish(`bans:${subjectTenant(subject)}`)
         .catch((error: unknown) =>
-          logger.warn({ err: error }, 'a lifted ban could not be announced: other instances may answer it banned for up to SLUICE_BAN_CACHE_MS'),
+          logger.warn(
+            { err: error },
+            'a lifted ban could not be announced: other instances may answer it banned for up to SLUICE_BAN_CACHE_MS',
+          ),
         );
       return result;
     };
@@ -86,58 +106,67 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
       logger.error({ err: error, messageId: id }, 'cancel: giving the frequency slot back failed');
     }
   };
-  const { limiter } = backend;
-  const services: Services = {
-    messages: new SqlMessageService(chain, repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes),
-    risk: new LimiterRiskService({
-      tenant: tenantOf,
-      limiter,
-      degrading: backend.degrading,
-      onDecision: (decision) =>
-        metrics.decisions.inc({ outcome: decision.code, channel: 'none', rule: decision.rule === undefined ? 'none' : String(decision.rule) }),
-    }),
-    riskControl: riskControl.service,
-    admin: new SqlAdminService({
-      ...repositories,
-      directory,
-      // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
-      limiter: {
-        unban: (subject) => limiter.unban(subject).then(announceBans(subject), unavailableUnlessSluiceError),
-        reset: (subject) => limiter.reset(subject).then(announceBans(subject), unavailableUnlessSluiceError),
-      },
-      defaultRegion: settings.defaultRegion,
-      blacklistChanged: () => caches.blacklist.changed(),
-      riskRulesChanged: (tenantId, action) => riskControl.invalidate(tenantId, action),
-    }),
+  const services = lazily<Services>({
+    messages: () => new SqlMessageService(chain(), repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes),
+    risk: () =>
+      new LimiterRiskService({
+        tenant: tenantOf,
+        limiter,
+        degrading: backend.degrading,
+        onDecision: (decision) =>
+          metrics.decisions.inc({
+            outcome: decision.code,
+            channel: 'none',
+            rule: decision.rule === undefined ? 'none' : String(decision.rule),
+          }),
+      }),
+    riskControl: () => riskControl().service,
+    admin: () =>
+      new SqlAdminService({
+        ...repositories,
+        directory,
+        // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
+        limiter: {
+          unban: (subject) => limiter.unban(subject).then(announceBans(subject), unavailableUnlessSluiceError),
+          reset: (subject) => limiter.reset(subject).then(announceBans(subject), unavailableUnlessSluiceError),
+        },
+        defaultRegion: settings.defaultRegion,
+        blacklistChanged: () => caches.blacklistChanged(),
+        riskRulesChanged: (tenantId, action) => riskControl().invalidate(tenantId, action),
+        riskStateMaxBytes: settings.riskStateMaxBytes,
+      }),
     // A peek has no fallback either: with Redis away it is a 503.
-    lookups: new SqlAdminLookupService({ ...repositories, limiter, clock, defaultRegion: settings.defaultRegion }),
-    health: new ReadinessService({
-      database: storage.database,
-      probes: backend.probes,
-      errors: new ThrottledLog<{ err: unknown; check: string }>((fields) => logger.warn(fields, 'readiness check failed'), clock),
-    }),
-    templates: new SqlTemplateService({
-      tenants: repositories.tenants,
-      templates: repositories.templates,
-      quietHours: repositories.quietHours,
-      invalidateTemplate: (tenantId, channel, name) => caches.templates.invalidate(tenantId, channel, name),
-      invalidateQuietHours: (tenantId, channel) => caches.quietHours.invalidate(tenantId, channel),
-    }),
-    webhooks: new SqlWebhookService({
-      tenants: repositories.tenants,
-      webhooks: repositories.webhooks,
-      events: repositories.webhookEvents,
-      urlPolicy: { allowPrivate: settings.webhookAllowPrivate, allowedHosts: settings.webhookAllowedHosts },
-      clock,
-      rotateGraceMs: settings.webhookRotateGraceHours * 3_600_000,
-    }),
-    receipts: new SqlReceiptService({
-      providers: repositories.providers,
-      receipts: repositories.receipts,
-      clock,
-      onReceipt: (provider, outcome, delivered, count) =>
-        metrics.receipts.inc({ provider, outcome, status: delivered === undefined ? 'none' : delivered ? 'delivered' : 'undelivered' }, count),
-    }),
+    lookups: () => new SqlAdminLookupService({ ...repositories, limiter, clock, defaultRegion: settings.defaultRegion }),
+    health: () =>
+      new ReadinessService({
+        database: storage.database,
+        probes: backend.probes,
+        errors: new ThrottledLog<{ err: unknown; check: string }>((fields) => logger.warn(fields, 'readiness check failed'), clock),
+      }),
+    templates: () =>
+      new SqlTemplateService({
+        tenants: repositories.tenants,
+        templates: repositories.templates,
+        quietHours: repositories.quietHours,
+        invalidateTemplate: (tenantId, channel, name) => caches.templates.invalidate(tenantId, channel, name),
+        invalidateQuietHours: (tenantId, channel) => caches.quietHours.invalidate(tenantId, channel),
+      }),
+    webhooks: () => webhooks().service,
+    receipts: () =>
+      new SqlReceiptService({
+        providers: repositories.providers,
+        receipts: repositories.receipts,
+        clock,
+        onReceipt: (provider, outcome, delivered, count) =>
+          metrics.receipts.inc(
+            { provider, outcome, status: delivered === undefined ? 'none' : delivered ? 'delivered' : 'undelivered' },
+            count,
+          ),
+      }),
+  });
+  return {
+    services,
+    resolver: () => webhooks().resolver,
+    onAccepted: (listener) => acceptedListeners.push(listener),
   };
-  return { services, onAccepted: (listener) => acceptedListeners.push(listener) };
 }

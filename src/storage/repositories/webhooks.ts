@@ -1,5 +1,5 @@
 /**
- * Tenants' webhook endpoints. The signing secret (`whsec_` + 32 random bytes) is made here, shown
+ * Tenants' webhook endpoints. The signing secret (`whsec_` + 32 random bytes in base64) is made here, shown
  * once by {@link WebhooksRepository.create} / {@link WebhooksRepository.rotateSecret}, sealed with
  * the {@link SecretBox} (bound to the webhook id) before it reaches SQL, and opened only by
  * {@link WebhooksRepository.signingSecrets} for the event dispatcher. Every tenant-facing call
@@ -56,7 +56,8 @@ function toWebhook(row: WebhooksTable): Webhook {
   };
 }
 
-const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
+/** Standard base64 after the prefix: Standard Webhooks libraries decode it strictly. */
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 export class WebhooksRepository {
   private readonly clock: Clock;

@@ -50,6 +50,10 @@ class TroubledStore implements LimiterStore {
   async peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
     return this.inner.peek(subject, rules, now);
   }
+  async banIfHit(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
+    await this.trouble();
+    return this.inner.banIfHit(subject, rules, now);
+  }
   async undo(subject: string, rules: readonly NormalizedRule[], requestId: string, at: number): Promise<void> {
     await this.trouble();
     return this.inner.undo(subject, rules, requestId, at);

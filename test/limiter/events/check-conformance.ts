@@ -1,7 +1,8 @@
 /**
  * The conformance suite of `EventStore.decide` (a whole check in one atomic call): window ops
  * are exact sliding logs (brute-force model of every admission), a check's windows record only
- * when no vetoing op fired and it was not vetoed before, event ops record as `apply` does.
+ * when no vetoing op fired and it was not vetoed before, a window's breach bans at once (its log
+ * holds only admissions that stand), event ops record as `apply` does.
  * Fresh random subjects per run, explicit non-decreasing times.
  */
 import { randomUUID } from 'node:crypto';
@@ -17,6 +18,7 @@ type DistinctOp = Extract<EventOp, { kind: 'distinct' }>;
 /** Every admission ever made, per subject; a window's count recomputed from all of them. */
 class CheckModel {
   private readonly admitted = new Map<string, { at: number; member: string }[]>();
+  private readonly bans = new Map<string, number>();
   private readonly values = new Map<string, { at: number; value: string }[]>();
 
   decide(ops: readonly (WindowOp | DistinctOp)[], vetoes: readonly boolean[], vetoedBefore: boolean, t: number): EventResult[] {
@@ -37,8 +39,13 @@ class CheckModel {
     const counted = all.filter((entry) => entry.at > t - op.windowMs && entry.at <= t).sort((a, b) => a.at - b.at);
     const member = op.member ?? '';
     if (member !== '' && counted.some((entry) => entry.member === member)) return { fired: false, count: counted.length };
+    const banEnd = this.bans.get(op.subject) ?? 0;
+    if (banEnd > t) return { fired: true, banned: true, count: op.record ? 0 : counted.length, retryAfterMs: banEnd - t };
     if (counted.length >= op.limit) {
-      return { fired: true, count: counted.length, retryAfterMs: counted[counted.length - op.limit]!.at + op.windowMs - t };
+      const banMs = op.banMs ?? 0;
+      if (banMs > 0 && op.record) this.bans.set(op.subject, t + banMs);
+      const retryAfterMs = counted[counted.length - op.limit]!.at + op.windowMs - t;
+      return { fired: true, count: counted.length, retryAfterMs: Math.max(retryAfterMs, banMs) };
     }
     if (op.record) writes.push(() => all.push({ at: t, member }));
     return { fired: false, count: counted.length };
@@ -61,7 +68,7 @@ export function defineCheckConformance(name: string, openStore: () => EventStore
   describe(name, () => {
     const runs = options.heavy ? 30 : 100;
 
-    it('decide matches the brute-force model: exact windows, written only by checks no vetoing rule denied', async () => {
+    it('decide matches the brute-force model: exact windows, written only by checks no vetoing rule denied, bans by their breach', async () => {
       const store = openStore();
       const decide = store.decide!;
       expect(decide).toBeTypeOf('function');
@@ -69,6 +76,7 @@ export function defineCheckConformance(name: string, openStore: () => EventStore
         fc.asyncProperty(
           fc.integer({ min: 1, max: 4 }),
           fc.integer({ min: 1, max: 3 }),
+          fc.constantFrom(0, 1_500),
           fc.array(
             fc.record({
               dt: fc.integer({ min: 0, max: 700 }),
@@ -81,7 +89,7 @@ export function defineCheckConformance(name: string, openStore: () => EventStore
             }),
             { maxLength: 40 },
           ),
-          async (limit, distinctLimit, steps) => {
+          async (limit, distinctLimit, banMs, steps) => {
             const run = randomUUID();
             const model = new CheckModel();
             let t = T0;
@@ -89,7 +97,7 @@ export function defineCheckConformance(name: string, openStore: () => EventStore
               t += step.dt;
               const member = step.retry === null ? {} : { member: `req-${step.retry}` };
               const ops: (WindowOp | DistinctOp)[] = [
-                { kind: 'window', subject: `${run}:w:${step.device}`, windowMs: 2_000, limit, record: step.record, ...member },
+                { kind: 'window', subject: `${run}:w:${step.device}`, windowMs: 2_000, limit, banMs, record: step.record, ...member },
                 {
                   kind: 'distinct',
                   subject: `${run}:d:${step.device}`,

@@ -4,6 +4,8 @@
  * is lost, the count of `failed` afterwards is exactly the number pushed. Standalone and cluster.
  * check (standalone: `decide`): a distinct rule (limit 5) vetoes a window (limit 7) in each check:
  * exactly 5 checks pass and the window holds exactly 5 admissions (none from a denied check).
+ * ban-check (standalone, RiskEngine with one call per check): windows of limit 10 and of limit 12
+ * banning 60 s on one phone: exactly 10 pass and no answer, then or after, says BANNED.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -12,7 +14,9 @@ import { fileURLToPath } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
 import { expect, it } from 'vitest';
 import { RedisEventStore } from '../../../src/limiter/events/redis-event-store.js';
+import { directEvents, Limiter, RedisStore, RiskEngine } from '../../../src/limiter/index.js';
 import { describeWith, servers } from '../../support/servers.js';
+import { BAN_RULES } from './ban-rules.js';
 
 const CHILD = fileURLToPath(new URL('./race-child.ts', import.meta.url));
 const PROCESSES = 4;
@@ -34,14 +38,14 @@ function startRacer(target: string, prefix: string, subject: string, kind: strin
     lines.on('line', (line) => line === 'ready' && resolve());
     void exited.then((code) => reject(new Error(`race child exited (${code}) before ready: ${stderr}`)));
   });
-  const result = new Promise<{ fired: number; passed: number }>((resolve, reject) => {
+  const result = new Promise<{ fired: number; passed: number; banned: number }>((resolve, reject) => {
     lines.on('line', (line) => line.startsWith('{') && resolve(JSON.parse(line)));
     void exited.then((code) => reject(new Error(`race child exited (${code}) without a result: ${stderr}`)));
   });
   return { child, ready, result };
 }
 
-async function race(target: string, connect: () => Redis | Cluster, kind: 'distinct' | 'last-n' | 'check') {
+async function race(target: string, connect: () => Redis | Cluster, kind: 'distinct' | 'last-n' | 'check' | 'ban-check') {
   const prefix = `test:evrace:${randomUUID().slice(0, 8)}`;
   const subject = `race:${randomUUID()}`;
   const racers = Array.from({ length: PROCESSES }, (_, id) => startRacer(target, prefix, subject, kind, id));
@@ -52,7 +56,14 @@ async function race(target: string, connect: () => Redis | Cluster, kind: 'disti
     const results = await Promise.all(racers.map((racer) => racer.result));
     const passed = results.reduce((sum, r) => sum + r.passed, 0);
     const store = new RedisEventStore({ client, prefix, keySecret: 'race' });
-    if (kind === 'check') {
+    if (kind === 'ban-check') {
+      expect(passed).toBe(10);
+      expect(results.map((r) => r.banned)).toEqual(results.map(() => 0));
+      const limiter = new Limiter({ store: new RedisStore({ client, prefix: `${prefix}:lim`, keySecret: 'race' }) });
+      const engine = new RiskEngine({ windows: limiter, peek: limiter, events: directEvents(store) });
+      const after = await engine.check(`${prefix}:`, BAN_RULES, { phone: subject });
+      expect(after.reasons.map((reason) => [reason.rule, reason.code])).toEqual([['ten', 'RATE_LIMITED']]);
+    } else if (kind === 'check') {
       expect(passed).toBe(5);
       const [after] = await store.apply([{ kind: 'window', subject: `${subject}:w`, windowMs: 3_600_000, limit: 7, record: false }]);
       expect(after).toEqual({ fired: false, count: 5 });
@@ -86,6 +97,10 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'RedisEventStore race be
 describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'RedisEventStore.decide race between processes (standalone)', () => {
   it(`${PROCESSES} processes × ${OPS} concurrent checks: a vetoed check never writes its window`, async () => {
     await race(servers.redisUrl!, () => new Redis(servers.redisUrl!), 'check');
+  }, 60_000);
+
+  it(`${PROCESSES} processes × ${OPS} concurrent risk checks, limits 10 and 12 (ban): exactly 10 pass, nothing bans`, async () => {
+    await race(servers.redisUrl!, () => new Redis(servers.redisUrl!), 'ban-check');
   }, 60_000);
 });
 

@@ -2,10 +2,11 @@
 risk-batch: applies the event-rule operations of one batch (checks and events issued in the same
 turn of the event loop), all of one Redis Cluster slot. Semantics: src/limiter/events/types.ts.
 
-KEYS: per op, in order: last-n 1 (list), distinct 1 (sorted set) or 2 (HyperLogLogs), claim 1, window 1
-      (packed log), check header none, seen 2 (filter of the current
+KEYS: per op, in order: last-n 1 (list), distinct 1 (sorted set) or 2 (HyperLogLogs), claim 1, window 2
+      (packed log, ban end), check header none, seen 2 (filter of the current
       generation, of the previous one; the same key twice without a window). A filter's key names
-      its size, so a rule resized starts a new filter instead of reading the old with other positions.
+      its size, so a rule resized starts a new filter instead of reading the old with other positions;
+      a filter larger than one segment (hashing.ts) is one key per segment, these two its value's.
 ARGV[1] = now in ms, or '' for Redis TIME; ARGV[2] = number of ops; then per op:
   'n', n, m, outcome, push ('' = none), ttlMs
   'd', windowMs, limit, member (48-bit value hash), record (0/1)
@@ -13,16 +14,20 @@ ARGV[1] = now in ms, or '' for Redis TIME; ARGV[2] = number of ops; then per op:
        this generation's HyperLogLog and the last one's (PFCOUNT of both, PFADD to this one)
   'c', ttlMs: claims the key (SET NX PX, on the Redis clock); fires when it was claimed already;
        ttlMs 0 releases it (DEL)
-  'w', windowMs, limit, member (4 bytes, '' = anonymous), record (0/1): a sliding-log window,
-       exact: counts the admissions in (now - w, now]; fires at limit; a member found in the window
-       is a retry (not fired, no write); else records now when record (inside a check: at its end,
-       and only when the check is not vetoed)
+  'w', windowMs, limit, member (4 bytes, '' = anonymous), record (0/1), banMs (0 = none): a
+       sliding-log window, exact, in the limiter's order: a member found in the window is a retry
+       (not fired, no write); a ban in force answers fired = 2 (banned; count 0 when record: a
+       check makes no count); else counts the admissions in (now - w, now] and fires at limit,
+       then with banMs > 0 and record sets the ban key to now + banMs (PX banMs) at once, inside a
+       check too (the log holds only admissions that stand: a breach of them bans); else records
+       now when record (inside a check: at its end, and only when the check is not vetoed)
   'g', ops, vetoed (0/1), mask: a check: the next `ops` ops are one check; mask has a '1' per op
        whose firing vetoes it. Its window ops record after all its ops, only when vetoed is 0 and
        no masked op fired; so a denied check writes no window. Its own reply row is {0, 0, 0}.
-  's', bytes (filter size), record (0/1), ttlMs (0 = none), offset (byte offset of the value's
-       64-byte block), positions (k bit positions in the block, 2 bytes each, big-endian)
-Returns: per op fired (0/1), count, retryAfterMs, flat (3 numbers an op); {-1} for malformed arguments.
+  's', bytes (the key's size: the filter's, or its segment's), record (0/1), ttlMs (0 = none),
+       offset (byte offset of the value's 64-byte block in the key), positions (k bit positions in the block, 2 bytes each, big-endian)
+Returns: per op fired (0/1; 2 a window's ban in force), count, retryAfterMs, flat (3 numbers an op);
+{-1} for malformed arguments.
 State: window a string of 12-byte entries ascending by time (a double, struct '>d', then the
 member; 4 zero bytes when anonymous), trimmed to the window at each write and SET with PX = w
 (plus how far its newest entry lies ahead, when callers' clocks differ), so read and written whole
@@ -87,13 +92,16 @@ for i = 1, ops do
     a = a + 4
     out[o + 1], out[o + 2], out[o + 3] = 0, 0, 0; o = o + 3
   elseif kind == 'w' then
-    local key = KEYS[k]
-    local wText, limit, member, record = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4] == '1'
+    local key, banKey = KEYS[k], KEYS[k + 1]
+    local wText, limit, member, record, ban = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4] == '1', tonumber(ARGV[a + 5])
     local w = tonumber(wText)
-    if not (w and limit) then return {-1} end
-    k = k + 1
-    a = a + 5
-    local log = redis.call('GET', key) or ''
+    if not (w and limit and ban) then return {-1} end
+    k = k + 2
+    a = a + 6
+    -- One call reads the log and the ban end (one hash tag, so one slot).
+    local got = redis.call('MGET', key, banKey)
+    local log = got[1] or ''
+    local banEnd = tonumber(got[2])
     local entries = #log / 12
     -- first: the first entry inside the window (later than now - w); entries are ascending.
     local cut = now - w
@@ -111,6 +119,8 @@ for i = 1, ops do
     end
     if repeated then
       out[o + 1], out[o + 2], out[o + 3] = 0, c, 0; o = o + 3
+    elseif banEnd and banEnd > now then
+      out[o + 1], out[o + 2], out[o + 3] = 2, record and 0 or c, banEnd - now; o = o + 3
     elseif c >= limit then
       -- Admitted again once c - limit + 1 entries have left: the (c - limit + 1)-th counted one.
       local seenCount, retry = 0, 0
@@ -120,6 +130,10 @@ for i = 1, ops do
           seenCount = seenCount + 1
           if seenCount == c - limit + 1 then retry = t + w - now break end
         end
+      end
+      if ban > 0 then
+        if ban > retry then retry = ban end
+        if record then redis.call('SET', banKey, fmt('%d', now + ban), 'PX', fmt('%d', ban)) end
       end
       out[o + 1], out[o + 2], out[o + 3] = 1, c, retry; o = o + 3
     else
@@ -226,7 +240,7 @@ for i = 1, ops do
     local seen = inCurrent or (previous ~= current and has(redis.call('GETRANGE', previous, from, to), hashes))
     if record and not inCurrent then
       if #block < 64 then
-        -- A new filter is sized in full at its first write (one allocation, the documented memory).
+        -- A new key (a filter, or one segment of a larger one) is sized in full at its first write.
         redis.call('SETRANGE', current, fmt('%d', bytes - 1), '\0')
         block = ZERO_BLOCK
       end
@@ -242,7 +256,7 @@ for i = 1, ops do
     return {-1}
   end
   if i <= checkEnd and i >= checkFirst then
-    if out[o - 2] == 1 and mask:sub(i - checkFirst + 1, i - checkFirst + 1) == '1' then vetoed = true end
+    if out[o - 2] >= 1 and mask:sub(i - checkFirst + 1, i - checkFirst + 1) == '1' then vetoed = true end
     if i == checkEnd then
       if not vetoed then
         for _, x in ipairs(writes) do writeWindow(x[1], x[2], x[3], x[4], x[5]) end

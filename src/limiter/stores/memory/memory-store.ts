@@ -207,7 +207,25 @@ export class MemoryStore implements LimiterStore {
   }
 
   peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
-    const t = now ?? this.readClock();
+    return Promise.resolve(this.look(subject, rules, now ?? this.readClock()));
+  }
+
+  banIfHit(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
+    const c = this.readClock();
+    const t = now ?? c;
+    const decision = this.look(subject, rules, t);
+    // `evaluation` is the look's (a subject under a ban in force reads BANNED, banMs 0).
+    const banMs = decision.code === 'RATE_LIMITED' ? this.evaluation.banMs : 0;
+    if (banMs > 0) {
+      const state = this.subjects.get(subject) ?? this.create(subject);
+      if (!state) return this.full();
+      this.setBan(state, t + banMs, c + banMs);
+    }
+    return Promise.resolve(decision);
+  }
+
+  /** A peek at `t`: trims, then steps 2 and 4 without recording or banning. */
+  private look(subject: string, rules: readonly NormalizedRule[], t: number): Decision {
     const state = this.subjects.get(subject);
     let longest = 0;
     for (let index = 0; index < rules.length; index++) if (rules[index]!.windowMs > longest) longest = rules[index]!.windowMs;
@@ -216,7 +234,7 @@ export class MemoryStore implements LimiterStore {
     const { code, rule, retryAfterMs } = this.evaluate(state, rules, t, t, counts);
     const decision: Decision = { allowed: code === 'OK', code, retryAfterMs, counts, at: t };
     if (code === 'RATE_LIMITED') decision.rule = rule;
-    return Promise.resolve(decision);
+    return decision;
   }
 
   undo(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, at: number): Promise<void> {

@@ -11,7 +11,8 @@ import type { SubjectKeys } from './keys.js';
 export interface PendingDecision {
   keys: SubjectKeys;
   rules: readonly NormalizedRule[];
-  peek: boolean;
+  /** A peek; `'ban'`: a peek that bans when hit (`LimiterStore.banIfHit`). */
+  peek: boolean | 'ban';
   /** The request id's log member, '' when none. */
   member: string;
   /** Decision time; undefined: Redis TIME. */
@@ -69,9 +70,10 @@ export function encodeBatch(
   args.push(minTtlMs, packedLogMax, sets.length);
   for (const set of sets) for (const value of set) args.push(value);
   for (const item of items) {
+    // A peek has no countAt: its bit 4 says the peek bans when hit.
     const header =
       8 * setNumbers.get(item.rules)! +
-      (item.countAt === undefined ? 0 : 4) +
+      (item.countAt === undefined && item.peek !== 'ban' ? 0 : 4) +
       (item.member === '' ? 0 : 2) +
       (item.now === undefined ? 0 : 1);
     args.push(item.peek ? -header : header);

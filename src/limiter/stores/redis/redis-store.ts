@@ -161,6 +161,10 @@ export class RedisStore implements LimiterStore {
     return this.enqueue(subject, rules, true, '', now, undefined);
   }
 
+  banIfHit(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
+    return this.enqueue(subject, rules, 'ban', '', now, undefined);
+  }
+
   /**
    * Takes back the attempt logged under `requestId` (its counters at min(the entry's score, `at`):
    * a scheduled entry is later than its decision time), or without an id the counters of an
@@ -202,7 +206,7 @@ export class RedisStore implements LimiterStore {
   private enqueue(
     subject: string,
     rules: readonly NormalizedRule[],
-    peek: boolean,
+    peek: PendingDecision['peek'],
     member: string,
     now: number | undefined,
     countAt: number | undefined,

@@ -22,7 +22,8 @@ ARGV (positional, no tables per decision):
       n, then n x (algorithm, windowMs, limit, banMs)
       algorithm: 1 sliding-log, 2 sliding-counter, 3 fixed-window, 4 token-bucket
   then per decision, 1 to 4 values: h = 8 x (rule set number, 1-based) + 4 x (has countAt)
-      + 2 x (has member) + (has now), negated for a peek; then the member (the request id's 32-bit
+      + 2 x (has member) + (has now), negated for a peek (whose bit 4, never a countAt, asks it to
+      ban when hit: LimiterStore.banIfHit); then the member (the request id's 32-bit
       member) if flagged, then now (epoch ms) if flagged, then countAt (epoch ms) if flagged; without
       now the decision uses Redis TIME, read once per call. (One value in the common case: every
       argument costs Redis parsing and a Lua string.)
@@ -342,6 +343,7 @@ for d = 1, decisions do
   p = p + 1
   local peek = h < 0
   if peek then h = -h end
+  local banning = peek and h % 8 >= 4
   local set = sets[floor(h / 8)]
   if not set then return { -1 } end
   local member = ''
@@ -359,7 +361,7 @@ for d = 1, decisions do
   end
   -- The attempt's count time: countAt when later than t.
   local ca, caText = t, tText
-  if h % 8 >= 4 then
+  if h % 8 >= 4 and not peek then
     local v = tonumber(ARGV[p])
     if not v then return { -1 } end
     if v > t then ca, caText = v, ARGV[p] end
@@ -536,7 +538,7 @@ for d = 1, decisions do
       -- An attempt counted later than its decision time (ca > t) breaches nothing yet: no ban.
       if maxBan > 0 and ca == t then
         if maxBan > retry then retry = maxBan end
-        if not peek then
+        if banning or not peek then
           redis.call('SET', kb, fmt('%d', t + maxBan), 'PX', fmt('%d', max(maxBan, minTtl)))
           banEnds[kb] = t + maxBan
         end

@@ -16,16 +16,17 @@ Returns: per undo 1 when the counter effects were applied, 0 when a member was g
   batched per node, a key is not on this node (nothing is undone).
 
 With a member the entry is removed and a = min(its score, at): the score is the attempt's count
-time, later than its decision time `at` for a scheduled attempt, whose counters were written at `at`. Without one a = at and the log is not touched: anonymous entries cannot be told apart,
-and the caller vouches that it undoes an anonymous admission at `at`, at most once.
+time, later than its decision time `at` for a scheduled attempt, whose counters were written at
+`at`. Without one a = at and the log is not touched: anonymous entries cannot be told apart, and
+the caller vouches that it undoes an anonymous admission at `at`, at most once.
 Counter effects for an attempt admitted at a (includes/counters.lua, undoCounter): the
 fixed-window count of window floor(a / w) is decremented if still stored and > 0; the
 sliding-counter bucket floor(a / b) likewise; the token bucket's tat becomes max(tat - T, a) if one
 is stored. Rules that share a counter were counted once and are undone once.
 A packed log loses the entry in place and keeps its TTL (set by every check-batch write that adds
 an entry, so it never rested on the oldest entry).
-TTLs: a removed entry may have been the log's oldest, which check-batch.lua's TTL argument leans
-on, so after removing one the log's TTL is reset to max(2 x the longest window, minTtlMs), or to
+TTLs: a removed entry may have been the log's oldest, which the TTL argument of check-batch.lua
+(includes/log-write.lua) leans on, so after removing one the log's TTL is reset to max(2 x the longest window, minTtlMs), or to
 S - at + 2 x the longest window when the scheduled key holds S > at (at <= the present, so this
 keeps the log at least until S + 2L, as check-batch.lua does);
 counters' TTLs are left alone (an undo adds no field that must outlive them).

@@ -5,7 +5,8 @@
  * decisions (200 in flight, so the store batches as in the benchmark) and divides.
  *
  * Usage: `npx tsx bench/support/limiter-instructions.ts [case prefix] [entries per subject]`
- * (cases: packed, packed ids, sorted set, sorted set ids, banned, RateLimiterRedis; default all, 50).
+ * (cases: packed, packed ids, sorted set, sorted set ids, sliding-counter, fixed-window, token-bucket, banned,
+ * RateLimiterRedis; default all, 50).
  * Needs valgrind and callgrind_control on PATH; writes callgrind files under $TMPDIR/limiter-cg.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -99,6 +100,20 @@ try {
       `sluice, ${label} (3 windows of 1e6, ${warmEntries} entries warm)`,
       (index) => limiter.check({ subject: subjects[index % SUBJECTS]!, rules: LARGE, requestId: ids ? `msg-${++sequence}` : undefined }),
       SUBJECTS * warmEntries,
+    );
+    client.disconnect();
+  }
+  // The counter algorithms: the same three windows (a token bucket of 1e6 per window), no log.
+  for (const algorithm of ['sliding-counter', 'fixed-window', 'token-bucket'] as const) {
+    if (!algorithm.startsWith(only)) continue;
+    await admin.flushall();
+    const client = new Redis(port);
+    const limiter = new Limiter({ store: new RedisStore({ client, prefix: 'b' }) });
+    const rules = LARGE.map((rule) => ({ ...rule, algorithm }));
+    await count(
+      `sluice, ${algorithm} (3 windows of 1e6)`,
+      (index) => limiter.check({ subject: subjects[index % SUBJECTS]!, rules }),
+      SUBJECTS * 5,
     );
     client.disconnect();
   }

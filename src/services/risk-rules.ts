@@ -3,20 +3,17 @@
  * (milliseconds, defaults filled in): one conversion, one validation, errors naming the field.
  */
 import { SluiceError } from '../core/errors.js';
-import { checkRiskStateBytes, normalizeRiskRules, type RiskRule, RiskRuleError } from '../limiter/index.js';
+import { checkRiskStateBytes, normalizeRiskRules, RISK_KINDS, type RiskRule, RiskRuleError } from '../limiter/index.js';
 import type { RiskRuleView } from './views.js';
-
-/** The parameters each kind takes beside name, kind, key, mode and effect. */
-const KIND_PARAMETERS: Readonly<Record<RiskRule['kind'], readonly string[]>> = {
-  window: ['windowSeconds', 'limit', 'banSeconds', 'algorithm'],
-  'last-n': ['n', 'm', 'outcome'],
-  distinct: ['of', 'windowSeconds', 'limit'],
-  seen: ['of', 'windowSeconds', 'capacity', 'falsePositiveRate'],
-};
-const COMMON = new Set(['name', 'kind', 'key', 'mode', 'effect']);
 
 /** The library's field names back in the API's (`rules[0].windowMs` → `rules[0].windowSeconds`). */
 const apiField = (field: string) => field.replace(/\.windowMs$/, '.windowSeconds').replace(/\.banMs$/, '.banSeconds');
+
+/** The parameters each kind takes beside name, kind, key, mode and effect, as the API names them (its descriptor's, in seconds). */
+const KIND_PARAMETERS = new Map(
+  Object.values(RISK_KINDS).map((kind) => [kind.name as string, kind.parameters.map((parameter) => apiField(`.${parameter}`).slice(1))]),
+);
+const COMMON = new Set(['name', 'kind', 'key', 'mode', 'effect']);
 
 /**
  * Validates a rule set as the API and the CLI take it and converts it to the library's form.
@@ -25,7 +22,7 @@ const apiField = (field: string) => field.replace(/\.windowMs$/, '.windowSeconds
  */
 export function riskRulesOf(views: readonly RiskRuleView[]): RiskRule[] {
   const library = views.map((view, index) => {
-    const allowed = KIND_PARAMETERS[view.kind] ?? [];
+    const allowed = KIND_PARAMETERS.get(view.kind) ?? [];
     for (const field of Object.keys(view)) {
       if (!COMMON.has(field) && !allowed.includes(field)) {
         throw new SluiceError('INVALID_REQUEST', `rules[${index}].${field}: a ${view.kind} rule takes no ${field}`, {

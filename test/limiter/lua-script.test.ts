@@ -64,4 +64,32 @@ describe('LuaScript', () => {
       rmSync(root, { recursive: true, force: true });
     }
   });
+
+  it('joins `--- @include` pieces, relative to the file naming them, recursively, each once', () => {
+    const root = mkdtempSync(join(tmpdir(), 'sluice-script-'));
+    try {
+      mkdirSync(join(root, 'scripts/includes'), { recursive: true });
+      writeFileSync(join(root, 'scripts/op-1.lua'), '--- @include "includes/a"\n--- @include "includes/b"\nreturn a() + b()\n');
+      writeFileSync(join(root, 'scripts/includes/a.lua'), '--- @include "shared"\nlocal function a() return shared end\n');
+      writeFileSync(join(root, 'scripts/includes/b.lua'), '  --- @include "shared"\nlocal function b() return 2 * shared end\n');
+      writeFileSync(join(root, 'scripts/includes/shared.lua'), 'local shared = 1\n');
+      const script = LuaScript.fromFile(pathToFileURL(join(root, 'scripts/')), 'op-1');
+      expect(script.source).toBe(
+        'local shared = 1\nlocal function a() return shared end\n\nlocal function b() return 2 * shared end\nreturn a() + b()\n',
+      );
+      expect(script.sha).toBe(new LuaScript('op-1', script.source).sha);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a missing piece names the script and the include', () => {
+    const root = mkdtempSync(join(tmpdir(), 'sluice-script-'));
+    try {
+      writeFileSync(join(root, 'op-1.lua'), '--- @include "includes/absent"\nreturn 1\n');
+      expect(() => LuaScript.fromFile(pathToFileURL(`${root}/`), 'op-1')).toThrow(/include "includes\/absent" of .*op-1\.lua not found/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { joinLuaSource } from '../../src/limiter/stores/redis/lua-source.js';
 import { freePort } from '../support/net.js';
 
 const run = promisify(execFile);
@@ -188,6 +189,16 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
       expect(files, file).toContain(file);
     expect(files.filter((path) => !/^(dist\/|package\.json$|README\.md$|LICENSE$|CHANGELOG\.md$)/.test(path))).toEqual([]);
     expect(files.filter((path) => path.endsWith('.map'))).toEqual([]);
+  });
+
+  it('the installed Lua scripts are joined with their pieces (the text the loader joins from src/), and no piece is shipped', async () => {
+    const { stdout } = await run('tar', ['-tzf', tarball]);
+    expect(stdout.split('\n').filter((path) => path.includes('/includes/'))).toEqual([]);
+    for (const script of ['limiter/stores/redis/scripts/check-batch.lua', 'limiter/events/scripts/risk-batch.lua']) {
+      const installed = readFileSync(join(project, 'node_modules/sluice/dist', script), 'utf8');
+      expect(installed, script).not.toContain('@include');
+      expect(installed, script).toBe(joinLuaSource(join(root, 'src', script)));
+    }
   });
 
   it('the installed `sluice --version` prints the version', async () => {

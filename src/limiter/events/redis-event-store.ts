@@ -9,13 +9,16 @@
  * `:b:<bits>:<generation>` (seen filter; `:b:<bits>:<generation>:<segment>` for a filter larger than
  * one segment), `:c` (a claimed request id), `:h:<generation>` (distinct above the exact range, a HyperLogLog). Retention: last-n 31 days after the last push; distinct
  * one window; seen two windows, or without a window `seenRetentionMs` after the last new value.
+ * Each op kind encodes itself and reads its reply row (./kinds/); this store batches them.
  */
 import calculateSlot from 'cluster-key-slot';
 import { Batcher } from '../stores/redis/batcher.js';
 import { LuaScript, type ScriptClient } from '../stores/redis/lua-script.js';
 import { throwIfScriptError } from '../stores/redis/script-errors.js';
-import { seenSegment, ValueHasher } from './hashing.js';
-import { type CheckOps, type EventOp, type EventResult, type EventStore, RISK_LIMITS } from './types.js';
+import { ValueHasher } from './hashing.js';
+import { opHandler } from './kinds/index.js';
+import type { EncodedOp } from './kinds/kind.js';
+import type { CheckOps, EventOp, EventResult, EventStore } from './types.js';
 
 const script = LuaScript.fromFile(new URL('./scripts/', import.meta.url), 'risk-batch');
 
@@ -44,28 +47,6 @@ interface Pending {
   rows: number;
   resolve(rows: [number, number, number][]): void;
   reject(error: unknown): void;
-}
-
-/** An op encoded, `now` filled in when its keys need the time (generations). */
-interface Encoded {
-  keys: string[];
-  args: (string | number | Buffer)[];
-  now: number | undefined;
-}
-
-/** A reply row as an EventResult: `retryAfterMs` only for the kinds that give one, when fired (2: a window's ban). */
-function resultOf(op: EventOp, [fired, count, retry]: [number, number, number]): EventResult {
-  if (fired === 2) return { fired: true, banned: true, count, retryAfterMs: retry };
-  return fired === 1 && (op.kind === 'distinct' || op.kind === 'window')
-    ? { fired: true, count, retryAfterMs: retry }
-    : { fired: fired === 1, count };
-}
-
-/** Bit positions inside a block as one argument: 2 bytes each, big-endian (read by struct.unpack). */
-function packPositions(positions: readonly number[]): Buffer {
-  const packed = Buffer.allocUnsafe(2 * positions.length);
-  for (let i = 0; i < positions.length; i++) packed.writeUInt16BE(positions[i]!, 2 * i);
-  return packed;
 }
 
 export class RedisEventStore implements EventStore {
@@ -110,7 +91,7 @@ export class RedisEventStore implements EventStore {
       ops.map((op) => {
         const encoded = this.encode(op, now);
         return this.enqueue(this.keyBase(op.subject).slot, encoded.now, encoded.keys, encoded.args, 1).then((rows) =>
-          resultOf(op, rows[0]!),
+          opHandler(op).result(rows[0]!),
         );
       }),
     );
@@ -136,7 +117,9 @@ export class RedisEventStore implements EventStore {
       mask += check.vetoes[i] ? '1' : '0';
     }
     args[3] = mask;
-    return this.enqueue(0, now, keys, args, 1 + check.ops.length).then((rows) => check.ops.map((op, i) => resultOf(op, rows[i + 1]!)));
+    return this.enqueue(0, now, keys, args, 1 + check.ops.length).then((rows) =>
+      check.ops.map((op, i) => opHandler(op).result(rows[i + 1]!)),
+    );
   }
 
   private enqueue(slot: number, now: number | undefined, keys: string[], args: (string | number | Buffer)[], rows: number) {
@@ -145,50 +128,10 @@ export class RedisEventStore implements EventStore {
     });
   }
 
-  private encode(op: EventOp, now: number | undefined): Encoded {
+  private encode(op: EventOp, now: number | undefined): EncodedOp {
     const { base } = this.keyBase(op.subject);
-    let keys: string[];
-    let args: (string | number | Buffer)[];
-    if (op.kind === 'window') {
-      keys = [`${base}w`, `${base}wb`];
-      const member = op.member === undefined ? '' : this.hasher.digest('r', op.member).subarray(0, 4);
-      args = ['w', op.windowMs, op.limit, member, op.record ? 1 : 0, op.banMs ?? 0];
-    } else if (op.kind === 'claim') {
-      keys = [`${base}c`];
-      args = ['c', op.ttlMs];
-    } else if (op.kind === 'last-n') {
-      keys = [`${base}n`];
-      args = ['n', op.n, op.m, op.outcome, op.push ?? '', this.lastNRetentionMs];
-    } else if (op.kind === 'distinct' && op.limit > RISK_LIMITS.distinctExact) {
-      // As for seen filters: the generation needs the time before the script runs.
-      if (now === undefined) now = Date.now();
-      const generation = Math.floor(now / op.windowMs);
-      keys = [`${base}h:${generation}`, `${base}h:${generation - 1}`];
-      const retry = (generation + 1) * op.windowMs - now;
-      args = ['h', op.limit, this.hasher.member(op.value), op.record ? 1 : 0, 2 * op.windowMs, retry];
-    } else if (op.kind === 'distinct') {
-      keys = [`${base}d`];
-      args = ['d', op.windowMs, op.limit, this.hasher.member(op.value), op.record ? 1 : 0];
-    } else {
-      if (op.windowMs !== undefined && now === undefined) {
-        // The generation needs the time before the script runs; without `now` the client's clock
-        // picks it (a skew of s ms moves the turnover by s, the window's bound stays 1 to 2 windows).
-        now = Date.now();
-      }
-      const generation = op.windowMs === undefined ? 0 : Math.floor(now! / op.windowMs);
-      // `b`: a blocked filter (hashing.ts), in segments when larger than one (`:<segment>` keys).
-      // Filters of the standard layout (`s:` keys, before 2026-12) are not read: their values
-      // count as new once, and they expire by their TTL.
-      const { block, positions } = this.hasher.positions(op.value, op.bits, op.hashes);
-      const { segment, offset, bytes } = seenSegment(block, op.bits / 8);
-      const part = segment === undefined ? '' : `:${segment}`;
-      const current = `${base}b:${op.bits}:${generation}${part}`;
-      const previous = op.windowMs === undefined ? current : `${base}b:${op.bits}:${generation - 1}${part}`;
-      keys = [current, previous];
-      const ttl = op.windowMs === undefined ? this.seenRetentionMs : 2 * op.windowMs;
-      args = ['s', bytes, op.record ? 1 : 0, ttl, offset, packPositions(positions)];
-    }
-    return { keys, args, now };
+    const { hasher, lastNRetentionMs, seenRetentionMs } = this;
+    return opHandler(op).encode(op, { base, hasher, now, lastNRetentionMs, seenRetentionMs });
   }
 
   private send(items: Pending[]): void {

@@ -29,7 +29,9 @@
 import { randomBytes } from 'node:crypto';
 import type { FallbackMode } from '../degrade/fallback-policy.js';
 import type { CheckRequest, Decision, Rule, UndoRequest } from '../types.js';
-import { seenFilterSize, validateDimensions } from './rules.js';
+import { kindOf } from './kinds/index.js';
+import type { KindReason } from './kinds/kind.js';
+import { validateDimensions } from './rules.js';
 import {
   type CheckOps,
   type Dimensions,
@@ -39,6 +41,7 @@ import {
   type EventStore,
   RISK_LIMITS,
   type RiskEffect,
+  type RiskReasonCode,
   type RiskRule,
   type WindowRiskRule,
 } from './types.js';
@@ -85,7 +88,6 @@ const inStore = (rule: WindowRiskRule) => rule.algorithm === 'sliding-log' && ru
 /** A rule whose firing denies the check. */
 const vetoes = (rule: RiskRule) => rule.mode === 'enforce' && rule.effect === 'deny';
 
-export type RiskReasonCode = 'RATE_LIMITED' | 'BANNED' | 'LAST_N_MATCHED' | 'DISTINCT_LIMIT' | 'NOT_SEEN';
 export type RiskVerdict = 'allow' | RiskEffect;
 
 /** One rule that fired. */
@@ -167,15 +169,16 @@ function limiterRules(rule: WindowRiskRule, withBan = false): readonly Rule[] {
 
 type WindowDecision = Decision & { degraded?: FallbackMode };
 
-function eventOp(scope: string, rule: EventRiskRule, dimensions: Dimensions, record: boolean, outcome: string | undefined): EventOp {
-  const subject = ruleSubject(scope, rule, dimensions);
-  if (rule.kind === 'last-n') {
-    return { kind: 'last-n', subject, n: rule.n, m: rule.m, outcome: rule.outcome, ...(outcome === undefined ? {} : { push: outcome }) };
-  }
-  const value = dimensions[rule.of]!;
-  if (rule.kind === 'distinct') return { kind: 'distinct', subject, windowMs: rule.windowMs, limit: rule.limit, value, record };
-  const { bits, hashes } = seenFilterSize(rule);
-  return { kind: 'seen', subject, ...(rule.windowMs === undefined ? {} : { windowMs: rule.windowMs }), bits, hashes, value, record };
+/** A rule's op for one event, made by its kind. */
+function ruleOp(
+  scope: string,
+  rule: RiskRule,
+  dimensions: Dimensions,
+  record: boolean,
+  outcome: string | undefined,
+  requestId?: string,
+): EventOp {
+  return kindOf(rule).op(rule, { subject: ruleSubject(scope, rule, dimensions), dimensions, record, outcome, requestId });
 }
 
 export class RiskEngine {
@@ -213,19 +216,7 @@ export class RiskEngine {
     );
     const storeRules = rules.filter((rule) => rule.kind !== 'window' || inStore(rule));
     const check: CheckOps = {
-      ops: storeRules.map((rule) =>
-        rule.kind === 'window'
-          ? {
-              kind: 'window',
-              subject: ruleSubject(scope, rule, dimensions),
-              windowMs: rule.windowMs,
-              limit: rule.limit,
-              banMs: rule.banMs,
-              record,
-              ...(options.requestId === undefined ? {} : { member: options.requestId }),
-            }
-          : eventOp(scope, rule, dimensions, record, undefined),
-      ),
+      ops: storeRules.map((rule) => ruleOp(scope, rule, dimensions, record, undefined, options.requestId)),
       vetoes: storeRules.map(vetoes),
       vetoed: limiterRulesOf.some((rule, i) => vetoes(rule) && !limiterDecisions[i]!.allowed),
     };
@@ -263,7 +254,7 @@ export class RiskEngine {
     const windowRules = rules.filter((rule): rule is WindowRiskRule => rule.kind === 'window');
     const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
     const windowCalls = windowRules.map((rule) => known?.get(rule) ?? this.windowCheck(rule, scope, dimensions, record, requestId, now));
-    const ops = eventRules.map((rule) => eventOp(scope, rule, dimensions, record, undefined));
+    const ops = eventRules.map((rule) => ruleOp(scope, rule, dimensions, record, undefined));
     const [windowDecisions, events] = await Promise.all([
       Promise.all(windowCalls),
       ops.length > 0 ? this.options.events.apply(ops, now) : Promise.resolve<AppliedEvents>({ results: [] }),
@@ -338,7 +329,7 @@ export class RiskEngine {
     let degraded = eventsDegraded;
     rules.forEach((rule, i) => {
       const outcome = outcomes[i]!;
-      let reason: Omit<RiskReason, 'rule' | 'kind' | 'effect' | 'shadow'> | undefined;
+      let reason: KindReason<RiskReasonCode> | undefined;
       if ('decision' in outcome) {
         const { decision } = outcome;
         degraded ??= decision.degraded;
@@ -351,7 +342,7 @@ export class RiskEngine {
           };
         }
       } else if (outcome.result.fired) {
-        reason = eventReason(rule, outcome.result, record);
+        reason = kindOf(rule).reason(rule, outcome.result, record);
       }
       verdicts.push(reason ? rule.effect : 'allow');
       if (reason) reasons.push({ rule: rule.name, kind: rule.kind, effect: rule.effect, ...reason, shadow: rule.mode === 'shadow' });
@@ -380,7 +371,7 @@ export class RiskEngine {
     requestId?: string,
   ): Promise<{ degraded?: FallbackMode; duplicate?: true }> {
     // An event writes only to event rules (window rules count checks): it needs only their dimensions.
-    const eventRules = rules.filter((rule): rule is EventRiskRule => rule.kind !== 'window');
+    const eventRules = rules.filter((rule): rule is EventRiskRule => kindOf(rule).recordsEvents);
     validateDimensions(eventRules, dimensions);
     if (eventRules.length === 0) return {};
     const claim = requestId === undefined ? undefined : `${scope}event:${requestId}`;
@@ -395,7 +386,7 @@ export class RiskEngine {
     const release = async () => {
       if (claimed) await this.options.events.apply([{ kind: 'claim', subject: claim!, ttlMs: 0 }], now).catch(() => undefined);
     };
-    const ops = eventRules.map((rule) => eventOp(scope, rule, dimensions, true, outcome));
+    const ops = eventRules.map((rule) => ruleOp(scope, rule, dimensions, true, outcome));
     const applied = await this.options.events.apply(ops, now).catch(async (error: unknown) => {
       await release();
       throw error;
@@ -458,25 +449,3 @@ export class RiskEngine {
 
 /** What decided one rule: the limiter, or the event store. */
 type Outcome = { decision: WindowDecision } | { result: EventResult };
-
-function eventReason(rule: RiskRule, result: EventResult, record: boolean): Omit<RiskReason, 'rule' | 'kind' | 'effect' | 'shadow'> {
-  if (rule.kind === 'last-n') return { code: 'LAST_N_MATCHED', count: result.count, limit: rule.m };
-  if (result.banned) {
-    // As the limiter answers: a ban in force decides a check without counting; a look counts.
-    return {
-      code: 'BANNED',
-      ...(record ? {} : { count: result.count }),
-      limit: (rule as WindowRiskRule).limit,
-      retryAfterMs: result.retryAfterMs!,
-    };
-  }
-  if (rule.kind === 'window' || rule.kind === 'distinct') {
-    return {
-      code: rule.kind === 'window' ? 'RATE_LIMITED' : 'DISTINCT_LIMIT',
-      count: result.count,
-      limit: rule.limit,
-      ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),
-    };
-  }
-  return { code: 'NOT_SEEN' };
-}

@@ -1,55 +1,23 @@
 /**
- * Validation of risk rule sets: every bound of {@link RISK_LIMITS}, defaults filled in. A bad
- * rule throws {@link RiskRuleError} naming its field (`rules[2].m`), so an API can answer 400 with it.
+ * Validation of risk rule sets: every bound of {@link RISK_LIMITS}, defaults filled in (each
+ * kind's parameters by its descriptor, ./kinds/), and the bound of their state. A bad rule throws
+ * {@link RiskRuleError} naming its field (`rules[2].m`), so an API can answer 400 with it.
  */
-import { ALGORITHMS, type Algorithm } from '../types.js';
-import { bloomSize } from './hashing.js';
-import { type Dimensions, RISK_EFFECTS, RISK_LIMITS, RISK_MODES, RISK_RULE_KINDS, type RiskRule } from './types.js';
+import { type Dimensions, RISK_EFFECTS, RISK_LIMITS, RISK_MODES } from './base.js';
+import { isRiskRuleKind, kindOf, RISK_KINDS, RISK_RULE_KINDS, type RiskRule } from './kinds/index.js';
+import { oneOf, RiskRuleError, type RuleInput, text } from './kinds/kind.js';
 
-/** A rule set or an event that breaks a bound; `field` is its path (`rules[1].windowMs`, `dimensions.phone`). */
-export class RiskRuleError extends RangeError {
-  override readonly name = 'RiskRuleError';
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
-  }
-}
-
-type Input = Record<string, unknown>;
-
-const isInt = (value: unknown, min: number, max: number): value is number =>
-  typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
-
-function int(rule: Input, field: string, path: string, min: number, max: number, fallback?: number): number {
-  const value = rule[field] ?? fallback;
-  if (!isInt(value, min, max)) throw new RiskRuleError(`${path}.${field}`, `must be an integer in [${min}, ${max}]`);
-  return value;
-}
-
-function text(rule: Input, field: string, path: string, maxLength: number): string {
-  const value = rule[field];
-  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
-    throw new RiskRuleError(`${path}.${field}`, `must be a string of 1 to ${maxLength} characters`);
-  }
-  return value;
-}
-
-function oneOf<T extends string>(rule: Input, field: string, path: string, values: readonly T[], fallback: T): T {
-  const value = rule[field] ?? fallback;
-  if (!values.includes(value as T)) throw new RiskRuleError(`${path}.${field}`, `must be one of ${values.join(', ')}`);
-  return value as T;
-}
+export { RiskRuleError } from './kinds/kind.js';
+export { seenFilterSize } from './kinds/seen.js';
 
 /** One rule in the library's units (milliseconds), validated; `index` names it in errors. */
 export function normalizeRiskRule(input: unknown, index: number): RiskRule {
   const path = `rules[${index}]`;
   if (input === null || typeof input !== 'object') throw new RiskRuleError(path, 'must be an object');
-  const rule = input as Input;
+  const rule = input as RuleInput;
   const name = text(rule, 'name', path, RISK_LIMITS.nameLength);
   const kind = rule.kind;
-  if (!RISK_RULE_KINDS.includes(kind as never)) throw new RiskRuleError(`${path}.kind`, `must be one of ${RISK_RULE_KINDS.join(', ')}`);
+  if (!isRiskRuleKind(kind)) throw new RiskRuleError(`${path}.kind`, `must be one of ${RISK_RULE_KINDS.join(', ')}`);
   const key = rule.key;
   if (!Array.isArray(key) || key.length === 0 || key.length > RISK_LIMITS.keyDimensions) {
     throw new RiskRuleError(`${path}.key`, `must list 1 to ${RISK_LIMITS.keyDimensions} dimensions`);
@@ -66,44 +34,7 @@ export function normalizeRiskRule(input: unknown, index: number): RiskRule {
     mode: oneOf(rule, 'mode', path, RISK_MODES, 'enforce'),
     effect: oneOf(rule, 'effect', path, RISK_EFFECTS, 'deny'),
   };
-  const maxWindow = RISK_LIMITS.windowMs;
-  switch (kind) {
-    case 'window':
-      return {
-        ...base,
-        kind,
-        windowMs: int(rule, 'windowMs', path, 1, maxWindow),
-        limit: int(rule, 'limit', path, 1, 1_000_000_000),
-        banMs: int(rule, 'banMs', path, 0, maxWindow, 0),
-        algorithm: oneOf<Algorithm>(rule, 'algorithm', path, ALGORITHMS, 'sliding-log'),
-      };
-    case 'last-n': {
-      const n = int(rule, 'n', path, 1, RISK_LIMITS.lastN);
-      return { ...base, kind, n, m: int(rule, 'm', path, 1, n), outcome: text(rule, 'outcome', path, RISK_LIMITS.outcomeLength) };
-    }
-    case 'distinct':
-      return {
-        ...base,
-        kind,
-        of: text(rule, 'of', path, RISK_LIMITS.nameLength),
-        windowMs: int(rule, 'windowMs', path, 1, maxWindow),
-        limit: int(rule, 'limit', path, 1, RISK_LIMITS.distinctLimit),
-      };
-    default: {
-      const falsePositiveRate = rule.falsePositiveRate ?? 0.001;
-      if (typeof falsePositiveRate !== 'number' || !(falsePositiveRate >= 1e-9 && falsePositiveRate <= 0.5)) {
-        throw new RiskRuleError(`${path}.falsePositiveRate`, 'must be a number in [1e-9, 0.5]');
-      }
-      return {
-        ...base,
-        kind: 'seen',
-        of: text(rule, 'of', path, RISK_LIMITS.nameLength),
-        ...(rule.windowMs === undefined ? {} : { windowMs: int(rule, 'windowMs', path, 1, maxWindow) }),
-        capacity: int(rule, 'capacity', path, 1, RISK_LIMITS.seenCapacity, 1000),
-        falsePositiveRate,
-      };
-    }
-  }
+  return RISK_KINDS[kind].normalize(rule, path, base);
 }
 
 /** A whole set: 1 to 32 rules with unique names. */
@@ -119,9 +50,6 @@ export function normalizeRiskRules(input: unknown): RiskRule[] {
   });
   return rules;
 }
-
-/** The Bloom filter a `seen` rule uses. */
-export const seenFilterSize = (rule: { capacity: number; falsePositiveRate: number }) => bloomSize(rule.capacity, rule.falsePositiveRate);
 
 /**
  * Checks an event's dimensions against the bounds and the rules: at most 16, values of at most
@@ -140,9 +68,36 @@ export function validateDimensions(rules: readonly RiskRule[], dimensions: Dimen
     }
   }
   for (const rule of rules) {
-    const needed = rule.kind === 'distinct' || rule.kind === 'seen' ? [...rule.key, rule.of] : rule.key;
-    for (const name of needed) {
+    for (const name of [...rule.key, ...kindOf(rule).reads(rule)]) {
       if (!Object.hasOwn(dimensions, name)) throw new RiskRuleError(`dimensions.${name}`, `is required by rule "${rule.name}"`);
     }
   }
+}
+
+/** A count as written in messages: 1,440,160. */
+const n = (count: number) => count.toLocaleString('en-US');
+
+/** A rule's worst-case bytes for one subject (./cost.ts), and how they add up (for messages and docs). */
+export function riskRuleStateBytes(rule: RiskRule): { bytes: number; why: string } {
+  return kindOf(rule).stateBytes(rule);
+}
+
+/**
+ * Throws a {@link RiskRuleError} when the rules together may keep more than `maxBytes` for one
+ * event's values (the sum of each rule's bytes for one subject): naming the rule (`rules[2]`)
+ * when it alone exceeds the cap, else the set (`rules`), with the computed bytes, how they add
+ * up, and the cap (`capName` names it, e.g. a setting).
+ */
+export function checkRiskStateBytes(rules: readonly RiskRule[], maxBytes: number, capName = 'the cap'): void {
+  const costs = rules.map(riskRuleStateBytes);
+  const total = costs.reduce((sum, cost) => sum + cost.bytes, 0);
+  if (total <= maxBytes) return;
+  const cap = `above ${capName} of ${n(maxBytes)} bytes per event`;
+  const largest = costs.reduce((best, cost, i) => (cost.bytes > costs[best]!.bytes ? i : best), 0);
+  const cost = costs[largest]!;
+  if (cost.bytes > maxBytes) {
+    throw new RiskRuleError(`rules[${largest}]`, `keeps up to ${n(cost.bytes)} bytes per subject (${cost.why}), ${cap}`);
+  }
+  const parts = costs.map((c, i) => `"${rules[i]!.name}" ${n(c.bytes)}`).join(', ');
+  throw new RiskRuleError('rules', `keep up to ${n(total)} bytes for one event's values (${parts}), ${cap}`);
 }

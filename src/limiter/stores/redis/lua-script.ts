@@ -4,12 +4,14 @@
  * script on the node that ran it, so the next EVALSHA there succeeds. Exported by the library so
  * the rest of sluice (locks, due index) runs its scripts the same way.
  *
- * Sources are `.lua` files read once at module load. `npm run build` copies them next to the
- * compiled modules; when a `dist/` folder holds no copy, the same path under `src/` is used.
+ * Sources are `.lua` files read once at module load, their `--- @include` pieces joined
+ * (./lua-source.ts): one script, one SHA, one EVALSHA. `npm run build` writes them joined next to
+ * the compiled modules; when a `dist/` folder holds no copy, the same path under `src/` is used.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { joinLuaSource } from './lua-source.js';
 
 /**
  * What a script needs of an ioredis `Redis` or `Cluster`. A `Cluster` routes the call by its first
@@ -31,12 +33,15 @@ export class LuaScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  /** Loads `<name>.lua` from a folder given as a file URL, e.g. `new URL('./scripts/', import.meta.url)`. */
+  /**
+   * Loads `<name>.lua` from a folder given as a file URL, e.g. `new URL('./scripts/', import.meta.url)`,
+   * its includes joined.
+   */
   static fromFile(folder: URL, name: string): LuaScript {
     const built = fileURLToPath(new URL(`${name}.lua`, folder));
     const source = built.replace(/([/\\])dist([/\\])(?!.*[/\\]dist[/\\])/, '$1src$2');
     if (!existsSync(built) && !existsSync(source)) throw new Error(`Lua script ${name}.lua not found in ${built} nor ${source}`);
-    return new LuaScript(name, readFileSync(existsSync(built) ? built : source, 'utf8'));
+    return new LuaScript(name, joinLuaSource(existsSync(built) ? built : source));
   }
 
   /**

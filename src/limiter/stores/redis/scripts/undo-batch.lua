@@ -3,9 +3,9 @@ undo-batch: take back admitted attempts (a later admission step rejected them), 
 one call (the undos of one turn of the event loop, of one hash slot), each as if sent alone, in order.
 
 KEYS: 4 per undo: log (sorted set), counters (hash), scheduled (string), packed log (string); all of
-one subject (see check-batch.lua: the packed log, when it exists, is the log). Batched per node (as
-in check-batch.lua): one key that routes the call, ARGV[1] = k, ARGV[2 .. k + 1] the keys, then
-the ARGV below.
+one subject (the packed log, when it exists, is the log: includes/packed-log.lua). Batched per node
+(includes/call-keys.lua): one key that routes the call, ARGV[1] = k, ARGV[2 .. k + 1] the keys,
+then the ARGV below.
 ARGV: [1] minTtlMs (floor of a TTL written), [2] number of undos; then per undo: member (the
       request id's 32-bit member, '' when the attempt was checked without an id), at (the
       admission's Decision.at, epoch ms), n, then n x (algorithm, windowMs, limit, banMs) as in
@@ -16,30 +16,32 @@ Returns: per undo 1 when the counter effects were applied, 0 when a member was g
   batched per node, a key is not on this node (nothing is undone).
 
 With a member the entry is removed and a = min(its score, at): the score is the attempt's count
-time, later than its decision time `at` for a scheduled attempt, whose counters were written at `at`. Without one a = at and the log is not touched: anonymous entries cannot be told apart,
-and the caller vouches that it undoes an anonymous admission at `at`, at most once.
-Counter effects for an attempt admitted at a: the fixed-window count of window floor(a / w) is
-decremented if still stored and > 0; the sliding-counter bucket floor(a / b) likewise; the token
-bucket's tat becomes max(tat - T, a) if one is stored. Rules that share a counter (as named in
-check-batch.lua) were counted once and are undone once.
+time, later than its decision time `at` for a scheduled attempt, whose counters were written at
+`at`. Without one a = at and the log is not touched: anonymous entries cannot be told apart, and
+the caller vouches that it undoes an anonymous admission at `at`, at most once.
+Counter effects for an attempt admitted at a (includes/counters.lua, undoCounter): the
+fixed-window count of window floor(a / w) is decremented if still stored and > 0; the
+sliding-counter bucket floor(a / b) likewise; the token bucket's tat becomes max(tat - T, a) if one
+is stored. Rules that share a counter were counted once and are undone once.
 A packed log loses the entry in place and keeps its TTL (set by every check-batch write that adds
 an entry, so it never rested on the oldest entry).
-TTLs: a removed entry may have been the log's oldest, which check-batch.lua's TTL argument leans
-on, so after removing one the log's TTL is reset to max(2 x the longest window, minTtlMs), or to
+TTLs: a removed entry may have been the log's oldest, which the TTL argument of check-batch.lua
+(includes/log-write.lua) leans on, so after removing one the log's TTL is reset to max(2 x the longest window, minTtlMs), or to
 S - at + 2 x the longest window when the scheduled key holds S > at (at <= the present, so this
 keeps the log at least until S + 2L, as check-batch.lua does);
 counters' TTLs are left alone (an undo adds no field that must outlive them).
 ]]
 
 local floor, ceil, fmt, max = math.floor, math.ceil, string.format, math.max
-local K, base = KEYS, 0
-if #KEYS == 1 then
-  local k = tonumber(ARGV[1])
-  if not k then return { -1 } end
-  K, base = { unpack(ARGV, 2, k + 1) }, k + 1
+local spack, sunpack, sbyte, ssub, sfind = struct.pack, struct.unpack, string.byte, string.sub, string.find
+
+--- @include "includes/packed-log"
+--- @include "includes/counters"
+--- @include "includes/call-keys"
+if base > 0 then
   -- Every subject's slot is touched before anything is written (one command per slot: a command
   -- may not mix slots), so a stale slot map changes nothing.
-  for u = 4, k, 4 do
+  for u = 4, base - 1, 4 do
     if type(redis.pcall('EXISTS', K[u])) ~= 'number' then return { -3 } end
   end
 end
@@ -47,7 +49,7 @@ local minTtl, count = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
 if not (minTtl and count) then return { -1 } end
 
 -- One undo; p is the ARGV index of its n (its rules follow). Returns 1, 0 or -1 as above.
-local function undo(kl, counters, ks, kp, member, at, p)
+local function undo(kl, kc, ks, kp, member, at, p)
   local n = tonumber(ARGV[p])
   if not (at and n) then return -1 end
   p = p + 1
@@ -56,24 +58,14 @@ local function undo(kl, counters, ks, kp, member, at, p)
   if member ~= '' then
     local packed = redis.call('GET', kp)
     if packed then
-      -- Packed format in check-batch.lua: header byte (w + 8 with members), 7-byte base, entries.
-      local f = string.byte(packed, 1)
-      if f < 8 then return 0 end
-      local w = f % 8
-      local E = w + 4
-      local mb = struct.pack('>i4', tonumber(member))
-      local first = 9 + w
-      local pos = first
-      while true do
-        pos = string.find(packed, mb, pos, true)
-        if not pos then return 0 end
-        if (pos - first) % E == 0 then break end
-        pos = pos + 1
-      end
-      local start = pos - w
-      local score = struct.unpack('>I' .. w, packed, start) + struct.unpack('>I7', packed, 2)
+      local w, mw, E, pbase = pinfo(packed)
+      if mw ~= 4 then return 0 end
+      local j = pfind(packed, w, E, spack('>i4', tonumber(member)))
+      if not j then return 0 end
+      local start = H + 1 + (j - 1) * E
+      local score = sunpack(TF[w], packed, start) + pbase
       if score < a then a = score end
-      redis.call('SET', kp, string.sub(packed, 1, start - 1) .. string.sub(packed, start + E), 'KEEPTTL')
+      redis.call('SET', kp, ssub(packed, 1, start - 1) .. ssub(packed, start + E), 'KEEPTTL')
     else
       local score = tonumber(redis.call('ZSCORE', kl, member))
       if not score then return 0 end
@@ -83,7 +75,6 @@ local function undo(kl, counters, ks, kp, member, at, p)
     end
   end
 
-  local kc = counters
   local seen = {}
   local longest = 0
   for _ = 1, n do
@@ -91,28 +82,7 @@ local function undo(kl, counters, ks, kp, member, at, p)
     if not (alg and w and lim) then return -1 end
     p = p + 4
     if w > longest then longest = w end
-    local field
-    if alg == 2 then
-      local b = ceil(w / 10)
-      field = 's' .. fmt('%d', b) .. ':' .. fmt('%d', floor(a / b))
-    elseif alg == 3 then
-      field = 'f' .. fmt('%d', w) .. ':' .. fmt('%d', floor(a / w))
-    elseif alg == 4 then
-      field = 't' .. fmt('%d', w) .. ':' .. fmt('%d', lim)
-    end
-    if field and not seen[field] then
-      seen[field] = true
-      local v = tonumber(redis.call('HGET', kc, field))
-      if v then
-        if alg == 4 then
-          local tat = v - w / lim
-          if tat < a then tat = a end
-          redis.call('HSET', kc, field, fmt('%.17g', tat))
-        elseif v > 0 then
-          redis.call('HINCRBY', kc, field, -1)
-        end
-      end
-    end
+    undoCounter(kc, alg, w, lim, a, seen)
   end
   if removed then
     local ttl = max(2 * longest, minTtl)

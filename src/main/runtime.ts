@@ -25,6 +25,7 @@ import { isQuotaSubject, isRiskSubject, subjectTenant } from '../admission/subje
 import type { StoredTemplate } from '../admission/templates.js';
 import { unavailableUnlessSluiceError } from '../core/errors.js';
 import { type DueIndex, RedisDueIndex } from '../delivery/due-index/index.js';
+import type { HttpDeps } from '../http/deps.js';
 import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../infra/change-bus.js';
 import type { HostResolver } from '../infra/host-resolver.js';
 import { LiveCache } from '../infra/live-cache.js';
@@ -39,7 +40,7 @@ import { type Clock, type FallbackMode, Limiter, MemoryStore, RedisStore, system
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
 import { SqlAdminLookupService } from '../services/admin-lookup-service.js';
 import { SqlAdminService } from '../services/admin-service.js';
-import type { HttpDeps, Services } from '../services/contracts.js';
+import type { Services } from '../services/contracts.js';
 import { ReadinessService } from '../services/health-service.js';
 import { SqlMessageService, SqlMessageWriter } from '../services/message-service.js';
 import { SqlReceiptService } from '../services/receipt-service.js';

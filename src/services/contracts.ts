@@ -3,7 +3,7 @@
  * shapes only; src/main/runtime.ts builds them from storage, Redis and the limiter.
  */
 import type { AdmissionChain } from '../admission/chain.js';
-import type { SendRequest, TenantView } from '../admission/context.js';
+import type { SendRequest } from '../admission/context.js';
 import type { QuietHours } from '../admission/quiet-hours.js';
 import type { TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
@@ -18,11 +18,13 @@ import type {
   FallbackView,
   MessageView,
   ProviderView,
+  QuietHoursView,
   RiskDecisionView,
   RiskRuleSetView,
   RiskRuleView,
   RuleSetView,
   RuleView,
+  TemplateVersionView,
   TenantDetails,
   TenantPage,
   WebhookEventView,
@@ -37,8 +39,10 @@ export type {
   FallbackView,
   MessageView,
   ProviderView,
+  QuietHoursView,
   RuleSetView,
   RuleView,
+  TemplateVersionView,
   TenantDetails,
   TenantPage,
   WebhookEventView,
@@ -186,7 +190,6 @@ export interface AdminService {
   deleteProvider(id: string): Promise<boolean>;
 }
 
-/** What the admin message search takes: `to` as a send writes it (normalised as admission does). */
 /** A rules dry run: the rules to replay (absent: the channel's stored ones) and the sends' offsets (ms). */
 export interface PreviewInput {
   rules?: (Omit<RuleView, 'banSeconds'> & { banSeconds?: number })[];
@@ -248,19 +251,6 @@ export interface HealthService {
   ready(): Promise<{ ready: boolean; checks: Record<string, { ok: boolean; detail?: string; warning?: string }> }>;
 }
 
-/** One stored template version, as the admin API shows it. */
-export interface TemplateVersionView extends TemplateSpec {
-  channel: Channel;
-  name: string;
-  version: number;
-  createdAt: string;
-  retiredAt: string | null;
-}
-
-export interface QuietHoursView extends QuietHours {
-  channel: Channel;
-}
-
 /** Templates and quiet hours per tenant channel (admin). NOT_FOUND for an unknown tenant. */
 export interface TemplateAdminService {
   /** Checks and stores `spec` as the next version: INVALID_REQUEST naming the field. */
@@ -287,48 +277,4 @@ export interface Services {
   receipts: ReceiptService;
   health: HealthService;
   templates: TemplateAdminService;
-}
-
-export interface MetricsEndpoint {
-  readonly contentType: string;
-  render(): Promise<string>;
-  observeHttp?(route: string, method: string, status: number, seconds: number): void;
-  /** A send refused before the chain ran (the key is checked before the body is read), counted as the chain counts its own. */
-  observeAdmissionRejection?(interceptor: string, code: string): void;
-  /** A connection closed as it was accepted, over the cap in all (`max`) or from its address (`per_ip`). */
-  observeConnectionRefused?(cap: 'max' | 'per_ip'): void;
-  /** A request refused by authentication: no credential, a wrong one, or its address over the failure limit. */
-  observeAuthFailure?(realm: 'admin' | 'tenant', outcome: 'missing' | 'wrong' | 'throttled'): void;
-}
-
-/**
- * Wrong credentials counted per client address (`SLUICE_AUTH_FAILURE_LIMIT`): `http/auth.ts`
- * asks before checking a credential and reports each wrong one.
- */
-export interface AuthFailureLimit {
-  /** Milliseconds until `address`'s credentials are checked again; 0: check them now. */
-  blockedFor(address: string): number;
-  /** Counts a wrong credential from `address`. Never rejects: a store failure leaves it uncounted. */
-  failed(address: string): Promise<void>;
-}
-
-export interface HttpDeps extends Services {
-  /** Authenticates a tenant API key (shared with the chain's auth step). */
-  authenticate(apiKey: string | undefined): Promise<TenantView | undefined>;
-  metrics?: MetricsEndpoint;
-  /** Empty: admin API off. */
-  adminToken: string;
-  bodyLimitBytes: number;
-  /** The bound on receiving one request, headers and body (`SLUICE_HTTP_REQUEST_TIMEOUT_MS`). */
-  requestTimeoutMs: number;
-  /** Most connections open at once (`SLUICE_HTTP_MAX_CONNECTIONS`), and from one address (`…_PER_IP`, 0: no cap). */
-  maxConnections: number;
-  maxConnectionsPerIp: number;
-  /** Fastify's `trustProxy` (`SLUICE_TRUST_PROXY`): where `request.ip`, the address failures count under, comes from. */
-  trustProxy?: boolean | string;
-  /** Absent: wrong credentials are not limited. */
-  authFailures?: AuthFailureLimit;
-  logLevel?: string;
-  /** Serve the admin console at /console (`SLUICE_CONSOLE`); default true. */
-  console?: boolean;
 }

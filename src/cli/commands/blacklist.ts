@@ -1,8 +1,8 @@
 /** `sluice blacklist`: add, remove and list blacklisted recipients of a tenant, or of every tenant (`--global`). */
 import type { Command } from 'commander';
+import { BlacklistBody, BlacklistQuery, BlacklistRemoveBody } from '../../api/blacklists.js';
 import { CHANNELS, type Channel } from '../../core/channels.js';
 import { SluiceError } from '../../core/errors.js';
-import { BlacklistBody, BlacklistQuery, BlacklistRemoveBody } from '../../http/schemas.js';
 import type { BlacklistScope } from '../../services/contracts.js';
 import type { CommandContext } from '../context.js';
 import { checkBody } from '../validation.js';

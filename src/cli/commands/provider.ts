@@ -1,8 +1,8 @@
 /** `sluice provider`: register, change, list and remove delivery providers. */
 import type { Command } from 'commander';
+import { NewProviderBody, ProviderPatchBody } from '../../api/providers.js';
 import { CHANNELS, type Channel } from '../../core/channels.js';
 import { SluiceError } from '../../core/errors.js';
-import { NewProviderBody, ProviderPatchBody } from '../../http/schemas.js';
 import { PROVIDER_KINDS } from '../../providers/kinds.js';
 import type { NewProviderInput, ProviderPatch } from '../../services/contracts.js';
 import { channelArg, integerArg, oneOf, parseJsonObject, readSecret } from '../arguments.js';

@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import type { Static } from '@sinclair/typebox';
 import type { Command } from 'commander';
+import { RiskRuleSetBody } from '../../api/risk.js';
 import { jsonSyntaxProblem, SluiceError } from '../../core/errors.js';
-import { RiskRuleSetBody } from '../../http/schemas.js';
 import { RISK_RULE_KINDS } from '../../limiter/index.js';
 import type { CommandContext } from '../context.js';
 import { checkBody } from '../validation.js';

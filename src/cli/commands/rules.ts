@@ -1,8 +1,8 @@
 /** `sluice rules`: set or show a tenant channel's frequency rules and its fallback while Redis is away. */
 import type { Command } from 'commander';
+import { RulesPreviewBody } from '../../api/lookups.js';
+import { RuleSetBody } from '../../api/rules.js';
 import { SluiceError } from '../../core/errors.js';
-import { RulesPreviewBody } from '../../http/lookup-schemas.js';
-import { RuleSetBody } from '../../http/schemas.js';
 import { ALGORITHMS, FALLBACK_MODES } from '../../limiter/index.js';
 import type { FallbackView } from '../../services/contracts.js';
 import { channelArg, collect, integerArg, oneOf, parseRule } from '../arguments.js';

@@ -1,7 +1,7 @@
 /** `sluice tenant`: create, list, suspend and resume tenants; list, issue and revoke their API keys. */
 import type { Command } from 'commander';
+import { NewTenantBody } from '../../api/tenants.js';
 import { SluiceError } from '../../core/errors.js';
-import { NewTenantBody } from '../../http/schemas.js';
 import type { TenantDetails } from '../../services/contracts.js';
 import { integerArg } from '../arguments.js';
 import type { CommandContext } from '../context.js';

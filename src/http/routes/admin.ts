@@ -1,43 +1,38 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
-import { SluiceError } from '../../core/errors.js';
-import type { BlacklistScope, HttpDeps } from '../../services/contracts.js';
-import { BlacklistPage, ProviderView, RiskRuleSetView, RuleSetView, TenantDetails, TenantPage } from '../../services/views.js';
-import { requireAdmin } from '../auth.js';
-import { dependencyErrorHandler } from '../error-handler.js';
+import { BanLifted, BanParams, LiftBanQuery } from '../../api/bans.js';
 import {
-  ApiKeyList,
-  ApiKeyRevoked,
-  BanLifted,
-  BanParams,
   BlacklistAdded,
   BlacklistBody,
+  BlacklistPage,
   BlacklistQuery,
   BlacklistRemoveBody,
   BlacklistRemoved,
-  ChannelParam,
+} from '../../api/blacklists.js';
+import { ChannelParam, IdParam, NoQuery } from '../../api/common.js';
+import { type ErrorStatus, errorResponses } from '../../api/errors.js';
+import { SECURITY } from '../../api/operations.js';
+import { NewProviderBody, ProviderDeleted, ProviderList, ProviderPatchBody, ProviderQuery, ProviderView } from '../../api/providers.js';
+import { RiskActionParam, RiskRuleSetBody, RiskRuleSetView } from '../../api/risk.js';
+import { RuleSetBody, RuleSetView } from '../../api/rules.js';
+import {
+  ApiKeyList,
+  ApiKeyRevoked,
   CreatedTenant,
-  type ErrorStatus,
-  errorResponses,
-  IdParam,
   IssuedApiKey,
   KeyParam,
-  LiftBanQuery,
   NewApiKeyQuery,
-  NewProviderBody,
   NewTenantBody,
-  NoQuery,
-  ProviderDeleted,
-  ProviderList,
-  ProviderPatchBody,
-  ProviderQuery,
-  RiskActionParam,
-  RiskRuleSetBody,
-  RuleSetBody,
-  SECURITY,
+  TenantDetails,
+  TenantPage,
   TenantPatchBody,
   TenantQuery,
-} from '../schemas.js';
+} from '../../api/tenants.js';
+import { SluiceError } from '../../core/errors.js';
+import type { BlacklistScope } from '../../services/contracts.js';
+import { requireAdmin } from '../auth.js';
+import type { HttpDeps } from '../deps.js';
+import { dependencyErrorHandler } from '../error-handler.js';
 
 /**
  * An admin route's schema: the admin token, and the errors every admin route can answer (401; 404

@@ -39,7 +39,6 @@ import { DegradingLimiter, EventLoopLag } from '../limiter/degrade/index.js';
 import { type Clock, type FallbackMode, Limiter, MemoryStore, RedisStore, systemClock, TokenLeases } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
 import { SqlAdminLookupService } from '../services/admin-lookup-service.js';
-import { SqlAdminService } from '../services/admin-service.js';
 import type { Services } from '../services/contracts.js';
 import { ReadinessService } from '../services/health-service.js';
 import { SqlMessageService, SqlMessageWriter } from '../services/message-service.js';
@@ -61,6 +60,7 @@ import { TenantsRepository } from '../storage/repositories/tenants.js';
 import { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
 import { WebhooksRepository } from '../storage/repositories/webhooks.js';
 import { SecretBox } from '../storage/secret-box.js';
+import { createAdministration } from './administration.js';
 import { httpDeps } from './http-deps.js';
 import { createRiskControl } from './risk-control.js';
 import { createWebhooks } from './webhooks.js';
@@ -403,8 +403,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       }
     };
     const messageService = new SqlMessageService(chain, repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes);
-    const admin = new SqlAdminService({
-      ...repositories,
+    const administration = createAdministration({
+      repositories,
       directory,
       // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
       limiter: {
@@ -446,7 +446,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       messages: messageService,
       risk,
       riskControl: riskControl.service,
-      admin,
+      ...administration,
       lookups,
       health,
       templates: templateAdmin,

@@ -14,10 +14,10 @@ import { type RulesRepository, toLimiterRule } from '../storage/repositories/rul
 import type { TenantsRepository } from '../storage/repositories/tenants.js';
 import type { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
 import type { WebhooksRepository } from '../storage/repositories/webhooks.js';
-import { checkRules } from './admin-service.js';
 import type { AdminLookupService, PreviewInput } from './contracts.js';
 import type { AdminMessageView, BanStatusView, MessageSearch, MessageSearchPage, RulesPreviewView } from './lookup-views.js';
 import { messageView } from './message-service.js';
+import { checkRules } from './rule-administration.js';
 import { replaySends } from './rules-preview.js';
 import type { RuleView } from './views.js';
 import { eventView } from './webhook-service.js';

@@ -128,8 +128,11 @@ export type ProviderPatch = Partial<Omit<NewProviderInput, 'scope' | 'channel' |
 /** Whose blacklist: one tenant's, or the global one that applies to every tenant. */
 export type BlacklistScope = { tenant: string } | 'global';
 
-/** Operator actions, shared by the admin HTTP API and the CLI. Every change is live at once on every instance. */
-export interface AdminService {
+/**
+ * Tenants and their API keys (admin API and CLI). Every change is live at once on every instance;
+ * NOT_FOUND is `undefined` (the API's 404).
+ */
+export interface TenantAdminService {
   createTenant(name: string, qpsLimit?: number | null): Promise<{ id: string; name: string; apiKey: string }>;
   /** The tenant's API keys, active and revoked, without secrets (the first characters only); undefined: no such tenant. */
   listApiKeys(tenantId: string): Promise<ApiKeyView[] | undefined>;
@@ -149,6 +152,10 @@ export interface AdminService {
     id: string,
     patch: { status?: TenantStatus; qpsLimit?: number | null; dailyQuotas?: Partial<Record<Channel, number | null>> },
   ): Promise<TenantDetails | undefined>;
+}
+
+/** A tenant's frequency rules per channel and risk rule sets per action (admin API and CLI). NOT_FOUND for an unknown tenant. */
+export interface RuleAdminService {
   /** INVALID_REQUEST for a rule the limiter refuses, a static fallback without rules or rules on another mode. */
   setRules(tenantId: string, channel: Channel, rules: RuleView[], fallback?: FallbackView | null): Promise<RuleSetView>;
   getRules(tenantId: string, channel: Channel): Promise<RuleSetView>;
@@ -159,6 +166,10 @@ export interface AdminService {
   setRiskRules(tenantId: string, action: string, rules: RiskRuleView[]): Promise<RiskRuleSetView>;
   /** An action's risk rule set as PUT takes it; NOT_FOUND for an unknown tenant or an action without one. */
   getRiskRules(tenantId: string, action: string): Promise<RiskRuleSetView>;
+}
+
+/** A tenant's blacklist, or the global one (admin API and CLI). NOT_FOUND for an unknown tenant. */
+export interface BlacklistAdminService {
   /**
    * Adds recipients under their canonical keys, as sends are matched: for `channel`, or on `*` for
    * each channel that reads the text; `added` lists the keys, `invalid` the texts that are no recipient.
@@ -173,21 +184,29 @@ export interface AdminService {
   removeFromBlacklist(scope: BlacklistScope, channel: Channel | '*', recipients: string[]): Promise<{ removed: number; invalid: string[] }>;
   /**
    * A page of entries (at most `limit`, default 100), of one channel value if given; `after` is a
-   * previous page's `next`. NOT_FOUND for an unknown tenant, INVALID_REQUEST for a bad cursor.
+   * previous page's `next`. INVALID_REQUEST for a bad cursor.
    */
   listBlacklist(scope: BlacklistScope, options?: { channel?: Channel | '*'; limit?: number; after?: string }): Promise<BlacklistPage>;
-  /**
-   * Lifts a recipient's ban on a channel; resolves whether a ban record was still stored (a ban in
-   * force, or on Redis one that ended moments ago: `Limiter.unban`). With `resetCounts`
-   * also forgets what its rules have counted, so the next send is not refused (and banned again)
-   * by the sends that led to the ban.
-   */
-  liftBan(tenantId: string, channel: Channel, to: string, options?: { resetCounts?: boolean }): Promise<boolean>;
+}
+
+/** Delivery providers, a tenant's or every tenant's (admin API and CLI). */
+export interface ProviderAdminService {
   /** Registers a provider after checking its config and secret build a working client (INVALID_REQUEST otherwise). */
   createProvider(input: NewProviderInput): Promise<ProviderView>;
   listProviders(filter: { scope?: string; channel?: Channel }): Promise<ProviderView[]>;
   updateProvider(id: string, patch: ProviderPatch): Promise<ProviderView | undefined>;
   deleteProvider(id: string): Promise<boolean>;
+}
+
+/** Recipients' bans (admin API and CLI); a ban's status is a lookup ({@link AdminLookupService.banStatus}). */
+export interface BanAdminService {
+  /**
+   * Lifts a recipient's ban on a channel; resolves whether a ban record was still stored (a ban in
+   * force, or on Redis one that ended moments ago: `Limiter.unban`). With `resetCounts`
+   * also forgets what its rules have counted, so the next send is not refused (and banned again)
+   * by the sends that led to the ban. NOT_FOUND for an unknown tenant.
+   */
+  liftBan(tenantId: string, channel: Channel, to: string, options?: { resetCounts?: boolean }): Promise<boolean>;
 }
 
 /** A rules dry run: the rules to replay (absent: the channel's stored ones) and the sends' offsets (ms). */
@@ -271,7 +290,11 @@ export interface Services {
   messages: MessageService;
   risk: RiskService;
   riskControl: RiskControlService;
-  admin: AdminService;
+  tenants: TenantAdminService;
+  rules: RuleAdminService;
+  blacklists: BlacklistAdminService;
+  providers: ProviderAdminService;
+  bans: BanAdminService;
   lookups: AdminLookupService;
   webhooks: WebhookService;
   receipts: ReceiptService;

@@ -55,8 +55,8 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'shutdown under requests
       SLUICE_LOG_LEVEL: 'silent',
     });
     const runtime = await createRuntime(loadSettings(env, undefined), { logger });
-    const tenant = await runtime.http.admin.createTenant(`shutdown-${Date.now()}`);
-    await runtime.http.admin.setRules(tenant.id, 'sms', [{ windowSeconds: 3600, limit: 1, banSeconds: 0 }]);
+    const tenant = await runtime.http.tenants.createTenant(`shutdown-${Date.now()}`);
+    await runtime.http.rules.setRules(tenant.id, 'sms', [{ windowSeconds: 3600, limit: 1, banSeconds: 0 }]);
 
     // Holds each send between its frequency slot and its write until released.
     let release = () => {};

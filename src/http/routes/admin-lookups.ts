@@ -17,10 +17,10 @@ import {
   RulesPreviewView,
 } from '../../api/lookups.js';
 import { SluiceError } from '../../core/errors.js';
+import { adminSchema } from '../admin-schema.js';
 import { requireAdmin } from '../auth.js';
 import type { HttpDeps } from '../deps.js';
 import { dependencyErrorHandler } from '../error-handler.js';
-import { adminSchema } from './admin.js';
 
 export const adminLookupRoutes =
   (deps: HttpDeps): FastifyPluginAsyncTypebox =>

@@ -11,10 +11,10 @@ import { SECURITY } from '../../api/operations.js';
 import { ReceiptBody, ReceiptQuery, ReceiptToken, VendorAnswer } from '../../api/providers.js';
 import { SluiceError } from '../../core/errors.js';
 import { RECEIPT_FORMATS } from '../../providers/kinds.js';
+import { adminSchema } from '../admin-schema.js';
 import { requireAdmin } from '../auth.js';
 import type { HttpDeps } from '../deps.js';
 import { dependencyErrorHandler } from '../error-handler.js';
-import { adminSchema } from './admin.js';
 
 export const receiptRoutes =
   (deps: HttpDeps): FastifyPluginAsyncTypebox =>

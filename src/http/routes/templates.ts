@@ -13,10 +13,10 @@ import {
   TemplateVersionView,
 } from '../../api/templates.js';
 import { SluiceError } from '../../core/errors.js';
+import { adminSchema } from '../admin-schema.js';
 import { requireAdmin } from '../auth.js';
 import type { HttpDeps } from '../deps.js';
 import { dependencyErrorHandler } from '../error-handler.js';
-import { adminSchema } from './admin.js';
 
 /** Templates and quiet hours of a tenant channel, under /v1/admin behind SLUICE_ADMIN_TOKEN. */
 export const templateRoutes =

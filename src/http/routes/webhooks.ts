@@ -18,10 +18,10 @@ import {
   WebhookWithSecret,
 } from '../../api/webhooks.js';
 import { SluiceError } from '../../core/errors.js';
+import { adminSchema } from '../admin-schema.js';
 import { requireAdmin } from '../auth.js';
 import type { HttpDeps } from '../deps.js';
 import { dependencyErrorHandler } from '../error-handler.js';
-import { adminSchema } from './admin.js';
 
 export const webhookRoutes =
   (deps: HttpDeps): FastifyPluginAsyncTypebox =>

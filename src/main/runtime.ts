@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { BlacklistCache } from '../admission/adapters/blacklist-cache.js';
 import { DegradingFrequencyGate, LocalFrequencyGate } from '../admission/adapters/frequency-gate.js';
 import { LockingIdempotencyGuard } from '../admission/adapters/idempotency-guard.js';
+import { AnnouncingMessageWriter } from '../admission/adapters/message-writer.js';
 import { CachedQuietHours, CachedTemplates, loadQuietHours, loadTemplate } from '../admission/adapters/template-directory.js';
 import {
   CachedTenantDirectory,
@@ -38,13 +39,13 @@ import { ThrottledLog } from '../infra/throttled-log.js';
 import { DegradingLimiter, EventLoopLag } from '../limiter/degrade/index.js';
 import { type Clock, type FallbackMode, Limiter, MemoryStore, RedisStore, systemClock, TokenLeases } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
-import { SqlAdminLookupService } from '../services/admin-lookup-service.js';
+import { AdminLookups } from '../services/admin-lookup-service.js';
 import type { Services } from '../services/contracts.js';
+import { LimiterFrequencyCheckService } from '../services/frequency-check-service.js';
 import { ReadinessService } from '../services/health-service.js';
-import { SqlMessageService, SqlMessageWriter } from '../services/message-service.js';
-import { SqlReceiptService } from '../services/receipt-service.js';
-import { LimiterRiskService } from '../services/risk-service.js';
-import { SqlTemplateService } from '../services/template-service.js';
+import { AdmittingMessageService } from '../services/message-service.js';
+import { ReceiptIntake } from '../services/receipt-service.js';
+import { TemplateAdministration } from '../services/template-administration.js';
 import type { Settings } from '../settings/settings.js';
 import { type Database, openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
@@ -303,7 +304,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     }
 
     const acceptedListeners: ((message: NewMessage, outcome: AdmissionOutcome) => void)[] = [];
-    const writer = new SqlMessageWriter(repositories.messages, settings.maxAttempts, (message, outcome) => {
+    const writer = new AnnouncingMessageWriter(repositories.messages, settings.maxAttempts, (message, outcome) => {
       for (const listener of acceptedListeners) listener(message, outcome);
     });
     const idempotencyLockErrors = new ThrottledLog<{ err: unknown }>(
@@ -340,7 +341,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       },
     });
 
-    const risk = new LimiterRiskService({
+    const frequencyChecks = new LimiterFrequencyCheckService({
       tenant: async (tenantId) => (await tenantConfigs.get(tenantId))?.tenant,
       limiter,
       degrading,
@@ -402,7 +403,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         logger.error({ err: error, messageId: id }, 'cancel: giving the frequency slot back failed');
       }
     };
-    const messageService = new SqlMessageService(chain, repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes);
+    const messageService = new AdmittingMessageService(chain, repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes);
     const administration = createAdministration({
       repositories,
       directory,
@@ -416,14 +417,14 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       riskRulesChanged: (tenantId, action) => riskControl.invalidate(tenantId, action),
       riskStateMaxBytes: settings.riskStateMaxBytes,
     });
-    const lookups = new SqlAdminLookupService({
+    const lookups = new AdminLookups({
       ...repositories,
       // A peek has no fallback either: with Redis away it is a 503.
       limiter,
       clock,
       defaultRegion: settings.defaultRegion,
     });
-    const templateAdmin = new SqlTemplateService({
+    const templateAdmin = new TemplateAdministration({
       tenants: repositories.tenants,
       templates: repositories.templates,
       quietHours: repositories.quietHours,
@@ -432,7 +433,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     });
     const { resolver, service: webhooks } = createWebhooks(settings, { repositories, clock, bus, logger });
     closers.unshift(() => resolver.close());
-    const receipts = new SqlReceiptService({
+    const receipts = new ReceiptIntake({
       providers: repositories.providers,
       receipts: repositories.receipts,
       clock,
@@ -444,8 +445,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     });
     const services: Services = {
       messages: messageService,
-      risk,
-      riskControl: riskControl.service,
+      frequencyChecks,
+      riskEvents: riskControl.service,
       ...administration,
       lookups,
       health,

@@ -81,16 +81,22 @@ export interface MessageService {
   cancel(tenantId: string, id: string): Promise<'canceled' | 'not-found' | 'too-late'>;
 }
 
-/** The risk-control frequency API: decisions on any tenant-scoped subject and action. */
-export interface RiskService {
+/**
+ * `POST /v1/frequency/check`: a raw limiter decision on any tenant-scoped subject and action, with
+ * the rules the caller passes (nothing stored). Not {@link RiskEventService}, whose rules are stored.
+ */
+export interface FrequencyCheckService {
   check(
     tenantId: string,
     input: { subject: string; action: string; rules: Rule[]; requestId?: string; record: boolean },
   ): Promise<Decision>;
 }
 
-/** Risk control: events judged by the rule set stored for their action (`POST /v1/risk/check`, `/v1/risk/events`). */
-export interface RiskControlService {
+/**
+ * Risk control on stored rule sets (`POST /v1/risk/check`, `/v1/risk/events`): an event (an action
+ * and its dimensions) judged, or its outcome recorded, by the rule set stored for its action.
+ */
+export interface RiskEventService {
   /** NOT_FOUND without a rule set for the action; INVALID_REQUEST naming a dimension a rule needs and the event lacks. */
   check(
     tenantId: string,
@@ -245,7 +251,7 @@ export type WebhookPatch = Partial<NewWebhookInput & { enabled: boolean }>;
  * INVALID_REQUEST for a URL the policy refuses (not http(s), credentials, private address, not on
  * the allow-list); the problem never quotes the URL.
  */
-export interface WebhookService {
+export interface WebhookAdminService {
   /** Undefined: no such tenant. */
   create(tenantId: string, input: NewWebhookInput): Promise<WebhookWithSecret | undefined>;
   list(tenantId: string): Promise<WebhookView[] | undefined>;
@@ -288,15 +294,15 @@ export interface TemplateAdminService {
 /** The services of a running sluice, each behind its contract. */
 export interface Services {
   messages: MessageService;
-  risk: RiskService;
-  riskControl: RiskControlService;
+  frequencyChecks: FrequencyCheckService;
+  riskEvents: RiskEventService;
   tenants: TenantAdminService;
   rules: RuleAdminService;
   blacklists: BlacklistAdminService;
   providers: ProviderAdminService;
   bans: BanAdminService;
   lookups: AdminLookupService;
-  webhooks: WebhookService;
+  webhooks: WebhookAdminService;
   receipts: ReceiptService;
   health: HealthService;
   templates: TemplateAdminService;

@@ -16,7 +16,7 @@ import { startHttp } from '../../src/main/api.js';
 import { createRuntime, type Runtime } from '../../src/main/runtime.js';
 import { shutdown } from '../../src/main/shutdown.js';
 import type { MessageService } from '../../src/services/contracts.js';
-import { SqlMessageService } from '../../src/services/message-service.js';
+import { AdmittingMessageService } from '../../src/services/message-service.js';
 import { loadSettings } from '../../src/settings/settings.js';
 import { tempDir, testEnv } from '../delivery/delivery-support.js';
 import { describeWith, servers } from '../support/servers.js';
@@ -77,14 +77,14 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'shutdown under requests
       },
     };
     const chain = runtime.services.messages.chain.with(gate, 'persist');
-    const service = new SqlMessageService(chain, runtime.repositories.messages, runtime.clock);
+    const service = new AdmittingMessageService(chain, runtime.repositories.messages, runtime.clock);
     // Each send's end, whichever way it ends: the assertions below wait for every handler.
     let settled = 0;
     let allSettled = () => {};
     const everyoneSettled = new Promise<void>((resolve) => {
       allSettled = resolve;
     });
-    const messages: MessageService = Object.assign(Object.create(service) as SqlMessageService, {
+    const messages: MessageService = Object.assign(Object.create(service) as AdmittingMessageService, {
       send: (...args: Parameters<MessageService['send']>) =>
         service.send(...args).finally(() => {
           if (++settled === SENDS) allSettled();

@@ -27,7 +27,7 @@ export const frequencyRoutes =
       async (request) => {
         const tenant = tenantOf(request);
         const body = request.body;
-        return deps.risk.check(tenant.id, {
+        return deps.frequencyChecks.check(tenant.id, {
           subject: body.subject,
           action: body.action,
           rules: body.rules.map((rule) => ({

@@ -26,7 +26,7 @@ export const riskRoutes =
       },
       async (request) => {
         const body = request.body;
-        return deps.riskControl.check(tenantOf(request).id, {
+        return deps.riskEvents.check(tenantOf(request).id, {
           action: body.action,
           dimensions: body.dimensions,
           ...(body.requestId ? { requestId: body.requestId } : {}),
@@ -50,7 +50,7 @@ export const riskRoutes =
       },
       async (request, reply) => {
         const body = request.body;
-        const result = await deps.riskControl.recordEvent(tenantOf(request).id, {
+        const result = await deps.riskEvents.recordEvent(tenantOf(request).id, {
           action: body.action,
           dimensions: body.dimensions,
           outcome: body.outcome,

@@ -4,8 +4,8 @@
  * probes and metrics, and has no feed.
  */
 import { buildHttpApp } from '../http/app.js';
+import type { HttpDeps } from '../http/deps.js';
 import { RequestsInProgress } from '../http/requests-in-progress.js';
-import type { HttpDeps } from '../services/contracts.js';
 import { type DueFeed, startDueFeed } from './due-feed.js';
 import type { Runtime } from './runtime.js';
 

@@ -20,7 +20,7 @@ import {
   type RiskRule,
 } from '../limiter/index.js';
 import type { Metrics } from '../metrics/index.js';
-import { EngineRiskControlService } from '../services/risk-control-service.js';
+import { EngineRiskEventService } from '../services/risk-event-service.js';
 import { riskRulesOf } from '../services/risk-rules.js';
 import type { RiskRuleView } from '../services/views.js';
 import type { RiskRulesRepository } from '../storage/repositories/risk-rules.js';
@@ -52,7 +52,7 @@ export interface RiskControlWiring {
 const cacheKey = (tenantId: string, action: string) => `${tenantId}:${action}`;
 
 export function createRiskControl(wiring: RiskControlWiring): {
-  service: EngineRiskControlService;
+  service: EngineRiskEventService;
   invalidate(tenantId: string, action: string): Promise<void>;
   close(): Promise<void>;
 } {
@@ -89,7 +89,7 @@ export function createRiskControl(wiring: RiskControlWiring): {
     oneCall: wiring.oneCall,
     onUndoError: (error) => wiring.logger.warn({ err: error }, 'risk check: the window admissions of a denied check stay counted'),
   });
-  const service = new EngineRiskControlService({
+  const service = new EngineRiskEventService({
     tenant: wiring.tenant,
     quota: wiring.quota,
     ruleSet: (tenantId, action) => cache.get(cacheKey(tenantId, action)),

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { BlacklistCache } from '../admission/adapters/blacklist-cache.js';
 import { DegradingFrequencyGate, LocalFrequencyGate } from '../admission/adapters/frequency-gate.js';
 import { LockingIdempotencyGuard } from '../admission/adapters/idempotency-guard.js';
+import { AnnouncingMessageWriter } from '../admission/adapters/message-writer.js';
 import { CachedQuietHours, CachedTemplates, loadQuietHours, loadTemplate } from '../admission/adapters/template-directory.js';
 import {
   CachedTenantDirectory,
@@ -25,6 +26,7 @@ import { isQuotaSubject, isRiskSubject, subjectTenant } from '../admission/subje
 import type { StoredTemplate } from '../admission/templates.js';
 import { unavailableUnlessSluiceError } from '../core/errors.js';
 import { type DueIndex, RedisDueIndex } from '../delivery/due-index/index.js';
+import type { HttpDeps } from '../http/deps.js';
 import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../infra/change-bus.js';
 import type { HostResolver } from '../infra/host-resolver.js';
 import { LiveCache } from '../infra/live-cache.js';
@@ -37,14 +39,13 @@ import { ThrottledLog } from '../infra/throttled-log.js';
 import { DegradingLimiter, EventLoopLag } from '../limiter/degrade/index.js';
 import { type Clock, type FallbackMode, Limiter, MemoryStore, RedisStore, systemClock, TokenLeases } from '../limiter/index.js';
 import { Metrics, recordDegradationEvent } from '../metrics/index.js';
-import { SqlAdminLookupService } from '../services/admin-lookup-service.js';
-import { SqlAdminService } from '../services/admin-service.js';
-import type { HttpDeps, Services } from '../services/contracts.js';
+import { AdminLookups } from '../services/admin-lookup-service.js';
+import type { Services } from '../services/contracts.js';
+import { LimiterFrequencyCheckService } from '../services/frequency-check-service.js';
 import { ReadinessService } from '../services/health-service.js';
-import { SqlMessageService, SqlMessageWriter } from '../services/message-service.js';
-import { SqlReceiptService } from '../services/receipt-service.js';
-import { LimiterRiskService } from '../services/risk-service.js';
-import { SqlTemplateService } from '../services/template-service.js';
+import { AdmittingMessageService } from '../services/message-service.js';
+import { ReceiptIntake } from '../services/receipt-service.js';
+import { TemplateAdministration } from '../services/template-administration.js';
 import type { Settings } from '../settings/settings.js';
 import { type Database, openDatabase } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
@@ -60,6 +61,7 @@ import { TenantsRepository } from '../storage/repositories/tenants.js';
 import { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
 import { WebhooksRepository } from '../storage/repositories/webhooks.js';
 import { SecretBox } from '../storage/secret-box.js';
+import { createAdministration } from './administration.js';
 import { httpDeps } from './http-deps.js';
 import { createRiskControl } from './risk-control.js';
 import { createWebhooks } from './webhooks.js';
@@ -302,7 +304,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     }
 
     const acceptedListeners: ((message: NewMessage, outcome: AdmissionOutcome) => void)[] = [];
-    const writer = new SqlMessageWriter(repositories.messages, settings.maxAttempts, (message, outcome) => {
+    const writer = new AnnouncingMessageWriter(repositories.messages, settings.maxAttempts, (message, outcome) => {
       for (const listener of acceptedListeners) listener(message, outcome);
     });
     const idempotencyLockErrors = new ThrottledLog<{ err: unknown }>(
@@ -339,7 +341,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       },
     });
 
-    const risk = new LimiterRiskService({
+    const frequencyChecks = new LimiterFrequencyCheckService({
       tenant: async (tenantId) => (await tenantConfigs.get(tenantId))?.tenant,
       limiter,
       degrading,
@@ -401,9 +403,9 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         logger.error({ err: error, messageId: id }, 'cancel: giving the frequency slot back failed');
       }
     };
-    const messageService = new SqlMessageService(chain, repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes);
-    const admin = new SqlAdminService({
-      ...repositories,
+    const messageService = new AdmittingMessageService(chain, repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes);
+    const administration = createAdministration({
+      repositories,
       directory,
       // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
       limiter: {
@@ -415,14 +417,14 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       riskRulesChanged: (tenantId, action) => riskControl.invalidate(tenantId, action),
       riskStateMaxBytes: settings.riskStateMaxBytes,
     });
-    const lookups = new SqlAdminLookupService({
+    const lookups = new AdminLookups({
       ...repositories,
       // A peek has no fallback either: with Redis away it is a 503.
       limiter,
       clock,
       defaultRegion: settings.defaultRegion,
     });
-    const templateAdmin = new SqlTemplateService({
+    const templateAdmin = new TemplateAdministration({
       tenants: repositories.tenants,
       templates: repositories.templates,
       quietHours: repositories.quietHours,
@@ -431,7 +433,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     });
     const { resolver, service: webhooks } = createWebhooks(settings, { repositories, clock, bus, logger });
     closers.unshift(() => resolver.close());
-    const receipts = new SqlReceiptService({
+    const receipts = new ReceiptIntake({
       providers: repositories.providers,
       receipts: repositories.receipts,
       clock,
@@ -443,9 +445,9 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     });
     const services: Services = {
       messages: messageService,
-      risk,
-      riskControl: riskControl.service,
-      admin,
+      frequencyChecks,
+      riskEvents: riskControl.service,
+      ...administration,
       lookups,
       health,
       templates: templateAdmin,

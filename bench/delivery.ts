@@ -89,7 +89,7 @@ async function waitForSent(
 
 /** A tenant (no frequency rules) whose webhooks go to the stub, unpaced. */
 async function tenantWithStub(runtime: Runtime, name: string, url: string) {
-  const tenant = await runtime.http.admin.createTenant(name);
+  const tenant = await runtime.http.tenants.createTenant(name);
   await runtime.repositories.providers.create({
     scope: tenant.id,
     channel: 'webhook',

@@ -61,7 +61,7 @@ async function runOnce(
   );
   const delivery = startWorker(runtime, createConsoleProvider({ id: 'console', channel: 'webhook', out: { write: () => true } }));
   try {
-    const tenant = await runtime.http.admin.createTenant(`bench-${name}`);
+    const tenant = await runtime.http.tenants.createTenant(`bench-${name}`);
     await runtime.repositories.providers.create({
       scope: tenant.id,
       channel: 'webhook',

@@ -27,11 +27,13 @@ const LAYERS: Record<string, readonly string[]> = {
   'admission/adapters': ['admission', 'core', 'infra', 'limiter', 'settings', 'storage'],
   delivery: ['broker', 'core', 'infra', 'limiter', 'metrics', 'providers', 'settings', 'storage'],
   services: ['admission', 'core', 'infra', 'limiter', 'providers', 'storage'],
-  http: ['admission', 'core', 'infra', 'limiter', 'providers', 'services', 'settings'],
-  client: ['core', 'http', 'services'],
+  api: ['admission', 'core', 'limiter', 'providers', 'services', 'storage'],
+  http: ['admission', 'api', 'core', 'infra', 'limiter', 'providers', 'services', 'settings'],
+  client: ['api', 'core'],
   main: [
     'admission',
     'admission/adapters',
+    'api',
     'broker',
     'core',
     'delivery',
@@ -44,7 +46,7 @@ const LAYERS: Record<string, readonly string[]> = {
     'settings',
     'storage',
   ],
-  cli: ['admission', 'core', 'http', 'infra', 'limiter', 'main', 'providers', 'services', 'settings', 'storage'],
+  cli: ['admission', 'api', 'core', 'http', 'infra', 'limiter', 'main', 'providers', 'services', 'settings', 'storage'],
 };
 
 const SUB_UNITS = Object.keys(LAYERS).filter((name) => name.includes('/'));

@@ -1,6 +1,6 @@
-/** What a command works with: the process settings, and the admin service of a runtime made for it. */
+/** What a command works with: the process settings, and the services of a runtime made for it. */
 import { withServices } from '../main/commands.js';
-import type { AdminService, Services } from '../services/contracts.js';
+import type { Services } from '../services/contracts.js';
 import { loadSettings, type Settings, settingGiven } from '../settings/settings.js';
 
 export interface CommandContext {
@@ -9,11 +9,10 @@ export interface CommandContext {
   /** Whether the setting `variable` is given (environment or settings file), whatever its value. */
   given(variable: string): boolean;
   /**
-   * Runs `work` on the admin service of a runtime made for one command (quiet logs, no HTTP),
-   * then closes the runtime. Operator commands need no admin token: they work on the database.
+   * Runs `work` on one of the services (tenants, rules, blacklists, templates...) of a runtime
+   * made for one command (quiet logs, no HTTP), then closes the runtime. Operator commands need
+   * no admin token: they work on the database.
    */
-  withAdmin<T>(work: (admin: AdminService) => Promise<T>): Promise<T>;
-  /** As {@link withAdmin}, on another of the runtime's services (templates, webhooks, receipts, lookups...). */
   withService<K extends keyof Services, T>(name: K, work: (service: Services[K]) => Promise<T>): Promise<T>;
 }
 
@@ -23,7 +22,6 @@ export function commandContext(configFile: () => string | undefined): CommandCon
   return {
     settings,
     given: (variable) => settingGiven(variable, process.env, configFile() ?? process.env.SLUICE_CONFIG),
-    withAdmin: (work) => withServices(settings(), (services) => work(services.admin)),
     withService: (name, work) => withServices(settings(), (services) => work(services[name])),
   };
 }

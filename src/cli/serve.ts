@@ -50,16 +50,16 @@ function printConsole(settings: Settings, address: string): void {
 
 /** On a database without tenants: a demo tenant with the seed rules, its key and a curl line. */
 async function printDemo(services: Services, db: string, address: string): Promise<void> {
-  const { admin } = services;
-  if ((await admin.listTenants({ limit: 1 })).tenants.length > 0) {
+  const { tenants, rules } = services;
+  if ((await tenants.listTenants({ limit: 1 })).tenants.length > 0) {
     console.log(
       `\n--demo: ${db} already has tenants; nothing created. For a new key: sluice tenant create NAME, ` +
         'then sluice rules set ID sms 60:3:600 3600:10:600 86400:50:600. To start the demo over, stop sluice and delete that database.\n',
     );
     return;
   }
-  const tenant = await admin.createTenant('demo');
-  for (const channel of ['sms', 'email'] as const) await admin.setRules(tenant.id, channel, SEED_RULES);
+  const tenant = await tenants.createTenant('demo');
+  for (const channel of ['sms', 'email'] as const) await rules.setRules(tenant.id, channel, SEED_RULES);
   await services.templates.putTemplate(tenant.id, 'sms', 'otp', {
     params: { code: { type: 'string', pattern: '^\\d{4,8}$' } },
     body: 'Your code is {{code}}',

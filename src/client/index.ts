@@ -13,38 +13,22 @@
  *   on every retry, so a send whose answer was lost is replayed (200, same id), never doubled.
  */
 import type { Static } from '@sinclair/typebox';
-import type { RulesPreviewBody } from '../http/lookup-schemas.js';
-import type {
-  Accepted,
-  ApiKeyList,
-  BanLifted,
-  BlacklistAdded,
-  BlacklistBody,
-  BlacklistRemoveBody,
-  BlacklistRemoved,
-  Canceled,
-  CreatedTenant,
-  Decision,
-  FrequencyCheckBody,
-  IssuedApiKey,
-  NewProviderBody,
-  NewTenantBody,
-  ProviderDeleted,
-  ProviderList,
-  ProviderPatchBody,
-  RuleSetBody,
-  SendBody,
-  TenantPatchBody,
-} from '../http/schemas.js';
+import type { BanLifted } from '../api/bans.js';
+import type { BlacklistAdded, BlacklistBody, BlacklistPage, BlacklistRemoveBody, BlacklistRemoved } from '../api/blacklists.js';
+import type { Decision, FrequencyCheckBody } from '../api/frequency.js';
 import type {
   AdminMessageView,
   BanStatusView,
   MessageSearch,
   MessageSearchPage,
   MessageSummaryView,
+  RulesPreviewBody,
   RulesPreviewView,
-} from '../services/lookup-views.js';
-import type { BlacklistPage, MessageView, ProviderView, RuleSetView, TenantDetails, TenantPage } from '../services/views.js';
+} from '../api/lookups.js';
+import type { Accepted, Canceled, MessageView, SendBody } from '../api/messages.js';
+import type { NewProviderBody, ProviderDeleted, ProviderList, ProviderPatchBody, ProviderView } from '../api/providers.js';
+import type { RuleSetBody, RuleSetView } from '../api/rules.js';
+import type { ApiKeyList, CreatedTenant, IssuedApiKey, NewTenantBody, TenantDetails, TenantPage, TenantPatchBody } from '../api/tenants.js';
 import type { Call, ClientError, Result } from './call.js';
 import { tenantConfigCalls } from './tenant-config.js';
 

@@ -4,15 +4,7 @@
  * as values, same retries as every other call of `SluiceClient`.
  */
 import type { Static } from '@sinclair/typebox';
-import type {
-  ApiKeyRevoked,
-  NewWebhookBody,
-  RiskRuleSetBody,
-  WebhookDeleted,
-  WebhookEventList,
-  WebhookList,
-  WebhookPatchBody,
-} from '../http/schemas.js';
+import type { RiskRuleSetBody, RiskRuleSetView } from '../api/risk.js';
 import type {
   QuietHoursBody,
   QuietHoursRemoved,
@@ -22,8 +14,18 @@ import type {
   TemplateList,
   TemplateVersions,
   TemplateVersionView,
-} from '../http/template-schemas.js';
-import type { RiskRuleSetView, WebhookEventView, WebhookView, WebhookWithSecret } from '../services/views.js';
+} from '../api/templates.js';
+import type { ApiKeyRevoked } from '../api/tenants.js';
+import type {
+  NewWebhookBody,
+  WebhookDeleted,
+  WebhookEventList,
+  WebhookEventView,
+  WebhookList,
+  WebhookPatchBody,
+  WebhookView,
+  WebhookWithSecret,
+} from '../api/webhooks.js';
 import type { Call, Result } from './call.js';
 
 export type TemplateVersion = Static<typeof TemplateVersionView>;

@@ -8,23 +8,28 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import { TAGS } from '../api/operations.js';
 import { SluiceError } from '../core/errors.js';
 import { hasControlCharacter, nulField } from '../core/text.js';
 import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../infra/logging.js';
-import type { HttpDeps } from '../services/contracts.js';
 import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './console.js';
+import type { HttpDeps } from './deps.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
-import { nameOperation, TAGS } from './openapi.js';
+import { nameOperation } from './openapi.js';
 import type { RequestsInProgress } from './requests-in-progress.js';
-import { adminRoutes } from './routes/admin.js';
 import { adminLookupRoutes } from './routes/admin-lookups.js';
+import { banRoutes } from './routes/bans.js';
 import { batchRoutes } from './routes/batch.js';
+import { blacklistRoutes } from './routes/blacklists.js';
 import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
+import { providerRoutes } from './routes/providers.js';
 import { receiptRoutes } from './routes/receipts.js';
 import { riskRoutes } from './routes/risk.js';
+import { ruleRoutes } from './routes/rules.js';
 import { templateRoutes } from './routes/templates.js';
+import { tenantRoutes } from './routes/tenants.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
 /** A caller's `X-Request-Id` taken as the request's id: 1 to 128 of letters, digits and `._:-`. */
@@ -264,7 +269,12 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   await app.register(messageRoutes(deps));
   await app.register(frequencyRoutes(deps));
   await app.register(riskRoutes(deps));
-  await app.register(adminRoutes(deps));
+  // The admin API, one plugin per aggregate; registered in this order, /docs lists them so.
+  await app.register(tenantRoutes(deps));
+  await app.register(ruleRoutes(deps));
+  await app.register(blacklistRoutes(deps));
+  await app.register(banRoutes(deps));
+  await app.register(providerRoutes(deps));
   await app.register(adminLookupRoutes(deps));
   await app.register(batchRoutes(deps));
   await app.register(templateRoutes(deps));

@@ -7,7 +7,7 @@
  */
 import { isIPv6 } from 'node:net';
 import { type Clock, Limiter, MemoryStore, type Rule } from '../limiter/index.js';
-import type { AuthFailureLimit } from '../services/contracts.js';
+import type { AuthFailureLimit } from './deps.js';
 
 /** Addresses counted in process (embedded mode) and held blocked in process, each at most. */
 export const AUTH_ADDRESSES_MAX = 100_000;

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { TenantView } from '../admission/context.js';
 import { SluiceError } from '../core/errors.js';
-import type { HttpDeps } from '../services/contracts.js';
+import type { HttpDeps } from './deps.js';
 
 /** The token of `Authorization: Bearer <token>`, or undefined. */
 export function bearerToken(request: FastifyRequest): string | undefined {

@@ -5,8 +5,8 @@
  */
 import type { Logger } from 'pino';
 import { buildHttpApp } from '../http/app.js';
+import type { HttpDeps } from '../http/deps.js';
 import { RequestsInProgress } from '../http/requests-in-progress.js';
-import type { HttpDeps } from '../services/contracts.js';
 import type { Settings } from '../settings/settings.js';
 
 export interface HttpRole {

@@ -22,7 +22,7 @@ export async function serveRuntime(settings: Settings, options: DemoOptions): Pr
   const mayRelax = options.demo && !options.allowPrivateGiven && !settings.webhookAllowPrivate && settings.roles.includes('api');
   if (!mayRelax) return runtime;
   try {
-    if ((await runtime.services.admin.listTenants({ limit: 1 })).tenants.length > 0) return runtime;
+    if ((await runtime.services.tenants.listTenants({ limit: 1 })).tenants.length > 0) return runtime;
   } catch (error) {
     await runtime.close();
     throw error;

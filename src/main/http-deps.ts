@@ -7,10 +7,11 @@ import type { Logger } from 'pino';
 import type { CachedTenantDirectory } from '../admission/adapters/tenant-directory.js';
 import { unavailableUnlessSluiceError } from '../core/errors.js';
 import { AddressFailureLimit } from '../http/auth-failures.js';
+import type { HttpDeps } from '../http/deps.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
 import type { Clock, Limiter } from '../limiter/index.js';
 import type { Metrics } from '../metrics/index.js';
-import type { HttpDeps, Services } from '../services/contracts.js';
+import type { Services } from '../services/contracts.js';
 import { type Settings, trustProxyOption } from '../settings/schema.js';
 
 export interface HttpDepsInput {

@@ -7,7 +7,7 @@ import type { TenantView } from '../admission/context.js';
 import { LiveCache, type LiveCacheOptions } from '../infra/live-cache.js';
 import { RiskEngine, type RiskRule } from '../limiter/index.js';
 import type { Metrics } from '../metrics/index.js';
-import { EngineRiskControlService } from '../services/risk-control-service.js';
+import { EngineRiskEventService } from '../services/risk-event-service.js';
 import { riskRulesOf } from '../services/risk-rules.js';
 import type { RiskRuleView } from '../services/views.js';
 import type { RiskRulesRepository } from '../storage/repositories/risk-rules.js';
@@ -29,7 +29,7 @@ export interface RiskControlWiring {
 const cacheKey = (tenantId: string, action: string) => `${tenantId}:${action}`;
 
 export function createRiskControl(wiring: RiskControlWiring): {
-  service: EngineRiskControlService;
+  service: EngineRiskEventService;
   invalidate(tenantId: string, action: string): Promise<void>;
   close(): Promise<void>;
 } {
@@ -50,7 +50,7 @@ export function createRiskControl(wiring: RiskControlWiring): {
     oneCall: wiring.oneCall,
     onUndoError: (error) => wiring.logger.warn({ err: error }, 'risk check: the window admissions of a denied check stay counted'),
   });
-  const service = new EngineRiskControlService({
+  const service = new EngineRiskEventService({
     tenant: wiring.tenant,
     quota: backend.resilientLimiter,
     ruleSet: (tenantId, action) => cache.get(cacheKey(tenantId, action)),

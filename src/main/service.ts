@@ -7,8 +7,9 @@
 
 import type { Logger } from 'pino';
 import type { Delivery } from '../delivery/delivery.js';
+import type { HttpDeps } from '../http/deps.js';
 import type { Provider } from '../providers/provider.js';
-import type { HttpDeps, Services } from '../services/contracts.js';
+import type { Services } from '../services/contracts.js';
 import { type Settings, unknownVariables } from '../settings/settings.js';
 import { type HttpRole, startHttp } from './api.js';
 import type { Backend } from './backend/backend.js';

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { ChangeBus } from '../infra/change-bus.js';
 import { HostResolver } from '../infra/host-resolver.js';
 import type { Clock } from '../limiter/index.js';
-import { SqlWebhookService } from '../services/webhook-service.js';
+import { WebhookAdministration } from '../services/webhook-administration.js';
 import type { Settings } from '../settings/settings.js';
 import type { TenantsRepository } from '../storage/repositories/tenants.js';
 import type { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
@@ -16,7 +16,7 @@ import type { WebhooksRepository } from '../storage/repositories/webhooks.js';
 
 export interface WebhookWiring {
   resolver: HostResolver;
-  service: SqlWebhookService;
+  service: WebhookAdministration;
 }
 
 export function createWebhooks(
@@ -35,7 +35,7 @@ export function createWebhooks(
     perOwner: settings.dnsLookupsPerTenant,
     clock,
   });
-  const service = new SqlWebhookService({
+  const service = new WebhookAdministration({
     tenants: repositories.tenants,
     webhooks: repositories.webhooks,
     events: repositories.webhookEvents,

@@ -317,7 +317,7 @@ export class Metrics {
     return this.registry.contentType;
   }
 
-  /** What the HTTP layer reads (`GET /metrics`) and reports (the services' `MetricsEndpoint`). */
+  /** What the HTTP layer reads (`GET /metrics`) and reports (`MetricsEndpoint`, `http/deps.ts`). */
   httpEndpoint() {
     return {
       contentType: this.contentType,

@@ -14,13 +14,13 @@ import { type RulesRepository, toLimiterRule } from '../storage/repositories/rul
 import type { TenantsRepository } from '../storage/repositories/tenants.js';
 import type { WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
 import type { WebhooksRepository } from '../storage/repositories/webhooks.js';
-import { checkRules } from './admin-service.js';
 import type { AdminLookupService, PreviewInput } from './contracts.js';
 import type { AdminMessageView, BanStatusView, MessageSearch, MessageSearchPage, RulesPreviewView } from './lookup-views.js';
 import { messageView } from './message-service.js';
+import { checkRules } from './rule-administration.js';
 import { replaySends } from './rules-preview.js';
 import type { RuleView } from './views.js';
-import { eventView } from './webhook-service.js';
+import { eventView } from './webhook-administration.js';
 
 export interface AdminLookupDeps {
   tenants: Pick<TenantsRepository, 'get'>;
@@ -39,7 +39,7 @@ export const SEARCH_LIMITS = { default: 50, max: 200 } as const;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export class SqlAdminLookupService implements AdminLookupService {
+export class AdminLookups implements AdminLookupService {
   constructor(private readonly deps: AdminLookupDeps) {}
 
   private async requireTenant(id: string): Promise<void> {

@@ -3,7 +3,7 @@
  * shapes only; src/main/runtime.ts builds them from storage, Redis and the limiter.
  */
 import type { AdmissionChain } from '../admission/chain.js';
-import type { SendRequest, TenantView } from '../admission/context.js';
+import type { SendRequest } from '../admission/context.js';
 import type { QuietHours } from '../admission/quiet-hours.js';
 import type { TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
@@ -18,11 +18,13 @@ import type {
   FallbackView,
   MessageView,
   ProviderView,
+  QuietHoursView,
   RiskDecisionView,
   RiskRuleSetView,
   RiskRuleView,
   RuleSetView,
   RuleView,
+  TemplateVersionView,
   TenantDetails,
   TenantPage,
   WebhookEventView,
@@ -37,8 +39,10 @@ export type {
   FallbackView,
   MessageView,
   ProviderView,
+  QuietHoursView,
   RuleSetView,
   RuleView,
+  TemplateVersionView,
   TenantDetails,
   TenantPage,
   WebhookEventView,
@@ -77,16 +81,22 @@ export interface MessageService {
   cancel(tenantId: string, id: string): Promise<'canceled' | 'not-found' | 'too-late'>;
 }
 
-/** The risk-control frequency API: decisions on any tenant-scoped subject and action. */
-export interface RiskService {
+/**
+ * `POST /v1/frequency/check`: a raw limiter decision on any tenant-scoped subject and action, with
+ * the rules the caller passes (nothing stored). Not {@link RiskEventService}, whose rules are stored.
+ */
+export interface FrequencyCheckService {
   check(
     tenantId: string,
     input: { subject: string; action: string; rules: Rule[]; requestId?: string; record: boolean },
   ): Promise<Decision>;
 }
 
-/** Risk control: events judged by the rule set stored for their action (`POST /v1/risk/check`, `/v1/risk/events`). */
-export interface RiskControlService {
+/**
+ * Risk control on stored rule sets (`POST /v1/risk/check`, `/v1/risk/events`): an event (an action
+ * and its dimensions) judged, or its outcome recorded, by the rule set stored for its action.
+ */
+export interface RiskEventService {
   /** NOT_FOUND without a rule set for the action; INVALID_REQUEST naming a dimension a rule needs and the event lacks. */
   check(
     tenantId: string,
@@ -124,8 +134,11 @@ export type ProviderPatch = Partial<Omit<NewProviderInput, 'scope' | 'channel' |
 /** Whose blacklist: one tenant's, or the global one that applies to every tenant. */
 export type BlacklistScope = { tenant: string } | 'global';
 
-/** Operator actions, shared by the admin HTTP API and the CLI. Every change is live at once on every instance. */
-export interface AdminService {
+/**
+ * Tenants and their API keys (admin API and CLI). Every change is live at once on every instance;
+ * NOT_FOUND is `undefined` (the API's 404).
+ */
+export interface TenantAdminService {
   createTenant(name: string, qpsLimit?: number | null): Promise<{ id: string; name: string; apiKey: string }>;
   /** The tenant's API keys, active and revoked, without secrets (the first characters only); undefined: no such tenant. */
   listApiKeys(tenantId: string): Promise<ApiKeyView[] | undefined>;
@@ -145,6 +158,10 @@ export interface AdminService {
     id: string,
     patch: { status?: TenantStatus; qpsLimit?: number | null; dailyQuotas?: Partial<Record<Channel, number | null>> },
   ): Promise<TenantDetails | undefined>;
+}
+
+/** A tenant's frequency rules per channel and risk rule sets per action (admin API and CLI). NOT_FOUND for an unknown tenant. */
+export interface RuleAdminService {
   /** INVALID_REQUEST for a rule the limiter refuses, a static fallback without rules or rules on another mode. */
   setRules(tenantId: string, channel: Channel, rules: RuleView[], fallback?: FallbackView | null): Promise<RuleSetView>;
   getRules(tenantId: string, channel: Channel): Promise<RuleSetView>;
@@ -155,6 +172,10 @@ export interface AdminService {
   setRiskRules(tenantId: string, action: string, rules: RiskRuleView[]): Promise<RiskRuleSetView>;
   /** An action's risk rule set as PUT takes it; NOT_FOUND for an unknown tenant or an action without one. */
   getRiskRules(tenantId: string, action: string): Promise<RiskRuleSetView>;
+}
+
+/** A tenant's blacklist, or the global one (admin API and CLI). NOT_FOUND for an unknown tenant. */
+export interface BlacklistAdminService {
   /**
    * Adds recipients under their canonical keys, as sends are matched: for `channel`, or on `*` for
    * each channel that reads the text; `added` lists the keys, `invalid` the texts that are no recipient.
@@ -169,16 +190,13 @@ export interface AdminService {
   removeFromBlacklist(scope: BlacklistScope, channel: Channel | '*', recipients: string[]): Promise<{ removed: number; invalid: string[] }>;
   /**
    * A page of entries (at most `limit`, default 100), of one channel value if given; `after` is a
-   * previous page's `next`. NOT_FOUND for an unknown tenant, INVALID_REQUEST for a bad cursor.
+   * previous page's `next`. INVALID_REQUEST for a bad cursor.
    */
   listBlacklist(scope: BlacklistScope, options?: { channel?: Channel | '*'; limit?: number; after?: string }): Promise<BlacklistPage>;
-  /**
-   * Lifts a recipient's ban on a channel; resolves whether a ban record was still stored (a ban in
-   * force, or on Redis one that ended moments ago: `Limiter.unban`). With `resetCounts`
-   * also forgets what its rules have counted, so the next send is not refused (and banned again)
-   * by the sends that led to the ban.
-   */
-  liftBan(tenantId: string, channel: Channel, to: string, options?: { resetCounts?: boolean }): Promise<boolean>;
+}
+
+/** Delivery providers, a tenant's or every tenant's (admin API and CLI). */
+export interface ProviderAdminService {
   /** Registers a provider after checking its config and secret build a working client (INVALID_REQUEST otherwise). */
   createProvider(input: NewProviderInput): Promise<ProviderView>;
   listProviders(filter: { scope?: string; channel?: Channel }): Promise<ProviderView[]>;
@@ -186,7 +204,17 @@ export interface AdminService {
   deleteProvider(id: string): Promise<boolean>;
 }
 
-/** What the admin message search takes: `to` as a send writes it (normalised as admission does). */
+/** Recipients' bans (admin API and CLI); a ban's status is a lookup ({@link AdminLookupService.banStatus}). */
+export interface BanAdminService {
+  /**
+   * Lifts a recipient's ban on a channel; resolves whether a ban record was still stored (a ban in
+   * force, or on Redis one that ended moments ago: `Limiter.unban`). With `resetCounts`
+   * also forgets what its rules have counted, so the next send is not refused (and banned again)
+   * by the sends that led to the ban. NOT_FOUND for an unknown tenant.
+   */
+  liftBan(tenantId: string, channel: Channel, to: string, options?: { resetCounts?: boolean }): Promise<boolean>;
+}
+
 /** A rules dry run: the rules to replay (absent: the channel's stored ones) and the sends' offsets (ms). */
 export interface PreviewInput {
   rules?: (Omit<RuleView, 'banSeconds'> & { banSeconds?: number })[];
@@ -223,7 +251,7 @@ export type WebhookPatch = Partial<NewWebhookInput & { enabled: boolean }>;
  * INVALID_REQUEST for a URL the policy refuses (not http(s), credentials, private address, not on
  * the allow-list); the problem never quotes the URL.
  */
-export interface WebhookService {
+export interface WebhookAdminService {
   /** Undefined: no such tenant. */
   create(tenantId: string, input: NewWebhookInput): Promise<WebhookWithSecret | undefined>;
   list(tenantId: string): Promise<WebhookView[] | undefined>;
@@ -248,19 +276,6 @@ export interface HealthService {
   ready(): Promise<{ ready: boolean; checks: Record<string, { ok: boolean; detail?: string; warning?: string }> }>;
 }
 
-/** One stored template version, as the admin API shows it. */
-export interface TemplateVersionView extends TemplateSpec {
-  channel: Channel;
-  name: string;
-  version: number;
-  createdAt: string;
-  retiredAt: string | null;
-}
-
-export interface QuietHoursView extends QuietHours {
-  channel: Channel;
-}
-
 /** Templates and quiet hours per tenant channel (admin). NOT_FOUND for an unknown tenant. */
 export interface TemplateAdminService {
   /** Checks and stores `spec` as the next version: INVALID_REQUEST naming the field. */
@@ -279,56 +294,16 @@ export interface TemplateAdminService {
 /** The services of a running sluice, each behind its contract. */
 export interface Services {
   messages: MessageService;
-  risk: RiskService;
-  riskControl: RiskControlService;
-  admin: AdminService;
+  frequencyChecks: FrequencyCheckService;
+  riskEvents: RiskEventService;
+  tenants: TenantAdminService;
+  rules: RuleAdminService;
+  blacklists: BlacklistAdminService;
+  providers: ProviderAdminService;
+  bans: BanAdminService;
   lookups: AdminLookupService;
-  webhooks: WebhookService;
+  webhooks: WebhookAdminService;
   receipts: ReceiptService;
   health: HealthService;
   templates: TemplateAdminService;
-}
-
-export interface MetricsEndpoint {
-  readonly contentType: string;
-  render(): Promise<string>;
-  observeHttp?(route: string, method: string, status: number, seconds: number): void;
-  /** A send refused before the chain ran (the key is checked before the body is read), counted as the chain counts its own. */
-  observeAdmissionRejection?(interceptor: string, code: string): void;
-  /** A connection closed as it was accepted, over the cap in all (`max`) or from its address (`per_ip`). */
-  observeConnectionRefused?(cap: 'max' | 'per_ip'): void;
-  /** A request refused by authentication: no credential, a wrong one, or its address over the failure limit. */
-  observeAuthFailure?(realm: 'admin' | 'tenant', outcome: 'missing' | 'wrong' | 'throttled'): void;
-}
-
-/**
- * Wrong credentials counted per client address (`SLUICE_AUTH_FAILURE_LIMIT`): `http/auth.ts`
- * asks before checking a credential and reports each wrong one.
- */
-export interface AuthFailureLimit {
-  /** Milliseconds until `address`'s credentials are checked again; 0: check them now. */
-  blockedFor(address: string): number;
-  /** Counts a wrong credential from `address`. Never rejects: a store failure leaves it uncounted. */
-  failed(address: string): Promise<void>;
-}
-
-export interface HttpDeps extends Services {
-  /** Authenticates a tenant API key (shared with the chain's auth step). */
-  authenticate(apiKey: string | undefined): Promise<TenantView | undefined>;
-  metrics?: MetricsEndpoint;
-  /** Empty: admin API off. */
-  adminToken: string;
-  bodyLimitBytes: number;
-  /** The bound on receiving one request, headers and body (`SLUICE_HTTP_REQUEST_TIMEOUT_MS`). */
-  requestTimeoutMs: number;
-  /** Most connections open at once (`SLUICE_HTTP_MAX_CONNECTIONS`), and from one address (`…_PER_IP`, 0: no cap). */
-  maxConnections: number;
-  maxConnectionsPerIp: number;
-  /** Fastify's `trustProxy` (`SLUICE_TRUST_PROXY`): where `request.ip`, the address failures count under, comes from. */
-  trustProxy?: boolean | string;
-  /** Absent: wrong credentials are not limited. */
-  authFailures?: AuthFailureLimit;
-  logLevel?: string;
-  /** Serve the admin console at /console (`SLUICE_CONSOLE`); default true. */
-  console?: boolean;
 }

@@ -1,12 +1,10 @@
 /** Sending (through the admission chain), reading and cancelling messages for a tenant. */
 import { createHash } from 'node:crypto';
 import type { AdmissionChain } from '../admission/chain.js';
-import type { AdmissionContext, AdmissionOutcome, SendRequest } from '../admission/context.js';
-import { IdempotencyKeyTaken, type MessageWriter, type NewMessage } from '../admission/ports.js';
+import type { AdmissionContext, SendRequest } from '../admission/context.js';
 import { RenderBudget } from '../admission/render-budget.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
 import type { Clock } from '../limiter/index.js';
-import { DuplicateIdempotencyKeyError } from '../storage/errors.js';
 import { newMessageId } from '../storage/ids.js';
 import type { Message, MessagesRepository } from '../storage/repositories/messages.js';
 import type { BatchResult, MessageService, MessageView } from './contracts.js';
@@ -25,48 +23,9 @@ function canonicalJson(value: unknown): string {
 
 export const requestHashOf = (request: SendRequest): string => createHash('sha256').update(canonicalJson(request)).digest('base64url');
 
-/** The chain's persist port over the messages repository (group-committed inserts). */
-export class SqlMessageWriter implements MessageWriter {
-  constructor(
-    private readonly messages: MessagesRepository,
-    private readonly maxAttempts: number,
-    private readonly onAccepted?: (message: NewMessage, outcome: AdmissionOutcome) => void,
-  ) {}
-
-  async findByIdempotencyKey(tenantId: string, key: string) {
-    const found = await this.messages.findByIdempotencyKey(tenantId, key);
-    return found ? { id: found.id, status: found.status, requestHash: found.requestHash } : undefined;
-  }
-
-  async insert(message: NewMessage): Promise<void> {
-    try {
-      await this.messages.insert({
-        id: message.id,
-        tenantId: message.tenantId,
-        channel: message.channel,
-        recipient: message.recipient,
-        payload: message.payload,
-        now: message.createdAt,
-        dueAt: message.dueAt,
-        maxAttempts: this.maxAttempts,
-        idempotencyKey: message.idempotencyKey ?? null,
-        requestHash: message.requestHash ?? null,
-        priority: message.priority,
-      });
-    } catch (error) {
-      if (error instanceof DuplicateIdempotencyKeyError) throw new IdempotencyKeyTaken(error.message);
-      throw error;
-    }
-  }
-
-  accepted(message: NewMessage, outcome: AdmissionOutcome): void {
-    this.onAccepted?.(message, outcome);
-  }
-}
-
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export class SqlMessageService implements MessageService {
+export class AdmittingMessageService implements MessageService {
   constructor(
     readonly chain: AdmissionChain,
     private readonly messages: MessagesRepository,

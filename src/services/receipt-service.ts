@@ -29,7 +29,7 @@ export interface ReceiptService {
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export interface ReceiptServiceDeps {
+export interface ReceiptIntakeDeps {
   providers: Pick<ProvidersRepository, 'get'>;
   receipts: Pick<ReceiptsRepository, 'apply' | 'checkToken' | 'issueToken'>;
   clock: Clock;
@@ -37,8 +37,8 @@ export interface ReceiptServiceDeps {
   onReceipt?: (provider: string, outcome: ReceiptOutcome | 'unreadable', delivered: boolean | undefined, count: number) => void;
 }
 
-export class SqlReceiptService implements ReceiptService {
-  constructor(private readonly deps: ReceiptServiceDeps) {}
+export class ReceiptIntake implements ReceiptService {
+  constructor(private readonly deps: ReceiptIntakeDeps) {}
 
   async authenticate(providerId: string, token: string | undefined): Promise<void> {
     await this.providerFor(providerId, token);

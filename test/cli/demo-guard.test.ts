@@ -35,7 +35,7 @@ describe('serve --demo and the webhook guard', () => {
     const env = { SLUICE_DB_URL: `sqlite:${join(dir, 'sluice.db')}`, SLUICE_SECRET_KEY_FILE: join(dir, 'secret.key') };
     if (withTenant) {
       const runtime = await createRuntime(loadSettings({ ...env, SLUICE_LOG_LEVEL: 'silent' }));
-      await runtime.services.admin.createTenant('existing');
+      await runtime.services.tenants.createTenant('existing');
       await runtime.close();
     }
     return env;

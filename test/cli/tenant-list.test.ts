@@ -13,7 +13,7 @@ let t: TestApp;
 beforeAll(async () => {
   t = await startApp();
   // More than one page of the largest size (1000).
-  for (let i = 0; i < 1001; i++) await t.runtime.http.admin.createTenant(`many-${i}`, null);
+  for (let i = 0; i < 1001; i++) await t.runtime.http.tenants.createTenant(`many-${i}`, null);
 }, 120_000);
 afterAll(async () => {
   await t?.close();

@@ -42,7 +42,7 @@ interface Fixture {
 
 /** A tenant of its own with an http provider per `paths` entry (priority = position). */
 async function tenantWithProviders(fixture: Fixture, name: string, paths: string[]) {
-  const tenant = await fixture.runtime.http.admin.createTenant(`${name}-${Date.now()}`);
+  const tenant = await fixture.runtime.http.tenants.createTenant(`${name}-${Date.now()}`);
   const providerIds: string[] = [];
   for (const [index, path] of paths.entries()) {
     providerIds.push(
@@ -112,7 +112,7 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
   });
 
   it("paces sends to the provider's QPS: over the pace a message waits, it never fails", async () => {
-    const tenant = await fixture.runtime.http.admin.createTenant(`paced-${Date.now()}`);
+    const tenant = await fixture.runtime.http.tenants.createTenant(`paced-${Date.now()}`);
     await addWebhookProvider(fixture.runtime, tenant.id, `${fixture.stub.url}/paced`, { name: 'paced', qps: 10 });
     const ids = await sendMany(fixture, tenant.apiKey, 30);
     expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 20_000)).toBe(true);
@@ -232,7 +232,7 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
     const [dueWhileSuspended, dueAfterResume] = await sendMany(fixture, held.tenant.apiKey, 2, (i) => ({
       sendAt: t0 + (i === 0 ? 1500 : 5000),
     }));
-    await fixture.runtime.http.admin.updateTenant(held.tenant.id, { status: 'suspended' });
+    await fixture.runtime.http.tenants.updateTenant(held.tenant.id, { status: 'suspended' });
     // And one queued, due at once, stored as the suspension landed (as by another instance: in SQL
     // and the due index, with a wake).
     const queued = await fixture.runtime.repositories.messages.insert({
@@ -260,7 +260,7 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
     for (const id of heldIds) expect(fixture.stub.arrivals.has(id), `${id} arrived while its tenant was suspended`).toBe(false);
 
     const resumedAt = Date.now();
-    await fixture.runtime.http.admin.updateTenant(held.tenant.id, { status: 'active' });
+    await fixture.runtime.http.tenants.updateTenant(held.tenant.id, { status: 'active' });
     // The two already due go at once (not at the next index rebuild, a minute away); the third at its time.
     expect(
       await waitFor(async () => (await countFinal(fixture.runtime, [dueWhileSuspended!, queued.id])) === 2, 1500),
@@ -319,7 +319,7 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
 
   it('a tenant channel without a provider, on a server with providers, fails its messages instead of printing them', async () => {
     await tenantWithProviders(fixture, 'has-one', ['/has-one']);
-    const bare = await fixture.runtime.http.admin.createTenant(`no-provider-${Date.now()}`);
+    const bare = await fixture.runtime.http.tenants.createTenant(`no-provider-${Date.now()}`);
     const [id] = await sendMany(fixture, bare.apiKey, 1);
     expect(await waitFor(async () => (await countFinal(fixture.runtime, [id!])) === 1, 10_000)).toBe(true);
     expect((await loadMessages(fixture.runtime, [id!])).get(id!)).toMatchObject({
@@ -352,7 +352,7 @@ function leaseSuite(redisUrl: () => string | undefined) {
   const fixture = useFixture(redisUrl, { SLUICE_LEASE_MS: '500' });
 
   it('renews the leases of sends in flight: a message waiting for its pace is not claimed and sent again', async () => {
-    const tenant = await fixture.runtime.http.admin.createTenant(`lease-${Date.now()}`);
+    const tenant = await fixture.runtime.http.tenants.createTenant(`lease-${Date.now()}`);
     await addWebhookProvider(fixture.runtime, tenant.id, `${fixture.stub.url}/slow-pace`, { name: 'slow-pace', qps: 2 });
     const ids = await sendMany(fixture, tenant.apiKey, 6);
     expect(await waitFor(async () => (await countFinal(fixture.runtime, ids)) === ids.length, 15_000)).toBe(true);
@@ -368,7 +368,7 @@ function leaseSuite(redisUrl: () => string | undefined) {
     const onWarning = (warning: Error) => warnings.push(warning.name);
     process.on('warning', onWarning);
     try {
-      const tenant = await fixture.runtime.http.admin.createTenant(`paced-${Date.now()}`);
+      const tenant = await fixture.runtime.http.tenants.createTenant(`paced-${Date.now()}`);
       await addWebhookProvider(fixture.runtime, tenant.id, `${fixture.stub.url}/paced`, { name: 'paced', qps: 10 });
       // 10 go at once; the other 20 claimed wait for their pace together, over Node's default of 10 listeners.
       const ids = await sendMany(fixture, tenant.apiKey, 30);
@@ -465,7 +465,7 @@ function splitRolesSuite(redisUrl: () => string | undefined) {
   });
 
   it('a message accepted by an API-only instance is sent at once by the worker instance', async () => {
-    const tenant = await api.http.admin.createTenant(`split-${Date.now()}`);
+    const tenant = await api.http.tenants.createTenant(`split-${Date.now()}`);
     await addWebhookProvider(api, tenant.id, `${worker.stub.url}/split`, { name: 'split' });
     const base = Date.now();
     const ids: string[] = [];
@@ -490,7 +490,7 @@ function splitRolesSuite(redisUrl: () => string | undefined) {
   });
 
   it('a tenant resumed through the API instance has its held messages sent by the worker instance at once', async () => {
-    const tenant = await api.http.admin.createTenant(`split-resume-${Date.now()}`);
+    const tenant = await api.http.tenants.createTenant(`split-resume-${Date.now()}`);
     await addWebhookProvider(api, tenant.id, `${worker.stub.url}/split-resume`, { name: 'split-resume' });
     const { id } = await api.http.messages.send(tenant.apiKey, {
       channel: 'webhook',
@@ -498,11 +498,11 @@ function splitRolesSuite(redisUrl: () => string | undefined) {
       body: 'held',
       sendAt: Date.now() + 1500,
     });
-    await api.http.admin.updateTenant(tenant.id, { status: 'suspended' });
+    await api.http.tenants.updateTenant(tenant.id, { status: 'suspended' });
     await sleep(2500); // due, woken, and refused: its index entry is gone
     expect((await worker.runtime.repositories.messages.get(id))?.status).toBe('scheduled');
     expect(worker.stub.arrivals.has(id)).toBe(false);
-    await api.http.admin.updateTenant(tenant.id, { status: 'active' });
+    await api.http.tenants.updateTenant(tenant.id, { status: 'active' });
     // The worker polls once a minute: only the resume, heard from the other instance, sends it now.
     expect(await waitFor(async () => (await countFinal(worker.runtime, [id])) === 1, 2000)).toBe(true);
     expect((await worker.runtime.repositories.messages.get(id))?.status).toBe('sent');
@@ -516,7 +516,7 @@ describe('delivery, embedded: stopping while sends wait for their pace', () => {
     const stub = await startWebhookStub();
     const runtime = await testRuntime(testEnv(temp.dir));
     try {
-      const tenant = await runtime.http.admin.createTenant(`stop-${Date.now()}`);
+      const tenant = await runtime.http.tenants.createTenant(`stop-${Date.now()}`);
       await addWebhookProvider(runtime, tenant.id, `${stub.url}/stop`, { name: 'slow-pace', qps: 1 });
       let delivery = startWorker(runtime, silentConsole());
       const ids: string[] = [];
@@ -583,7 +583,7 @@ function lostClaimSuite(redisUrl: () => string | undefined) {
       rebuildEveryMs: 60_000,
     });
     try {
-      const tenant = await runtime.http.admin.createTenant(`lost-${Date.now()}`);
+      const tenant = await runtime.http.tenants.createTenant(`lost-${Date.now()}`);
       await addWebhookProvider(runtime, tenant.id, `${stub.url}/lost`, { name: 'lost' });
       const { id } = await runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: 'lost-1', body: 'hello' });
       dispatcher.start(); // takes the lock, rebuilds (the message is indexed), claims: lost
@@ -663,7 +663,7 @@ describe('delivery, embedded: a failed tick', () => {
       retryMaxMs: 200,
     });
     try {
-      const tenant = await runtime.http.admin.createTenant(`failed-tick-${Date.now()}`);
+      const tenant = await runtime.http.tenants.createTenant(`failed-tick-${Date.now()}`);
       await addWebhookProvider(runtime, tenant.id, `${stub.url}/failed-tick`, { name: 'failed-tick' });
       const { id } = await runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: 'failed-tick-1', body: 'hello' });
       dispatcher.start(); // the first tick's lock fails

@@ -58,7 +58,7 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
   });
 
   it('sends every scheduled message exactly once, near its due time, after Redis lost the whole index', async () => {
-    const tenant = await runtime.services.admin.createTenant('flush');
+    const tenant = await runtime.services.tenants.createTenant('flush');
     await addWebhookProvider(runtime, tenant.id, `${stub.url}/flush`);
     const base = Date.now() + 5000; // accepting 1,000 takes a few seconds on a shared machine
     const ids: string[] = [];

@@ -136,7 +136,7 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
   });
 
   it('loses nothing and duplicates only what was in flight at a kill, nor any status event', { timeout: 150_000 }, async () => {
-    const tenant = await runtime.services.admin.createTenant(`kill-${Date.now()}`);
+    const tenant = await runtime.services.tenants.createTenant(`kill-${Date.now()}`);
     await addWebhookProvider(runtime, tenant.id, `${stub.url}/kill`, { qps: PROVIDER_QPS });
     const webhook = await runtime.services.webhooks.create(tenant.id, { url: receiverUrl, events: ['message.accepted', 'message.sent'] });
     secret = webhook!.secret;

@@ -45,7 +45,7 @@ function prioritySuite(redisUrl: () => string | undefined) {
   });
 
   it('transactional messages accepted behind a bulk backlog are sent within one claim batch', async () => {
-    const tenant = await runtime.http.admin.createTenant(`priority-${Date.now()}`);
+    const tenant = await runtime.http.tenants.createTenant(`priority-${Date.now()}`);
     await addWebhookProvider(runtime, tenant.id, `${stub.url}/paced`, { name: 'paced', qps: QPS });
     const bulk = await runtime.http.messages.sendBatch(
       tenant.apiKey,

@@ -34,7 +34,7 @@ async function loggedRuntime() {
 describe('SqlProviderDirectory', () => {
   it('the console fallback of the embedded default is silent', async () => {
     const { runtime, warnings } = await loggedRuntime();
-    const tenant = await runtime.http.admin.createTenant('plain');
+    const tenant = await runtime.http.tenants.createTenant('plain');
     const directory = new SqlProviderDirectory(directoryDeps(runtime), silentConsole());
     expect((await directory.providersFor(tenant.id, 'webhook')).map((p) => p.id)).toEqual(['console-fallback']);
     expect(warnings()).toEqual([]);
@@ -42,8 +42,8 @@ describe('SqlProviderDirectory', () => {
 
   it('on a server with providers, a tenant channel without one gets none (its messages fail), warned of once', async () => {
     const { runtime, clock, warnings } = await loggedRuntime();
-    const served = await runtime.http.admin.createTenant('served');
-    const forgotten = await runtime.http.admin.createTenant('forgotten');
+    const served = await runtime.http.tenants.createTenant('served');
+    const forgotten = await runtime.http.tenants.createTenant('forgotten');
     await addWebhookProvider(runtime, served.id, 'http://127.0.0.1:9/hook', { name: 'hook' });
     const directory = new SqlProviderDirectory(directoryDeps(runtime), silentConsole());
     expect((await directory.providersFor(served.id, 'webhook')).map((p) => p.name)).toEqual(['hook']);
@@ -57,9 +57,9 @@ describe('SqlProviderDirectory', () => {
 
   it('a disabled provider still counts: disabling the last one does not bring the console back', async () => {
     const { runtime } = await loggedRuntime();
-    const tenant = await runtime.http.admin.createTenant('disabled-only');
+    const tenant = await runtime.http.tenants.createTenant('disabled-only');
     const id = await addWebhookProvider(runtime, tenant.id, 'http://127.0.0.1:9/hook', { name: 'hook' });
-    await runtime.http.admin.updateProvider(id, { enabled: false });
+    await runtime.http.providers.updateProvider(id, { enabled: false });
     const directory = new SqlProviderDirectory(directoryDeps(runtime), silentConsole());
     expect(await directory.providersFor(tenant.id, 'webhook')).toEqual([]);
   });

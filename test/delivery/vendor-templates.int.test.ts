@@ -38,7 +38,7 @@ describe('stored SMS templates across vendors', () => {
   });
 
   it("fails over from Aliyun to Tencent, each request carrying that vendor's template", async () => {
-    const tenant = await runtime.http.admin.createTenant(`vendors-${Date.now()}`);
+    const tenant = await runtime.http.tenants.createTenant(`vendors-${Date.now()}`);
     await runtime.repositories.providers.create({
       scope: tenant.id,
       channel: 'sms',
@@ -89,7 +89,7 @@ describe('stored SMS templates across vendors', () => {
   }, 30_000);
 
   it('webhook and email templates reach their receivers rendered, the HTML escaped', async () => {
-    const tenant = await runtime.http.admin.createTenant(`rendered-${Date.now()}`);
+    const tenant = await runtime.http.tenants.createTenant(`rendered-${Date.now()}`);
     const receiver = await startLocalHttpServer();
     const mails: string[] = [];
     const smtp = new SMTPServer({

@@ -81,7 +81,7 @@ describe("a tenant's DNS that never answers", () => {
   });
 
   async function tenantWith(endpointHost: string) {
-    const tenant = await runtime.http.admin.createTenant(`t-${endpointHost}-${Date.now()}`);
+    const tenant = await runtime.http.tenants.createTenant(`t-${endpointHost}-${Date.now()}`);
     // A's vendor is an IP literal (its sends must happen for its events to exist); B's is a name.
     const vendorUrl = endpointHost.endsWith('.a.test') ? vendor.url : vendor.url.replace('127.0.0.1', 'vendor.b.test');
     await addWebhookProvider(runtime, tenant.id, `${vendorUrl}/vendor`);

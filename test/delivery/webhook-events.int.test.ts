@@ -124,7 +124,7 @@ describe('webhook events, end to end', () => {
 
   /** A tenant with a vendor (the stub, answering 400 for recipients starting `bad-`) and a subscribed receiver. */
   async function subscribedTenant(receiver: Receiver, events?: string[]) {
-    const tenant = await runtime.http.admin.createTenant(`t-${Date.now()}-${Math.random()}`);
+    const tenant = await runtime.http.tenants.createTenant(`t-${Date.now()}-${Math.random()}`);
     await addWebhookProvider(runtime, tenant.id, `${stub.url}/vendor`);
     const webhook = await runtime.services.webhooks.create(tenant.id, {
       url: receiver.url,

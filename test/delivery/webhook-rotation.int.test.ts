@@ -79,7 +79,7 @@ const EXTRA = { SLUICE_WEBHOOK_ALLOW_PRIVATE: 'true', SLUICE_WEBHOOK_POLL_MS: '5
 async function rotationCase(admin: Runtime, worker: Runtime, vendorUrl: string): Promise<void> {
   const receiver = await startReceiver();
   try {
-    const tenant = await admin.http.admin.createTenant(`rotate-${Date.now()}-${Math.random()}`);
+    const tenant = await admin.http.tenants.createTenant(`rotate-${Date.now()}-${Math.random()}`);
     await addWebhookProvider(admin, tenant.id, vendorUrl);
     const webhook = (await admin.services.webhooks.create(tenant.id, { url: receiver.url, events: ['message.sent'] }))!;
     // Sent through the worker's instance, whose due feed wakes its dispatchers.
@@ -97,7 +97,7 @@ async function rotationCase(admin: Runtime, worker: Runtime, vendorUrl: string):
       });
     });
     const rotated = (await admin.services.webhooks.rotateSecret(tenant.id, webhook.id))!;
-    await admin.http.admin.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 100, banSeconds: 0 }]);
+    await admin.http.rules.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 100, banSeconds: 0 }]);
     await heard;
     await send();
     expect(await waitFor(() => receiver.posts.length === 2, 20_000)).toBe(true);

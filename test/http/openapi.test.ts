@@ -12,8 +12,8 @@ import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../../src/api/operations.js';
 import { buildHttpApp } from '../../src/http/app.js';
-import { OPERATIONS } from '../../src/http/openapi.js';
 import { ADMIN_TOKEN, phone, sms, startApp, type TestApp } from './support.js';
 
 interface Operation {

@@ -26,8 +26,8 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'ban cache across instan
     });
     a = await testRuntime(env);
     b = await testRuntime(env);
-    tenant = await a.http.admin.createTenant(`bans-${Date.now()}`);
-    await a.http.admin.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 1, banSeconds: 600 }]);
+    tenant = await a.http.tenants.createTenant(`bans-${Date.now()}`);
+    await a.http.rules.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 1, banSeconds: 600 }]);
     await sleep(200); // both subscribed
   });
   afterAll(async () => {
@@ -58,7 +58,7 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'ban cache across instan
     expect(await banHits(b)).toBe(hits + 1);
 
     // Lifted through a: b's cached copy is dropped by the bus.
-    await a.http.admin.liftBan(tenant.id, 'sms', to, { resetCounts: true });
+    await a.http.bans.liftBan(tenant.id, 'sms', to, { resetCounts: true });
     await sleep(100);
     expect(await send(b, to)).toBe('OK');
 
@@ -67,7 +67,7 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'ban cache across instan
     expect(await send(b, to)).toBe('BANNED');
     await b.backend.limiter.store.unban(frequencySubject(tenant.id, 'sms', to));
     expect(await send(b, to)).toBe('BANNED'); // lifted behind the cache's back: still cached
-    await a.http.admin.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 5, banSeconds: 600 }]);
+    await a.http.rules.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 5, banSeconds: 600 }]);
     await sleep(100);
     expect(await send(b, to)).toBe('OK');
   });

@@ -15,7 +15,7 @@ import type { Interceptor } from '../../src/admission/chain.js';
 import { createRuntime, type Runtime } from '../../src/main/runtime.js';
 import { startRoles } from '../../src/main/service.js';
 import type { MessageService } from '../../src/services/contracts.js';
-import { SqlMessageService } from '../../src/services/message-service.js';
+import { AdmittingMessageService } from '../../src/services/message-service.js';
 import { loadSettings } from '../../src/settings/settings.js';
 import { silentConsole, tempDir, testEnv } from '../delivery/delivery-support.js';
 import { describeWith, servers } from '../support/servers.js';
@@ -55,8 +55,8 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'shutdown under requests
       SLUICE_LOG_LEVEL: 'silent',
     });
     const runtime = await createRuntime(loadSettings(env, undefined), { logger });
-    const tenant = await runtime.http.admin.createTenant(`shutdown-${Date.now()}`);
-    await runtime.http.admin.setRules(tenant.id, 'sms', [{ windowSeconds: 3600, limit: 1, banSeconds: 0 }]);
+    const tenant = await runtime.http.tenants.createTenant(`shutdown-${Date.now()}`);
+    await runtime.http.rules.setRules(tenant.id, 'sms', [{ windowSeconds: 3600, limit: 1, banSeconds: 0 }]);
 
     // Holds each send between its frequency slot and its write until released.
     let release = () => {};
@@ -77,14 +77,14 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'shutdown under requests
       },
     };
     const chain = runtime.services.messages.chain.with(gate, 'persist');
-    const service = new SqlMessageService(chain, runtime.repositories.messages, runtime.clock);
+    const service = new AdmittingMessageService(chain, runtime.repositories.messages, runtime.clock);
     // Each send's end, whichever way it ends: the assertions below wait for every handler.
     let settled = 0;
     let allSettled = () => {};
     const everyoneSettled = new Promise<void>((resolve) => {
       allSettled = resolve;
     });
-    const messages: MessageService = Object.assign(Object.create(service) as SqlMessageService, {
+    const messages: MessageService = Object.assign(Object.create(service) as AdmittingMessageService, {
       send: (...args: Parameters<MessageService['send']>) =>
         service.send(...args).finally(() => {
           if (++settled === SENDS) allSettled();

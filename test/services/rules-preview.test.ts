@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/limiter/index.js';
-import { SqlAdminLookupService } from '../../src/services/admin-lookup-service.js';
+import { AdminLookups } from '../../src/services/admin-lookup-service.js';
 import { replaySends } from '../../src/services/rules-preview.js';
 
 const at = (...offsets: number[]) => offsets.map((atMs) => ({ atMs }));
@@ -68,13 +68,13 @@ describe('replaySends', () => {
   });
 });
 
-describe('SqlAdminLookupService.previewRules', () => {
+describe('AdminLookups.previewRules', () => {
   it('starts the replay at its clock and never touches the live limiter', async () => {
     const clock = new ManualClock(10_000);
     const untouched = () => {
       throw new Error('the dry run must not read live state');
     };
-    const service = new SqlAdminLookupService({
+    const service = new AdminLookups({
       tenants: { get: async (id) => (id === 't1' ? ({ id } as never) : undefined) },
       rules: { get: untouched },
       messages: { searchByRecipient: untouched, listRecent: untouched, findById: untouched, listAttempts: untouched },

@@ -36,8 +36,8 @@ export function addBanCommands(program: Command, context: CommandContext): void 
     .option('--reset-counts', "also forget the recipient's counts, so the next send is not refused and banned again")
     .action(async (tenantId: string, channel: string, to: string, options: { resetCounts?: boolean }) => {
       requireSharedLimiter(context.settings(), 'DELETE /v1/admin/tenants/:id/bans/:channel/:to');
-      return context.withAdmin(async (admin) => {
-        const lifted = await admin.liftBan(tenantId, channelArg(channel), to, { resetCounts: options.resetCounts ?? false });
+      return context.withService('bans', async (bans) => {
+        const lifted = await bans.liftBan(tenantId, channelArg(channel), to, { resetCounts: options.resetCounts ?? false });
         console.log(JSON.stringify({ lifted }, null, 2));
       });
     });

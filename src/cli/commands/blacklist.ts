@@ -1,8 +1,8 @@
 /** `sluice blacklist`: add, remove and list blacklisted recipients of a tenant, or of every tenant (`--global`). */
 import type { Command } from 'commander';
+import { BlacklistBody, BlacklistQuery, BlacklistRemoveBody } from '../../api/blacklists.js';
 import { CHANNELS, type Channel } from '../../core/channels.js';
 import { SluiceError } from '../../core/errors.js';
-import { BlacklistBody, BlacklistQuery, BlacklistRemoveBody } from '../../http/schemas.js';
 import type { BlacklistScope } from '../../services/contracts.js';
 import type { CommandContext } from '../context.js';
 import { checkBody } from '../validation.js';
@@ -37,14 +37,14 @@ export function addBlacklistCommands(program: Command, context: CommandContext):
     .option('--channel <channel>', CHANNEL_OR_ALL)
     .option('--reason <text>')
     .action((args: string[], options: { global?: boolean; channel?: string; reason?: string }) =>
-      context.withAdmin(async (admin) => {
+      context.withService('blacklists', async (blacklists) => {
         const { scope, recipients } = blacklistTarget(args, options, true);
         const body = await checkBody(BlacklistBody, {
           channel: options.channel ?? '*',
           recipients,
           ...(options.reason === undefined ? {} : { reason: options.reason }),
         });
-        const added = await admin.addToBlacklist(scope, body.channel as Channel | '*', body.recipients, body.reason);
+        const added = await blacklists.addToBlacklist(scope, body.channel as Channel | '*', body.recipients, body.reason);
         console.log(JSON.stringify(added, null, 2));
       }),
     );
@@ -55,10 +55,10 @@ export function addBlacklistCommands(program: Command, context: CommandContext):
     .option('--global', "every tenant's list")
     .option('--channel <channel>', CHANNEL_OR_ALL)
     .action((args: string[], options: { global?: boolean; channel?: string }) =>
-      context.withAdmin(async (admin) => {
+      context.withService('blacklists', async (blacklists) => {
         const { scope, recipients } = blacklistTarget(args, options, true);
         const body = await checkBody(BlacklistRemoveBody, { channel: options.channel ?? '*', recipients });
-        console.log(JSON.stringify(await admin.removeFromBlacklist(scope, body.channel as Channel | '*', body.recipients), null, 2));
+        console.log(JSON.stringify(await blacklists.removeFromBlacklist(scope, body.channel as Channel | '*', body.recipients), null, 2));
       }),
     );
   blacklist
@@ -70,14 +70,14 @@ export function addBlacklistCommands(program: Command, context: CommandContext):
     .option('--limit <n>', 'entries per page, 1 to 1000 (default 100)')
     .option('--after <cursor>')
     .action((tenantId: string | undefined, options: { global?: boolean; channel?: string; limit?: string; after?: string }) =>
-      context.withAdmin(async (admin) => {
+      context.withService('blacklists', async (blacklists) => {
         if (options.global && tenantId !== undefined) {
           throw new SluiceError('INVALID_REQUEST', `either TENANT (${tenantId}) or --global, not both`);
         }
         const { scope } = blacklistTarget(tenantId === undefined ? [] : [tenantId], options, false);
         const { global: _, ...query } = options;
         const { channel, limit, after } = await checkBody(BlacklistQuery, query);
-        const page = await admin.listBlacklist(scope, {
+        const page = await blacklists.listBlacklist(scope, {
           ...(channel === undefined ? {} : { channel: channel as Channel | '*' }),
           ...(limit === undefined ? {} : { limit: Number(limit) }),
           ...(after === undefined ? {} : { after }),

@@ -1,8 +1,8 @@
 /** `sluice provider`: register, change, list and remove delivery providers. */
 import type { Command } from 'commander';
+import { NewProviderBody, ProviderPatchBody } from '../../api/providers.js';
 import { CHANNELS, type Channel } from '../../core/channels.js';
 import { SluiceError } from '../../core/errors.js';
-import { NewProviderBody, ProviderPatchBody } from '../../http/schemas.js';
 import { PROVIDER_KINDS } from '../../providers/kinds.js';
 import type { NewProviderInput, ProviderPatch } from '../../services/contracts.js';
 import { channelArg, integerArg, oneOf, parseJsonObject, readSecret } from '../arguments.js';
@@ -53,7 +53,7 @@ export function addProviderCommands(program: Command, context: CommandContext): 
     .option('--secret-file <path>', 'JSON object of credentials')
     .option('--secret-env <variable>', 'environment variable holding the JSON object of credentials')
     .action((options: AddOptions) =>
-      context.withAdmin(async (admin) => {
+      context.withService('providers', async (providers) => {
         const secret = readSecret(options);
         const body = await checkBody(NewProviderBody, {
           scope: options.scope,
@@ -65,7 +65,7 @@ export function addProviderCommands(program: Command, context: CommandContext): 
           ...(options.providerConfig ? { config: parseJsonObject(options.providerConfig, '--provider-config') } : {}),
           ...(secret ? { secret } : {}),
         });
-        console.log(JSON.stringify(await admin.createProvider(body as NewProviderInput), null, 2));
+        console.log(JSON.stringify(await providers.createProvider(body as NewProviderInput), null, 2));
       }),
     );
   provider
@@ -83,7 +83,7 @@ export function addProviderCommands(program: Command, context: CommandContext): 
     .option('--enable', 'send through it again')
     .option('--disable', 'stop sending through it (messages go to the next provider of the channel)')
     .action((id: string, options: UpdateOptions) =>
-      context.withAdmin(async (admin) => {
+      context.withService('providers', async (providers) => {
         if (options.enable && options.disable) throw new SluiceError('INVALID_REQUEST', 'give --enable or --disable, not both');
         const secret = readSecret(options);
         if (options.clearSecret && secret) throw new SluiceError('INVALID_REQUEST', 'give a new secret or --clear-secret, not both');
@@ -98,7 +98,7 @@ export function addProviderCommands(program: Command, context: CommandContext): 
         if (Object.keys(patch).length === 0)
           throw new SluiceError('INVALID_REQUEST', 'nothing to change: give at least one option (--help lists them)');
         const body = await checkBody(ProviderPatchBody, patch);
-        const updated = await admin.updateProvider(id, body as ProviderPatch);
+        const updated = await providers.updateProvider(id, body as ProviderPatch);
         if (!updated) throw new SluiceError('NOT_FOUND', `no provider ${id}`);
         console.log(JSON.stringify(updated, null, 2));
       }),
@@ -108,7 +108,7 @@ export function addProviderCommands(program: Command, context: CommandContext): 
     .option('--scope <scope>')
     .option('--channel <channel>', oneOf(CHANNELS), channelArg)
     .action((options: { scope?: string; channel?: Channel }) =>
-      context.withAdmin(async (admin) => console.log(JSON.stringify(await admin.listProviders(options), null, 2))),
+      context.withService('providers', async (providers) => console.log(JSON.stringify(await providers.listProviders(options), null, 2))),
     );
   provider
     .command('receipt-token <id>')
@@ -123,8 +123,8 @@ export function addProviderCommands(program: Command, context: CommandContext): 
       }),
     );
   provider.command('remove <id>').action((id: string) =>
-    context.withAdmin(async (admin) => {
-      if (!(await admin.deleteProvider(id))) throw new SluiceError('NOT_FOUND', `no provider ${id}`);
+    context.withService('providers', async (providers) => {
+      if (!(await providers.deleteProvider(id))) throw new SluiceError('NOT_FOUND', `no provider ${id}`);
       console.log(`removed ${id}`);
     }),
   );

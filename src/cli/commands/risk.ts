@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import type { Static } from '@sinclair/typebox';
 import type { Command } from 'commander';
+import { RiskRuleSetBody } from '../../api/risk.js';
 import { jsonSyntaxProblem, SluiceError } from '../../core/errors.js';
-import { RiskRuleSetBody } from '../../http/schemas.js';
 import { RISK_RULE_KINDS } from '../../limiter/index.js';
 import type { CommandContext } from '../context.js';
 import { checkBody } from '../validation.js';
@@ -29,14 +29,14 @@ export function addRiskCommands(program: Command, context: CommandContext): void
         `e.g.: risk set TENANT otp '[{"name":"per-phone","kind":"window","key":["phone"],"windowSeconds":300,"limit":3}]'`,
     )
     .action((tenantId: string, action: string, text: string) =>
-      context.withAdmin(async (admin) => {
+      context.withService('rules', async (rules) => {
         const body = await checkBody(RiskRuleSetBody, readRules(text) as Static<typeof RiskRuleSetBody>);
-        console.log(JSON.stringify(await admin.setRiskRules(tenantId, action, body.rules), null, 2));
+        console.log(JSON.stringify(await rules.setRiskRules(tenantId, action, body.rules), null, 2));
       }),
     );
   risk
     .command('show <tenantId> <action>')
     .action((tenantId: string, action: string) =>
-      context.withAdmin(async (admin) => console.log(JSON.stringify(await admin.getRiskRules(tenantId, action), null, 2))),
+      context.withService('rules', async (rules) => console.log(JSON.stringify(await rules.getRiskRules(tenantId, action), null, 2))),
     );
 }

@@ -1,8 +1,8 @@
 /** `sluice rules`: set or show a tenant channel's frequency rules and its fallback while Redis is away. */
 import type { Command } from 'commander';
+import { RulesPreviewBody } from '../../api/lookups.js';
+import { RuleSetBody } from '../../api/rules.js';
 import { SluiceError } from '../../core/errors.js';
-import { RulesPreviewBody } from '../../http/lookup-schemas.js';
-import { RuleSetBody } from '../../http/schemas.js';
 import { ALGORITHMS, FALLBACK_MODES } from '../../limiter/index.js';
 import type { FallbackView } from '../../services/contracts.js';
 import { channelArg, collect, integerArg, oneOf, parseRule } from '../arguments.js';
@@ -22,14 +22,14 @@ export function addRulesCommands(program: Command, context: CommandContext): voi
     .option('--fallback <mode>', `${FALLBACK_MODES.join(', ')}, or default (the service default, SLUICE_FALLBACK_MODE)`)
     .option('--fallback-rule <rule>', `a static fallback rule, ${RULE}; repeat for more`, collect, [])
     .action((tenantId: string, channel: string, specs: string[], options: { fallback?: string; fallbackRule: string[] }) =>
-      context.withAdmin(async (admin) => {
+      context.withService('rules', async (rules) => {
         if (options.fallbackRule.length > 0 && options.fallback !== 'static') {
           throw new SluiceError('INVALID_REQUEST', '--fallback-rule goes with --fallback static');
         }
         // Without --fallback the stored one is kept: replacing the rules must not drop a fallback set through the API.
         const fallback =
           options.fallback === undefined
-            ? (await admin.getRules(tenantId, channelArg(channel))).fallback
+            ? (await rules.getRules(tenantId, channelArg(channel))).fallback
             : options.fallback === 'default'
               ? null
               : {
@@ -37,7 +37,7 @@ export function addRulesCommands(program: Command, context: CommandContext): voi
                   ...(options.fallbackRule.length ? { rules: options.fallbackRule.map((spec, index) => parseRule(spec, index)) } : {}),
                 };
         const body = await checkBody(RuleSetBody, { rules: specs.map((spec, index) => parseRule(spec, index)), fallback });
-        const set = await admin.setRules(tenantId, channelArg(channel), body.rules, body.fallback as FallbackView | null);
+        const set = await rules.setRules(tenantId, channelArg(channel), body.rules, body.fallback as FallbackView | null);
         console.log(JSON.stringify(set, null, 2));
       }),
     );
@@ -60,6 +60,8 @@ export function addRulesCommands(program: Command, context: CommandContext): voi
   rules
     .command('show <tenantId> <channel>')
     .action((tenantId: string, channel: string) =>
-      context.withAdmin(async (admin) => console.log(JSON.stringify(await admin.getRules(tenantId, channelArg(channel)), null, 2))),
+      context.withService('rules', async (rules) =>
+        console.log(JSON.stringify(await rules.getRules(tenantId, channelArg(channel)), null, 2)),
+      ),
     );
 }

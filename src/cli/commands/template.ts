@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { TemplateSpec } from '../../admission/templates.js';
+import { TemplateBody } from '../../api/templates.js';
 import { SluiceError } from '../../core/errors.js';
-import { TemplateBody } from '../../http/template-schemas.js';
 import { channelArg, collect } from '../arguments.js';
 import type { CommandContext } from '../context.js';
 import { checkBody } from '../validation.js';

@@ -1,7 +1,7 @@
 /** `sluice tenant`: create, list, suspend and resume tenants; list, issue and revoke their API keys. */
 import type { Command } from 'commander';
+import { NewTenantBody } from '../../api/tenants.js';
 import { SluiceError } from '../../core/errors.js';
-import { NewTenantBody } from '../../http/schemas.js';
 import type { TenantDetails } from '../../services/contracts.js';
 import { integerArg } from '../arguments.js';
 import type { CommandContext } from '../context.js';
@@ -15,9 +15,9 @@ export function addTenantCommands(program: Command, context: CommandContext): vo
     .command('create <name>')
     .option('--qps <n>', 'tenant requests per second', integerArg)
     .action((name: string, options: { qps?: number }) =>
-      context.withAdmin(async (admin) => {
+      context.withService('tenants', async (tenants) => {
         const body = await checkBody(NewTenantBody, { name, ...(options.qps === undefined ? {} : { qpsLimit: options.qps }) });
-        const created = await admin.createTenant(body.name, body.qpsLimit ?? null);
+        const created = await tenants.createTenant(body.name, body.qpsLimit ?? null);
         console.log(JSON.stringify(created, null, 2));
         console.error(SHOWN_ONCE);
       }),
@@ -26,15 +26,15 @@ export function addTenantCommands(program: Command, context: CommandContext): vo
     .command('list')
     .description('Every tenant, by id (creation order)')
     .action(() =>
-      context.withAdmin(async (admin) => {
-        const tenants: TenantDetails[] = [];
+      context.withService('tenants', async (tenants) => {
+        const all: TenantDetails[] = [];
         let after: string | undefined;
         do {
-          const page = await admin.listTenants({ limit: 1000, ...(after === undefined ? {} : { after }) });
-          tenants.push(...page.tenants);
+          const page = await tenants.listTenants({ limit: 1000, ...(after === undefined ? {} : { after }) });
+          all.push(...page.tenants);
           after = page.next ?? undefined;
         } while (after !== undefined);
-        console.log(JSON.stringify(tenants, null, 2));
+        console.log(JSON.stringify(all, null, 2));
       }),
     );
   for (const [command, status] of [
@@ -42,8 +42,8 @@ export function addTenantCommands(program: Command, context: CommandContext): vo
     ['resume', 'active'],
   ] as const) {
     tenant.command(`${command} <id>`).action((id: string) =>
-      context.withAdmin(async (admin) => {
-        const updated = await admin.updateTenant(id, { status });
+      context.withService('tenants', async (tenants) => {
+        const updated = await tenants.updateTenant(id, { status });
         if (!updated) throw new SluiceError('NOT_FOUND', `no tenant ${id}`);
         console.log(`${updated.name} (${updated.id}) is ${updated.status}`);
       }),
@@ -53,8 +53,8 @@ export function addTenantCommands(program: Command, context: CommandContext): vo
     .command('keys <id>')
     .description("List a tenant's API keys (their first characters, never the keys)")
     .action((id: string) =>
-      context.withAdmin(async (admin) => {
-        const keys = await admin.listApiKeys(id);
+      context.withService('tenants', async (tenants) => {
+        const keys = await tenants.listApiKeys(id);
         if (!keys) throw new SluiceError('NOT_FOUND', `no tenant ${id}`);
         console.log(JSON.stringify({ keys }, null, 2));
       }),
@@ -64,8 +64,8 @@ export function addTenantCommands(program: Command, context: CommandContext): vo
     .description("Issue a new API key, shown once; the tenant's other keys are revoked at once unless --keep-others")
     .option('--keep-others', 'keep the other keys working, for a rollover (revoke them later with revoke-key)')
     .action((id: string, options: { keepOthers?: boolean }) =>
-      context.withAdmin(async (admin) => {
-        const issued = await admin.issueApiKey(id, { keepOthers: options.keepOthers ?? false });
+      context.withService('tenants', async (tenants) => {
+        const issued = await tenants.issueApiKey(id, { keepOthers: options.keepOthers ?? false });
         if (!issued) throw new SluiceError('NOT_FOUND', `no tenant ${id}`);
         console.log(JSON.stringify(issued, null, 2));
         console.error(SHOWN_ONCE);
@@ -75,8 +75,8 @@ export function addTenantCommands(program: Command, context: CommandContext): vo
     .command('revoke-key <id> <keyId>')
     .description('Revoke one API key')
     .action((id: string, keyId: string) =>
-      context.withAdmin(async (admin) => {
-        if (!(await admin.revokeApiKey(id, keyId))) throw new SluiceError('NOT_FOUND', `tenant ${id} has no active key ${keyId}`);
+      context.withService('tenants', async (tenants) => {
+        if (!(await tenants.revokeApiKey(id, keyId))) throw new SluiceError('NOT_FOUND', `tenant ${id} has no active key ${keyId}`);
         console.log(`revoked ${keyId}`);
       }),
     );

@@ -1,7 +1,7 @@
 /** `sluice webhook`: subscribe a tenant's endpoints to its message events, change, list, remove them, replay an event. */
 import type { Command } from 'commander';
+import { NewWebhookBody, WebhookPatchBody } from '../../api/webhooks.js';
 import { SluiceError } from '../../core/errors.js';
-import { NewWebhookBody, WebhookPatchBody } from '../../http/schemas.js';
 import type { NewWebhookInput, WebhookPatch } from '../../services/contracts.js';
 import type { CommandContext } from '../context.js';
 import { checkBody } from '../validation.js';

@@ -5,14 +5,22 @@
  * message answers 404).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { BanParams } from '../../api/bans.js';
+import { ChannelParam, IdParam } from '../../api/common.js';
+import {
+  AdminMessageView,
+  BanStatusView,
+  MessageParams,
+  MessageSearchPage,
+  MessageSearchQuery,
+  RulesPreviewBody,
+  RulesPreviewView,
+} from '../../api/lookups.js';
 import { SluiceError } from '../../core/errors.js';
-import type { HttpDeps } from '../../services/contracts.js';
-import { AdminMessageView, BanStatusView, MessageSearchPage, RulesPreviewView } from '../../services/lookup-views.js';
+import { adminSchema } from '../admin-schema.js';
 import { requireAdmin } from '../auth.js';
+import type { HttpDeps } from '../deps.js';
 import { dependencyErrorHandler } from '../error-handler.js';
-import { MessageParams, MessageSearchQuery, RulesPreviewBody } from '../lookup-schemas.js';
-import { BanParams, ChannelParam, IdParam } from '../schemas.js';
-import { adminSchema } from './admin.js';
 
 export const adminLookupRoutes =
   (deps: HttpDeps): FastifyPluginAsyncTypebox =>

@@ -1,22 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { SendRequest } from '../../admission/context.js';
+import { BatchBody, BatchEnvelope, BatchHeaders, BatchResults, MAX_BATCH, Recipient } from '../../api/batch.js';
+import { errorResponses } from '../../api/errors.js';
+import { SendBody } from '../../api/messages.js';
+import { SECURITY } from '../../api/operations.js';
 import { SluiceError } from '../../core/errors.js';
-import type { HttpDeps } from '../../services/contracts.js';
 import { authenticateTenant, bearerToken } from '../auth.js';
-import { errorResponses, SECURITY, SendBody } from '../schemas.js';
-import { BatchBody, BatchEnvelope, BatchResults, MAX_BATCH, Recipient } from '../template-schemas.js';
+import type { HttpDeps } from '../deps.js';
 
 /** Room for MAX_BATCH messages of typical size (a few hundred bytes each), whatever the single-send limit. */
 export const BATCH_BODY_LIMIT = 4 * 1024 * 1024;
-
-const IdempotencyKeyHeader = Type.String({
-  minLength: 1,
-  maxLength: 128,
-  pattern: '^[\\x21-\\x7e]+$',
-  description: 'Message i of the batch carries `<key>#<i>`: a replay answers the same results, sending nothing again',
-});
 
 /**
  * `item` checked with `schema` by the route's own validator (Fastify's ajv, as every route
@@ -61,7 +56,7 @@ export const batchRoutes =
         schema: {
           summary: `Send 1 to ${MAX_BATCH} messages (or a campaign: one template, many recipients); each is admitted on its own, results in request order`,
           security: SECURITY.tenant,
-          headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
+          headers: BatchHeaders,
           body: BatchEnvelope,
           response: { ...errorResponses(400, 401, 413, 415, 429), 200: BatchResults },
         },

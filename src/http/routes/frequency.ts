@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { HttpDeps } from '../../services/contracts.js';
+import { errorResponses } from '../../api/errors.js';
+import { Decision, FrequencyCheckBody } from '../../api/frequency.js';
+import { SECURITY } from '../../api/operations.js';
 import { authenticateTenant, tenantOf } from '../auth.js';
-import { Decision, errorResponses, FrequencyCheckBody, SECURITY } from '../schemas.js';
+import type { HttpDeps } from '../deps.js';
 
 /**
  * The risk-control API: "has this user done X more than M times in the last N minutes?". The answer
@@ -25,7 +27,7 @@ export const frequencyRoutes =
       async (request) => {
         const tenant = tenantOf(request);
         const body = request.body;
-        return deps.risk.check(tenant.id, {
+        return deps.frequencyChecks.check(tenant.id, {
           subject: body.subject,
           action: body.action,
           rules: body.rules.map((rule) => ({

@@ -1,7 +1,8 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { HttpDeps } from '../../services/contracts.js';
-import { ErrorBody, errorResponses, Liveness, Readiness, SECURITY } from '../schemas.js';
+import { errorResponses } from '../../api/errors.js';
+import { Liveness, NotReady, Readiness } from '../../api/health.js';
+import { SECURITY } from '../../api/operations.js';
+import type { HttpDeps } from '../deps.js';
 
 export const healthRoutes =
   (deps: HttpDeps): FastifyPluginAsync =>
@@ -22,9 +23,7 @@ export const healthRoutes =
           response: {
             ...errorResponses(400),
             200: Readiness,
-            503: Type.Union([Readiness, ErrorBody], {
-              description: 'Not ready (a check failed: its detail says why), or the instance is shutting down (an error body)',
-            }),
+            503: NotReady,
           },
         },
       },

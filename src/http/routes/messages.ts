@@ -1,23 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { FastifySchemaValidationError } from 'fastify';
+import { IdParam, NoQuery } from '../../api/common.js';
+import { errorResponses } from '../../api/errors.js';
+import { AcceptedNew, Canceled, MessageView, Replayed, SendBody, SendHeaders } from '../../api/messages.js';
+import { SECURITY } from '../../api/operations.js';
 import { SluiceError } from '../../core/errors.js';
-import type { HttpDeps } from '../../services/contracts.js';
-import { MessageView } from '../../services/views.js';
 import { authenticateTenant, bearerToken, tenantOf } from '../auth.js';
-import { Accepted, Canceled, errorResponses, IdParam, NoQuery, SECURITY, SendBody } from '../schemas.js';
+import type { HttpDeps } from '../deps.js';
 
-/**
- * The key's rule, in the schema so /docs shows it; a header that breaks it is answered with our
- * message and `field`, not the validator's "headers/idempotency-key must match pattern".
- */
-const IdempotencyKeyHeader = Type.String({
-  minLength: 1,
-  maxLength: 128,
-  pattern: '^[\\x21-\\x7e]+$',
-  description: 'Replays of one key answer the first request (200) instead of sending again; 1 to 128 visible ASCII characters',
-});
-
+/** A header that breaks the Idempotency-Key's rule is answered with our message and `field`, not the validator's. */
 function headerError(errors: FastifySchemaValidationError[], dataVar: string): Error {
   if (dataVar === 'headers') {
     return new SluiceError('INVALID_REQUEST', 'Idempotency-Key must be 1 to 128 visible ASCII characters', {
@@ -41,12 +32,12 @@ export const messageRoutes =
         schema: {
           summary: 'Send a message (202), or replay an accepted one by Idempotency-Key (200)',
           security: SECURITY.tenant,
-          headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
+          headers: SendHeaders,
           body: SendBody,
           response: {
             ...errorResponses(400, 401, 403, 409, 413, 415, 429),
-            200: Type.Object(Accepted.properties, { description: 'A replay: the message first accepted with this Idempotency-Key' }),
-            202: Type.Object(Accepted.properties, { description: 'Accepted: queued, or scheduled for sendAt' }),
+            200: Replayed,
+            202: AcceptedNew,
           },
         },
       },

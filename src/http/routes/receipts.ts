@@ -5,13 +5,16 @@
  * is skipped, a receipt for no known message waits for its send: nothing in a push makes a 5xx.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { IdParam } from '../../api/common.js';
+import { errorResponses } from '../../api/errors.js';
+import { SECURITY } from '../../api/operations.js';
+import { ReceiptBody, ReceiptQuery, ReceiptToken, VendorAnswer } from '../../api/providers.js';
 import { SluiceError } from '../../core/errors.js';
 import { RECEIPT_FORMATS } from '../../providers/kinds.js';
-import type { HttpDeps } from '../../services/contracts.js';
+import { adminSchema } from '../admin-schema.js';
 import { requireAdmin } from '../auth.js';
+import type { HttpDeps } from '../deps.js';
 import { dependencyErrorHandler } from '../error-handler.js';
-import { errorResponses, IdParam, ReceiptBody, ReceiptQuery, ReceiptToken, SECURITY, VendorAnswer } from '../schemas.js';
-import { adminSchema } from './admin.js';
 
 export const receiptRoutes =
   (deps: HttpDeps): FastifyPluginAsyncTypebox =>

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
-import type { HttpDeps } from '../../services/contracts.js';
-import { RiskDecisionView } from '../../services/views.js';
+import { errorResponses } from '../../api/errors.js';
+import { SECURITY } from '../../api/operations.js';
+import { RiskCheckBody, RiskDecisionView, RiskEventBody, RiskEventRecorded } from '../../api/risk.js';
 import { authenticateTenant, tenantOf } from '../auth.js';
-import { errorResponses, RiskCheckBody, RiskEventBody, SECURITY } from '../schemas.js';
+import type { HttpDeps } from '../deps.js';
 
 /**
  * Risk control on stored rule sets: `check` judges one event by its action's rules (a denial is
@@ -26,7 +26,7 @@ export const riskRoutes =
       },
       async (request) => {
         const body = request.body;
-        return deps.riskControl.check(tenantOf(request).id, {
+        return deps.riskEvents.check(tenantOf(request).id, {
           action: body.action,
           dimensions: body.dimensions,
           ...(body.requestId ? { requestId: body.requestId } : {}),
@@ -44,17 +44,13 @@ export const riskRoutes =
           body: RiskEventBody,
           response: {
             ...errorResponses(400, 401, 403, 404, 413, 415, 429),
-            202: Type.Object({
-              recorded: Type.Boolean(),
-              duplicate: Type.Optional(Type.Boolean({ description: 'a repeat of the requestId: nothing recorded' })),
-              degraded: Type.Optional(Type.Boolean()),
-            }),
+            202: RiskEventRecorded,
           },
         },
       },
       async (request, reply) => {
         const body = request.body;
-        const result = await deps.riskControl.recordEvent(tenantOf(request).id, {
+        const result = await deps.riskEvents.recordEvent(tenantOf(request).id, {
           action: body.action,
           dimensions: body.dimensions,
           outcome: body.outcome,

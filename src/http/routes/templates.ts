@@ -1,9 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { SluiceError } from '../../core/errors.js';
-import type { HttpDeps } from '../../services/contracts.js';
-import { requireAdmin } from '../auth.js';
-import { dependencyErrorHandler } from '../error-handler.js';
-import { ChannelParam, IdParam } from '../schemas.js';
+import { ChannelParam, IdParam } from '../../api/common.js';
 import {
   QuietHoursBody,
   QuietHoursRemoved,
@@ -15,8 +11,12 @@ import {
   TemplateParams,
   TemplateVersions,
   TemplateVersionView,
-} from '../template-schemas.js';
-import { adminSchema } from './admin.js';
+} from '../../api/templates.js';
+import { SluiceError } from '../../core/errors.js';
+import { adminSchema } from '../admin-schema.js';
+import { requireAdmin } from '../auth.js';
+import type { HttpDeps } from '../deps.js';
+import { dependencyErrorHandler } from '../error-handler.js';
 
 /** Templates and quiet hours of a tenant channel, under /v1/admin behind SLUICE_ADMIN_TOKEN. */
 export const templateRoutes =

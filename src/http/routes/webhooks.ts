@@ -3,23 +3,25 @@
  * the rest of the admin API. Another tenant's webhook or event answers 404.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { SluiceError } from '../../core/errors.js';
-import type { HttpDeps } from '../../services/contracts.js';
-import { WebhookEventView, WebhookView, WebhookWithSecret } from '../../services/views.js';
-import { requireAdmin } from '../auth.js';
-import { dependencyErrorHandler } from '../error-handler.js';
+import { IdParam } from '../../api/common.js';
 import {
-  IdParam,
   NewWebhookBody,
   WebhookDeleted,
   WebhookEventList,
   WebhookEventParams,
   WebhookEventQuery,
+  WebhookEventView,
   WebhookList,
   WebhookParams,
   WebhookPatchBody,
-} from '../schemas.js';
-import { adminSchema } from './admin.js';
+  WebhookView,
+  WebhookWithSecret,
+} from '../../api/webhooks.js';
+import { SluiceError } from '../../core/errors.js';
+import { adminSchema } from '../admin-schema.js';
+import { requireAdmin } from '../auth.js';
+import type { HttpDeps } from '../deps.js';
+import { dependencyErrorHandler } from '../error-handler.js';
 
 export const webhookRoutes =
   (deps: HttpDeps): FastifyPluginAsyncTypebox =>

@@ -3,6 +3,7 @@
  * caches and the backend's limiter. Writes that change what other instances cache announce it.
  */
 import type { Logger } from 'pino';
+import { AnnouncingMessageWriter } from '../../admission/adapters/message-writer.js';
 import type { AdmissionOutcome } from '../../admission/context.js';
 import { releaseFrequencySlot } from '../../admission/interceptors/frequency.js';
 import type { NewMessage } from '../../admission/ports.js';
@@ -12,14 +13,18 @@ import type { HostResolver } from '../../infra/host-resolver.js';
 import { ThrottledLog } from '../../infra/throttled-log.js';
 import type { Clock } from '../../limiter/index.js';
 import type { Metrics } from '../../metrics/index.js';
-import { SqlAdminLookupService } from '../../services/admin-lookup-service.js';
-import { SqlAdminService } from '../../services/admin-service.js';
+import { AdminLookups } from '../../services/admin-lookup-service.js';
+import { BanAdministration } from '../../services/ban-administration.js';
+import { BlacklistAdministration } from '../../services/blacklist-administration.js';
 import type { Services } from '../../services/contracts.js';
+import { LimiterFrequencyCheckService } from '../../services/frequency-check-service.js';
 import { ReadinessService } from '../../services/health-service.js';
-import { SqlMessageService, SqlMessageWriter } from '../../services/message-service.js';
-import { SqlReceiptService } from '../../services/receipt-service.js';
-import { LimiterRiskService } from '../../services/risk-service.js';
-import { SqlTemplateService } from '../../services/template-service.js';
+import { AdmittingMessageService } from '../../services/message-service.js';
+import { ProviderAdministration } from '../../services/provider-administration.js';
+import { ReceiptIntake } from '../../services/receipt-service.js';
+import { RuleAdministration } from '../../services/rule-administration.js';
+import { TemplateAdministration } from '../../services/template-administration.js';
+import { TenantAdministration } from '../../services/tenant-administration.js';
 import type { Settings } from '../../settings/settings.js';
 import type { Backend } from '../backend/backend.js';
 import type { CloseStack } from '../close-stack.js';
@@ -59,7 +64,7 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
     createAdmissionChain(
       context,
       caches,
-      new SqlMessageWriter(repositories.messages, settings.maxAttempts, (message, outcome) => {
+      new AnnouncingMessageWriter(repositories.messages, settings.maxAttempts, (message, outcome) => {
         for (const listener of acceptedListeners) listener(message, outcome);
       }),
     ),
@@ -106,10 +111,15 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
       logger.error({ err: error, messageId: id }, 'cancel: giving the frequency slot back failed');
     }
   };
+  // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
+  const banLimiter = {
+    unban: (subject: string) => limiter.unban(subject).then(announceBans(subject), unavailableUnlessSluiceError),
+    reset: (subject: string) => limiter.reset(subject).then(announceBans(subject), unavailableUnlessSluiceError),
+  };
   const services = lazily<Services>({
-    messages: () => new SqlMessageService(chain(), repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes),
-    risk: () =>
-      new LimiterRiskService({
+    messages: () => new AdmittingMessageService(chain(), repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes),
+    frequencyChecks: () =>
+      new LimiterFrequencyCheckService({
         tenant: tenantOf,
         limiter,
         degrading: backend.degrading,
@@ -120,23 +130,28 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
             rule: decision.rule === undefined ? 'none' : String(decision.rule),
           }),
       }),
-    riskControl: () => riskControl().service,
-    admin: () =>
-      new SqlAdminService({
-        ...repositories,
+    riskEvents: () => riskControl().service,
+    tenants: () => new TenantAdministration({ tenants: repositories.tenants, directory }),
+    rules: () =>
+      new RuleAdministration({
+        tenants: repositories.tenants,
+        rules: repositories.rules,
+        riskRules: repositories.riskRules,
         directory,
-        // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
-        limiter: {
-          unban: (subject) => limiter.unban(subject).then(announceBans(subject), unavailableUnlessSluiceError),
-          reset: (subject) => limiter.reset(subject).then(announceBans(subject), unavailableUnlessSluiceError),
-        },
-        defaultRegion: settings.defaultRegion,
-        blacklistChanged: () => caches.blacklistChanged(),
         riskRulesChanged: (tenantId, action) => riskControl().invalidate(tenantId, action),
         riskStateMaxBytes: settings.riskStateMaxBytes,
       }),
+    blacklists: () =>
+      new BlacklistAdministration({
+        tenants: repositories.tenants,
+        blacklist: repositories.blacklist,
+        defaultRegion: settings.defaultRegion,
+        blacklistChanged: () => caches.blacklistChanged(),
+      }),
+    providers: () => new ProviderAdministration({ tenants: repositories.tenants, providers: repositories.providers }),
+    bans: () => new BanAdministration({ tenants: repositories.tenants, limiter: banLimiter, defaultRegion: settings.defaultRegion }),
     // A peek has no fallback either: with Redis away it is a 503.
-    lookups: () => new SqlAdminLookupService({ ...repositories, limiter, clock, defaultRegion: settings.defaultRegion }),
+    lookups: () => new AdminLookups({ ...repositories, limiter, clock, defaultRegion: settings.defaultRegion }),
     health: () =>
       new ReadinessService({
         database: storage.database,
@@ -144,7 +159,7 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
         errors: new ThrottledLog<{ err: unknown; check: string }>((fields) => logger.warn(fields, 'readiness check failed'), clock),
       }),
     templates: () =>
-      new SqlTemplateService({
+      new TemplateAdministration({
         tenants: repositories.tenants,
         templates: repositories.templates,
         quietHours: repositories.quietHours,
@@ -153,7 +168,7 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
       }),
     webhooks: () => webhooks().service,
     receipts: () =>
-      new SqlReceiptService({
+      new ReceiptIntake({
         providers: repositories.providers,
         receipts: repositories.receipts,
         clock,

@@ -9,9 +9,9 @@ import { riskSubject, tenantQpsSubject } from '../admission/subjects.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
 import type { DegradedDecision, DegradingLimiter } from '../limiter/degrade/index.js';
 import type { Decision, Limiter } from '../limiter/index.js';
-import type { RiskService } from './contracts.js';
+import type { FrequencyCheckService } from './contracts.js';
 
-export interface RiskServiceDeps {
+export interface FrequencyCheckDeps {
   /** The tenant's current config (status, QPS limit), from the live cache. */
   tenant(tenantId: string): Promise<TenantView | undefined>;
   /** The limiter of record (Redis, or in process). */
@@ -22,14 +22,14 @@ export interface RiskServiceDeps {
   onDecision?(decision: Decision): void;
 }
 
-export class LimiterRiskService implements RiskService {
+export class LimiterFrequencyCheckService implements FrequencyCheckService {
   private readonly quota: QuotaCounter;
 
-  constructor(private readonly deps: RiskServiceDeps) {
+  constructor(private readonly deps: FrequencyCheckDeps) {
     this.quota = deps.degrading ?? deps.limiter;
   }
 
-  async check(tenantId: string, input: Parameters<RiskService['check']>[1]): Promise<Decision> {
+  async check(tenantId: string, input: Parameters<FrequencyCheckService['check']>[1]): Promise<Decision> {
     const { limiter, degrading } = this.deps;
     const tenant = await this.deps.tenant(tenantId).catch(unavailableUnlessSluiceError);
     if (tenant?.status !== 'active') throw new SluiceError('TENANT_SUSPENDED', 'this tenant is suspended');

@@ -9,11 +9,11 @@ import { type QuotaCounter, quotaExceeded, tenantQpsRules } from '../admission/i
 import { tenantQpsSubject } from '../admission/subjects.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
 import type { RiskEngine, RiskRule, RiskVerdict } from '../limiter/index.js';
-import type { RiskControlService } from './contracts.js';
+import type { RiskEventService } from './contracts.js';
 import { asInvalidRequest } from './risk-rules.js';
 import type { RiskDecisionView } from './views.js';
 
-export interface RiskControlDeps {
+export interface RiskEventDeps {
   /** The tenant's current config (status, QPS limit), from the live cache. */
   tenant(tenantId: string): Promise<TenantView | undefined>;
   /** The tenant's QPS bucket (the limiter, behind the breaker with Redis). */
@@ -32,8 +32,8 @@ export interface RiskControlDeps {
  */
 export const riskScope = (tenantId: string, action: string): string => `risk:${tenantId}:r:${action.length}:${action}:`;
 
-export class EngineRiskControlService implements RiskControlService {
-  constructor(private readonly deps: RiskControlDeps) {}
+export class EngineRiskEventService implements RiskEventService {
+  constructor(private readonly deps: RiskEventDeps) {}
 
   async check(
     tenantId: string,

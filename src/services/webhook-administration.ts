@@ -1,4 +1,4 @@
-/** Tenants' webhook endpoints and their events, for the admin API and the CLI (contract: `WebhookService`). */
+/** Tenants' webhook endpoints and their events, for the admin API and the CLI (contract: `WebhookAdminService`). */
 import { SluiceError } from '../core/errors.js';
 import { maskUrl } from '../core/urls.js';
 import { resolvedWebhookUrlProblem, type WebhookUrlPolicy } from '../core/webhook-urls.js';
@@ -7,7 +7,7 @@ import type { TenantsRepository } from '../storage/repositories/tenants.js';
 import type { WebhookEvent, WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
 import type { Webhook, WebhooksRepository } from '../storage/repositories/webhooks.js';
 import { EVENT_TYPES, type EventStatus, type EventType } from '../storage/schema.js';
-import type { NewWebhookInput, WebhookEventView, WebhookPatch, WebhookService, WebhookView, WebhookWithSecret } from './contracts.js';
+import type { NewWebhookInput, WebhookAdminService, WebhookEventView, WebhookPatch, WebhookView, WebhookWithSecret } from './contracts.js';
 
 /** Subscribed when a webhook names no events: every status change but the acceptance. */
 export const DEFAULT_EVENTS: readonly EventType[] = EVENT_TYPES.filter((type) => type !== 'message.accepted');
@@ -15,7 +15,7 @@ export const DEFAULT_EVENTS: readonly EventType[] = EVENT_TYPES.filter((type) =>
 /** How long a replayed event is retried, as a new one is. */
 const RETRY_MS = 24 * 3_600_000;
 
-export interface WebhookServiceDeps {
+export interface WebhookAdministrationDeps {
   tenants: Pick<TenantsRepository, 'get'>;
   webhooks: Pick<WebhooksRepository, 'create' | 'get' | 'list' | 'update' | 'delete' | 'rotateSecret'>;
   events: Pick<WebhookEventsRepository, 'list' | 'replay'>;
@@ -62,8 +62,8 @@ export function eventView(event: WebhookEvent): WebhookEventView {
   };
 }
 
-export class SqlWebhookService implements WebhookService {
-  constructor(private readonly deps: WebhookServiceDeps) {}
+export class WebhookAdministration implements WebhookAdminService {
+  constructor(private readonly deps: WebhookAdministrationDeps) {}
 
   private async checkUrl(tenantId: string, url: string): Promise<void> {
     const problem = await resolvedWebhookUrlProblem(url, this.deps.urlPolicy, (host) => this.deps.resolveHost(host, tenantId));

@@ -9,7 +9,7 @@ import type { TemplatesRepository, TemplateVersion } from '../storage/repositori
 import type { TenantsRepository } from '../storage/repositories/tenants.js';
 import type { QuietHoursView, TemplateAdminService, TemplateVersionView } from './contracts.js';
 
-export interface TemplateServiceDeps {
+export interface TemplateAdministrationDeps {
   tenants: Pick<TenantsRepository, 'get'>;
   templates: TemplatesRepository;
   quietHours: QuietHoursRepository;
@@ -27,8 +27,8 @@ const view = (version: TemplateVersion): TemplateVersionView => ({
   retiredAt: version.retiredAt === null ? null : new Date(version.retiredAt).toISOString(),
 });
 
-export class SqlTemplateService implements TemplateAdminService {
-  constructor(private readonly deps: TemplateServiceDeps) {}
+export class TemplateAdministration implements TemplateAdminService {
+  constructor(private readonly deps: TemplateAdministrationDeps) {}
 
   private async tenant(tenantId: string): Promise<void> {
     if (!(await this.deps.tenants.get(tenantId).catch(unavailableUnlessSluiceError))) throw new SluiceError('NOT_FOUND', 'no such tenant');

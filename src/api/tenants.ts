@@ -1,0 +1,109 @@
+/** Tenants and their API keys (admin token): what the routes take and answer. */
+import { type Static, Type } from '@sinclair/typebox';
+import type { ApiKeyView as ApiKeyViewType, TenantDetails as TenantDetailsType, TenantPage as TenantPageType } from '../services/views.js';
+import { Iso, Nullable, perChannelObject, TenantStatusName, viewOf } from './common.js';
+
+/**
+ * A tenant's quotas are limiter rules (token bucket per second, fixed window per UTC day): a value
+ * the limiter refuses (a limit above 1e9) would be stored, then fail every send with a 503. Taken
+ * here, one range for create and patch; the CLI checks its bodies against these schemas too.
+ */
+const QpsLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
+  description: 'Requests per second for the whole tenant, 1 to 1,000,000; null: unlimited',
+});
+const DailyQuota = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()], {
+  description: 'Admitted messages per UTC day on this channel, 1 to 1,000,000,000; null: unlimited',
+});
+
+export const NewTenantBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9 _.-]*$' }),
+    qpsLimit: Type.Optional(QpsLimit),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'acme', qpsLimit: 200 }],
+  },
+);
+
+export const TenantPatchBody = Type.Object(
+  {
+    status: Type.Optional(TenantStatusName),
+    qpsLimit: Type.Optional(QpsLimit),
+    dailyQuotas: Type.Optional(perChannelObject(Type.Optional(DailyQuota), { additionalProperties: false })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+/** Query strings are not coerced: `limit` is digits here, its range the service's. */
+export const TenantQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$', description: 'Tenants per page, 1 to 1000; default 100' })),
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A previous page's `next`" })),
+  },
+  { additionalProperties: false },
+);
+
+export const CreatedTenant = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  apiKey: Type.String({ description: 'Shown once, never again' }),
+});
+
+/** A tenant as the admin API and the CLI show it: its daily quota on every channel (null: unlimited). */
+export const TenantDetails = viewOf<TenantDetailsType>()(
+  Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    status: TenantStatusName,
+    qpsLimit: Nullable(Type.Integer()),
+    dailyQuotas: perChannelObject(Nullable(Type.Integer())),
+    createdAt: Iso,
+  }),
+);
+export type TenantDetails = Static<typeof TenantDetails>;
+
+/** One page of tenants, ordered by id; `next` is the cursor of the next page, null at the end. */
+export const TenantPage = viewOf<TenantPageType>()(
+  Type.Object({
+    tenants: Type.Array(TenantDetails),
+    next: Nullable(Type.String({ description: 'Pass as `after` for the next page; null: the last page' })),
+  }),
+);
+export type TenantPage = Static<typeof TenantPage>;
+
+/** An API key as the admin API lists it: never the key itself. */
+export const ApiKeyView = viewOf<ApiKeyViewType>()(
+  Type.Object({
+    id: Type.String(),
+    prefix: Type.String({ description: "The key's first characters, to tell keys apart" }),
+    createdAt: Type.String({ format: 'date-time' }),
+    revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  }),
+);
+export type ApiKeyView = Static<typeof ApiKeyView>;
+
+export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeyView) });
+
+export const NewApiKeyQuery = Type.Object(
+  {
+    keepOthers: Type.Optional(
+      Type.Union([Type.Literal('true'), Type.Literal('false')], {
+        description: "true: keep the tenant's other keys working (a rollover); by default they are revoked at once",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const KeyParam = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  keyId: Type.String({ minLength: 1, maxLength: 64 }),
+});
+
+export const IssuedApiKey = Type.Object({
+  keyId: Type.String(),
+  apiKey: Type.String({ description: 'Shown once, never again' }),
+});
+
+export const ApiKeyRevoked = Type.Object({ revoked: Type.Literal(true) });

@@ -170,6 +170,39 @@ describe('architecture', () => {
     expect(cycles).toEqual([]);
   });
 
+  it('the runtime stays in main/: every other unit receives narrow interfaces', () => {
+    const runtime = join(src, 'main', 'runtime.ts');
+    const main = join(src, 'main');
+    const importers = [...graph].filter(([file, targets]) => !file.startsWith(main) && targets.includes(runtime));
+    expect(importers.map(([file]) => relative(src, file))).toEqual([]);
+  });
+
+  it('the choice between Redis and in process is made in one module, main/backend/backend.ts', () => {
+    const chooser = join(src, 'main', 'backend', 'backend.ts');
+    const clientBuilder = join(src, 'infra', 'redis-client.ts');
+    const settingsDir = join(src, 'settings');
+    const readers = files.filter(
+      (file) =>
+        file !== chooser &&
+        file !== clientBuilder &&
+        !file.startsWith(settingsDir) &&
+        /\.(redisUrl|redisClusterNodes)\b/.test(readFileSync(file, 'utf8')),
+    );
+    expect(readers.map((file) => relative(src, file))).toEqual([]);
+    const builders = [...graph].filter(([, targets]) => targets.includes(clientBuilder)).map(([file]) => relative(src, file));
+    expect(builders).toEqual([join('main', 'backend', 'redis.ts')]);
+  });
+
+  it('no source casts a client to a Redis or a Cluster: each part names the shape it uses', () => {
+    const code = (file: string) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => !/^\s*(?:\*|\/\/|\/\*)/.test(line))
+        .join('\n');
+    const casts = files.filter((file) => /\bas (?:unknown as )?(?:Redis|Cluster)\b/.test(code(file)));
+    expect(casts.map((file) => relative(src, file))).toEqual([]);
+  });
+
   it('no source file is over 500 lines', () => {
     const long = files
       .map((file) => ({ file: relative(src, file), lines: readFileSync(file, 'utf8').split('\n').length }))

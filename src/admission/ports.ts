@@ -3,16 +3,16 @@
  * chain is tested with real stores and wired to whatever backs them (SQL + caches).
  */
 import type { Channel } from '../core/channels.js';
-import type { Decision, FallbackMode, Rule } from '../limiter/index.js';
+import type { CheckRequest, Decision, FallbackPolicy, Rule } from '../limiter/index.js';
 import type { AdmissionOutcome, TenantView, ValidatedMessage } from './context.js';
 import type { QuietHours } from './quiet-hours.js';
 import type { StoredTemplate } from './templates.js';
 
-/** The degradation policy of a tenant channel while Redis is slow or down (DESIGN.md §7). */
-export interface FallbackPolicy {
-  mode: FallbackMode;
-  staticRules?: Rule[];
-}
+/**
+ * A tenant channel's part of the limiter's {@link FallbackPolicy} (DESIGN.md §7): its mode and
+ * static rules; the instance-wide part (divideBy, sampleRate) comes from the settings.
+ */
+export type TenantFallback = Pick<FallbackPolicy, 'mode' | 'staticRules'>;
 
 /** Everything about a tenant channel that admission needs. */
 export interface ChannelPolicy {
@@ -20,7 +20,7 @@ export interface ChannelPolicy {
   rules: Rule[];
   /** Admitted messages per UTC day on this channel; null: unlimited. */
   dailyLimit: number | null;
-  fallback?: FallbackPolicy;
+  fallback?: TenantFallback;
 }
 
 export interface TenantDirectory {
@@ -74,23 +74,26 @@ export class IdempotencyKeyTaken extends Error {
   override name = 'IdempotencyKeyTaken';
 }
 
+/**
+ * One recipient's frequency request, the same object from the interceptor down to the store: the
+ * limiter's check (`requestId` = the message id; `countAt` = a scheduled message's due time) and
+ * the tenant channel's fallback.
+ */
+export interface FrequencyRequest extends CheckRequest {
+  requestId: string;
+  fallback?: TenantFallback | undefined;
+}
+
 /** The frequency decision for one recipient (the limiter, possibly behind the degradation breaker). */
 export interface FrequencyGate {
-  /** `countAt`: a scheduled message's due time, where sliding-log rules count it (the limiter's `countAt`). */
-  check(
-    subject: string,
-    rules: readonly Rule[],
-    requestId: string,
-    fallback: FallbackPolicy | undefined,
-    countAt?: number | undefined,
-  ): Promise<Decision>;
+  check(request: FrequencyRequest): Promise<Decision>;
   /** Take back an admitted attempt; `decision` is what `check` answered (it says which store decided). */
-  undo(subject: string, rules: readonly Rule[], requestId: string, decision: Decision, fallback: FallbackPolicy | undefined): Promise<void>;
+  undo(request: FrequencyRequest, decision: Decision): Promise<void>;
   /**
-   * The rules `decision.rule` indexes: `rules` when they decided, the fallback's own (the static
-   * rules, the local share of `rules`) when a fallback did, none when no rule did (`deny`).
+   * The rules `decision.rule` indexes: the request's rules when they decided, the fallback's own
+   * (the static rules, the local share of the rules) when a fallback did, none when no rule did (`deny`).
    */
-  decidingRules(rules: readonly Rule[], decision: Decision, fallback: FallbackPolicy | undefined): readonly Rule[] | undefined;
+  decidingRules(request: FrequencyRequest, decision: Decision): readonly Rule[] | undefined;
 }
 
 /** The stored templates of a tenant, as admission reads them (the live cache). */

@@ -1,7 +1,5 @@
 /** What a command works with: the process settings, and the services of a runtime made for it. */
-import pino from 'pino';
-import { loggerOptions } from '../infra/logging.js';
-import { createRuntime, type Runtime } from '../main/runtime.js';
+import { withServices } from '../main/commands.js';
 import type { Services } from '../services/contracts.js';
 import { loadSettings, type Settings, settingGiven } from '../settings/settings.js';
 
@@ -21,18 +19,9 @@ export interface CommandContext {
 /** A context whose settings file is `configFile()`, read when a command runs (after parsing). */
 export function commandContext(configFile: () => string | undefined): CommandContext {
   const settings = () => loadSettings(process.env, configFile() ?? process.env.SLUICE_CONFIG);
-  const withRuntime = async <T>(work: (runtime: Runtime) => Promise<T>): Promise<T> => {
-    // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
-    const runtime = await createRuntime(settings(), { logger: pino(loggerOptions('warn'), pino.destination(2)) });
-    try {
-      return await work(runtime);
-    } finally {
-      await runtime.close();
-    }
-  };
   return {
     settings,
     given: (variable) => settingGiven(variable, process.env, configFile() ?? process.env.SLUICE_CONFIG),
-    withService: (name, work) => withRuntime((runtime) => work(runtime.services[name])),
+    withService: (name, work) => withServices(settings(), (services) => work(services[name])),
   };
 }

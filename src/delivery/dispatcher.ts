@@ -53,6 +53,14 @@ export interface DispatcherOptions {
 
 /** The shortest sleep between two ticks that were not woken. */
 const MIN_SLEEP_MS = 5;
+/**
+ * After a failed tick (Redis or the database away), the next one comes after this, doubled per
+ * failure up to {@link FAILED_TICK_MAX_MS}, not a poll later: a wake sent when Redis came back may
+ * arrive before the command connection is back, and a 60 s poll would then hold every due
+ * message for a minute. Bounded so an outage costs each dispatcher a call every few seconds.
+ */
+const FAILED_TICK_RETRY_MS = 250;
+const FAILED_TICK_MAX_MS = 4000;
 
 /** `sms:0`: the name of a partition in locks, the due index and metrics. */
 export const partitionName = (channel: Channel, partition: number) => `${channel}:${partition}`;
@@ -76,6 +84,8 @@ export class Dispatcher {
   /** When the embedded due query last looked for expired leases. */
   private lastExpiredCheck = Number.NEGATIVE_INFINITY;
   private readonly tickErrors: ThrottledLog<{ err: unknown; partition: string }>;
+  /** Ticks failed in a row: the retry's backoff. */
+  private failedTicks = 0;
   /** Aborted by {@link stop}: cuts the pace waits short. */
   private stopping = new AbortController();
 
@@ -86,7 +96,7 @@ export class Dispatcher {
     // every instance reports its 0 too. The backlog is the holder's to report.
     metrics?.lockHeld.set({ partition: this.name }, 0);
     this.tickErrors = new ThrottledLog<{ err: unknown; partition: string }>(
-      (fields) => logger.error(fields, 'dispatcher tick failed; retried at the next tick'),
+      (fields) => logger.error(fields, 'dispatcher tick failed; retried within seconds'),
       clock,
     );
     this.lock = new PartitionLock({
@@ -197,17 +207,25 @@ export class Dispatcher {
         this.timer = undefined;
         this.timerAt = Number.POSITIVE_INFINITY;
         this.ticking = this.tick()
-          .catch((error: unknown) => {
-            // Every tick fails alike while Redis or the database is away: one line per 10 s.
-            this.tickErrors.record({ err: error, partition: this.name });
-            return undefined;
-          })
+          .then(
+            (nextDue) => {
+              this.failedTicks = 0;
+              return nextDue;
+            },
+            (error: unknown) => {
+              // Every tick fails alike while Redis or the database is away: one line per 10 s.
+              this.tickErrors.record({ err: error, partition: this.name });
+              const retryMs = Math.min(FAILED_TICK_MAX_MS, FAILED_TICK_RETRY_MS * 2 ** this.failedTicks++);
+              return this.options.clock.now() + retryMs;
+            },
+          )
           .then((nextDue) => {
             this.ticking = undefined;
             if (!this.running) return;
             const now = this.options.clock.now();
-            // The next poll, or sooner: when the next known message is due, or a wake asked for.
-            // Not before MIN_SLEEP_MS, so an entry the claim could not take cannot spin the loop.
+            // The next poll, or sooner: when the next known message is due, a failed tick's retry,
+            // or a wake asked for. Not before MIN_SLEEP_MS, so an entry the claim could not take
+            // cannot spin the loop.
             const next = Math.min(now + this.options.pollMs, Math.max(now + MIN_SLEEP_MS, nextDue ?? Number.POSITIVE_INFINITY));
             const woken = this.wakeAt;
             this.wakeAt = Number.POSITIVE_INFINITY;

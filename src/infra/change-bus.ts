@@ -3,7 +3,6 @@
  * wakes). Redis pub/sub when Redis is configured, an EventEmitter in the embedded default.
  */
 import { EventEmitter } from 'node:events';
-import type { Redis } from 'ioredis';
 
 /** Tells every instance that a cached key changed. */
 export interface ChangeBus {
@@ -32,33 +31,51 @@ export class InProcessChangeBus implements ChangeBus {
  * nothing else), made with `duplicate()`. A reconnect may have missed messages, so listeners are
  * told `'*'` (drop everything) whenever the subscriber has (re)subscribed.
  */
+/** The part of an ioredis connection the subscriber uses (a `Redis`, or a `Cluster`'s duplicate). */
+export interface BusSubscriber {
+  on(event: 'error' | 'ready', listener: (error?: unknown) => void): unknown;
+  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  subscribe(channel: string): Promise<unknown>;
+  disconnect(): void;
+  readonly status: string;
+}
+
+/** The part of an ioredis `Redis` or `Cluster` the bus needs: publish, and a connection of its own to subscribe with. */
+export interface BusClient {
+  publish(channel: string, message: string): Promise<unknown>;
+  duplicate(): BusSubscriber;
+}
+
 export class RedisChangeBus implements ChangeBus {
   private readonly listeners = new Set<(key: string) => void>();
-  private readonly subscriber: Redis;
-  private readonly ready: Promise<unknown>;
+  /** Made at the first subscribe: a process that only publishes (a CLI command) holds one connection. */
+  private subscriber: BusSubscriber | undefined;
+  private firstSubscription: () => void = () => {};
+  private readonly ready = new Promise<void>((resolve) => {
+    this.firstSubscription = resolve;
+  });
   private closed = false;
 
   constructor(
-    private readonly publisher: Pick<Redis, 'publish' | 'duplicate'>,
+    private readonly publisher: BusClient,
     private readonly channel = 'sluice:config',
-  ) {
-    this.subscriber = publisher.duplicate();
+  ) {}
+
+  private listen(): void {
+    const subscriber = this.publisher.duplicate();
+    this.subscriber = subscriber;
     // Its connection errors are the main client's outage, reported there; without a listener
     // ioredis prints each one to stderr.
-    this.subscriber.on('error', () => undefined);
-    this.subscriber.on('message', (_channel: string, key: string) => this.emit(key));
-    let firstSubscription: () => void = () => {};
-    this.ready = new Promise<void>((resolve) => {
-      firstSubscription = resolve;
-    });
+    subscriber.on('error', () => undefined);
+    subscriber.on('message', (_channel: string, key: string) => this.emit(key));
     // Subscribed on every (re)connection, not once: a SUBSCRIBE sent while Redis is down is
     // rejected, and ioredis re-subscribes only what a reply confirmed, so a process started
     // before Redis would never hear anything. Subscribing again to the same channel is harmless.
     // Then '*': whatever was published meanwhile was missed.
     const subscribe = () => {
-      this.subscriber.subscribe(channel).then(
+      subscriber.subscribe(this.channel).then(
         () => {
-          firstSubscription();
+          this.firstSubscription();
           this.emit('*');
         },
         () => {
@@ -66,12 +83,12 @@ export class RedisChangeBus implements ChangeBus {
           // long as the connection lasts; a new connection subscribes on its own 'ready'.
           if (this.closed) return;
           setTimeout(() => {
-            if (!this.closed && this.subscriber.status === 'ready') subscribe();
+            if (!this.closed && subscriber.status === 'ready') subscribe();
           }, 1000).unref();
         },
       );
     };
-    this.subscriber.on('ready', subscribe);
+    subscriber.on('ready', subscribe);
   }
 
   private emit(key: string): void {
@@ -83,18 +100,20 @@ export class RedisChangeBus implements ChangeBus {
   }
 
   subscribe(listener: (key: string) => void): () => void {
+    if (!this.subscriber && !this.closed) this.listen();
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  /** Resolves once the subscription is active (tests wait for it before publishing). */
+  /** Resolves once the subscription is active, after a first subscribe (tests wait for it before publishing). */
   whenReady(): Promise<unknown> {
+    if (!this.subscriber && !this.closed) this.listen();
     return this.ready;
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.clear();
-    this.subscriber.disconnect();
+    this.subscriber?.disconnect();
   }
 }

@@ -55,7 +55,8 @@ export class LiveCache<T> {
   private readonly inflight = new Map<string, Promise<T | undefined>>();
   /** Bumped on every invalidation, so a load that started before it is not cached after it. */
   private generation = 0;
-  private readonly unsubscribe: () => void;
+  /** Listening starts at the first read: a cache only written through (a CLI command) needs no subscription. */
+  private unsubscribe: (() => void) | undefined;
   /**
    * Keys changed in SQL whose invalidation has not yet reached Redis and the bus. Until it does,
    * this instance reads them from SQL (the Redis level still holds the old value), and a timer
@@ -64,15 +65,18 @@ export class LiveCache<T> {
   private readonly unshared = new Set<string>();
   private retryTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: LiveCacheOptions<T>) {
-    const prefix = `${options.name}:`;
-    this.unsubscribe = options.bus.subscribe((key) => {
+  constructor(private readonly options: LiveCacheOptions<T>) {}
+
+  private listen(): () => void {
+    const prefix = `${this.options.name}:`;
+    return this.options.bus.subscribe((key) => {
       if (key === '*') this.dropAll();
       else if (key.startsWith(prefix)) this.dropLocal(key.slice(prefix.length));
     });
   }
 
   async get(key: string): Promise<T | undefined> {
+    this.unsubscribe ??= this.listen();
     const now = this.options.clock.now();
     const cached = this.local.get(key);
     if (cached && cached.expiresAt > now) {
@@ -200,7 +204,8 @@ export class LiveCache<T> {
    * command closes right after its change, so its retry timer would never fire.
    */
   async close(): Promise<void> {
-    this.unsubscribe();
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
     this.local.clear();
     clearInterval(this.retryTimer);
     this.retryTimer = undefined;

@@ -14,14 +14,31 @@
  * wake per partition, not one per message (at thousands of accepts a second, per-message calls
  * cost more than the sends).
  */
-import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { AdmissionOutcome } from '../admission/context.js';
+import type { NewMessage } from '../admission/ports.js';
 import { partitionName } from '../delivery/dispatcher.js';
-import type { DueEntry } from '../delivery/due-index/index.js';
+import type { DueEntry, DueIndex } from '../delivery/due-index/index.js';
 import type { WakeListener, WakeSource } from '../delivery/ports.js';
-import { type ChangeBus, InProcessChangeBus, RedisChangeBus } from '../infra/change-bus.js';
+import type { ChangeBus } from '../infra/change-bus.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
+import type { Clock } from '../limiter/index.js';
+import type { Settings } from '../settings/settings.js';
 import { shardOf } from '../storage/ids.js';
 import type { Runtime } from './runtime.js';
+
+/** What the feed uses: the accepted messages, the backend's due index and wake bus. */
+export interface DueFeedDeps {
+  settings: Pick<Settings, 'partitions' | 'pollMs'>;
+  clock: Clock;
+  logger: Logger;
+  /** Subscribes to every accepted message, after its commit. */
+  onAccepted(listener: (message: NewMessage, outcome: AdmissionOutcome) => void): void;
+  /** Undefined embedded: the dispatchers claim with SQL queries, so there is nothing to index. */
+  dueIndex: DueIndex | undefined;
+  /** Reaches the dispatchers of every instance (this one included). */
+  wakeBus: ChangeBus;
+}
 
 export interface DueFeed extends WakeSource {
   /** Listens for wakes from every instance (this one included); returns the unsubscribe. */
@@ -30,14 +47,27 @@ export interface DueFeed extends WakeSource {
   close(): Promise<void>;
 }
 
-/** Starts feeding the runtime's accepted messages to its due index and the wake channel. */
-export function startDueFeed(runtime: Runtime): DueFeed {
-  const { settings, redis, clock, logger, dueIndex } = runtime;
-  // A reconnected subscriber may have missed wakes; the bus then says '*', a wake for everything.
-  const wakes: ChangeBus = redis ? new RedisChangeBus(redis as Redis, `${settings.redisKeyPrefix}due`) : new InProcessChangeBus();
+/** The feed's deps from a runtime: its accepted messages, the backend's due index and wake bus. */
+export const dueFeedDeps = (runtime: Runtime): DueFeedDeps => ({
+  settings: runtime.settings,
+  clock: runtime.clock,
+  logger: runtime.logger,
+  onAccepted: runtime.onAccepted,
+  dueIndex: runtime.backend.dueIndex,
+  wakeBus: runtime.backend.wakeBus,
+});
+
+/**
+ * Starts feeding accepted messages to the due index and the wake bus. The bus is the backend's
+ * (closed with it); a reconnected subscriber may have missed wakes, and it then says '*', a wake
+ * for everything.
+ */
+export function startDueFeed(deps: DueFeedDeps): DueFeed {
+  const { settings, clock, logger, dueIndex, wakeBus: wakes } = deps;
   let closed = false;
   let accepted = new Map<string, { entries: DueEntry[]; earliest: number }>();
   const indexing = new Set<Promise<void>>();
+  const subscriptions: (() => void)[] = [];
   // Every batch fails alike while Redis is away: one line per 10 s.
   const addErrors = new ThrottledLog<{ err: unknown; partition: string }>(
     (fields) => logger.warn(fields, 'due index add failed; the next rebuild from SQL restores it'),
@@ -61,7 +91,7 @@ export function startDueFeed(runtime: Runtime): DueFeed {
     );
   };
 
-  runtime.onAccepted((message) => {
+  deps.onAccepted((message) => {
     if (closed) return;
     const partition = partitionName(message.channel, shardOf(message.id) % settings.partitions);
     if (accepted.size === 0) {
@@ -82,18 +112,20 @@ export function startDueFeed(runtime: Runtime): DueFeed {
 
   return {
     onWake(listener) {
-      return wakes.subscribe((key) => {
+      const unsubscribe = wakes.subscribe((key) => {
         const at = key.lastIndexOf('@');
         if (at < 0) listener(undefined, clock.now());
         else listener(key.slice(0, at), Number(key.slice(at + 1)));
       });
+      subscriptions.push(unsubscribe);
+      return unsubscribe;
     },
     async close() {
       closed = true;
       // Let a batch queued by this turn's accepts run first.
       await new Promise((resolve) => setImmediate(resolve));
       await Promise.all(indexing);
-      await wakes.close();
+      for (const unsubscribe of subscriptions.splice(0)) unsubscribe();
     },
   };
 }

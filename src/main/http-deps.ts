@@ -21,11 +21,11 @@ export interface HttpDepsInput {
   metrics: Metrics;
   clock: Clock;
   logger: Logger;
-  /** The Redis limiter, when Redis is configured: failures are counted there. */
-  redisLimiter: Limiter | undefined;
+  /** The limiter every instance shares, when there is one: failures are counted there. */
+  sharedLimiter: Limiter | undefined;
 }
 
-export function httpDeps({ settings, services, directory, metrics, clock, logger, redisLimiter }: HttpDepsInput): HttpDeps {
+export function httpDeps({ settings, services, directory, metrics, clock, logger, sharedLimiter }: HttpDepsInput): HttpDeps {
   const storeErrors = new ThrottledLog<{ err: unknown }>(
     (fields) => logger.warn(fields, 'a wrong credential could not be counted against its address (Redis); it was refused all the same'),
     clock,
@@ -46,7 +46,7 @@ export function httpDeps({ settings, services, directory, metrics, clock, logger
             limit: settings.authFailureLimit,
             windowMs: settings.authFailureWindowMs,
             clock,
-            ...(redisLimiter ? { limiter: redisLimiter } : {}),
+            ...(sharedLimiter ? { limiter: sharedLimiter } : {}),
             onStoreError: (error) => storeErrors.record({ err: error }),
           }),
         }

@@ -1,47 +1,24 @@
 /**
- * Wires risk control: the rule sets' live cache (local → Redis → SQL, dropped everywhere on a
- * change like channel rules), the engine over the limiter and the event stores (Redis behind the
- * limiter's breaker, or in process), and the service with its metric.
+ * Wires risk control: the rule sets' live cache (local → shared tier → SQL, dropped everywhere on
+ * a change like channel rules), the engine over the backend's limiter and event store, and the
+ * service with its metric.
  */
-import type { Cluster, Redis } from 'ioredis';
 import type { TenantView } from '../admission/context.js';
-import type { QuotaCounter } from '../admission/interceptors/quota.js';
 import { LiveCache, type LiveCacheOptions } from '../infra/live-cache.js';
-import {
-  type Clock,
-  DegradingEventStore,
-  type DegradingLimiter,
-  directEvents,
-  type FallbackMode,
-  type Limiter,
-  MemoryEventStore,
-  RedisEventStore,
-  RiskEngine,
-  type RiskRule,
-} from '../limiter/index.js';
+import { RiskEngine, type RiskRule } from '../limiter/index.js';
 import type { Metrics } from '../metrics/index.js';
 import { EngineRiskEventService } from '../services/risk-event-service.js';
 import { riskRulesOf } from '../services/risk-rules.js';
 import type { RiskRuleView } from '../services/views.js';
 import type { RiskRulesRepository } from '../storage/repositories/risk-rules.js';
+import type { Backend } from './backend/backend.js';
 
 export interface RiskControlWiring {
   cacheOptions: Omit<LiveCacheOptions<RiskRule[]>, 'name' | 'load'>;
   repository: RiskRulesRepository;
   tenant(tenantId: string): Promise<TenantView | undefined>;
-  quota: QuotaCounter;
-  limiter: Limiter;
-  degrading: DegradingLimiter | undefined;
-  redis: Redis | Cluster | undefined;
-  keySecret: Buffer;
-  clock: Clock;
-  keyPrefix: string;
-  fallbackMode: FallbackMode;
-  redisTimeoutMs: number;
-  memoryMax: number;
-  /** `SLUICE_RISK_MEMORY_MAX_BYTES`: the in-process event store's bytes of state. */
-  memoryMaxBytes: number;
-  /** `SLUICE_RISK_ONE_CALL` (default false): decide a check in one event-store call where the store can. */
+  backend: Pick<Backend, 'limiter' | 'resilientLimiter' | 'riskEvents'>;
+  /** `SLUICE_RISK_ONE_CALL` (default true): decide a check in one event-store call where the store can. */
   oneCall: boolean;
   metrics: Metrics;
   /** Told when a denied check's window admissions could not be taken back. */
@@ -65,33 +42,17 @@ export function createRiskControl(wiring: RiskControlWiring): {
       return stored ? riskRulesOf(stored.rules as RiskRuleView[]) : undefined;
     },
   });
-  const local = new MemoryEventStore({
-    clock: wiring.clock,
-    keySecret: wiring.keySecret,
-    maxSubjects: wiring.memoryMax,
-    maxBytes: wiring.memoryMaxBytes,
-  });
-  const { redis, degrading } = wiring;
-  const events =
-    redis && degrading
-      ? new DegradingEventStore({
-          primary: new RedisEventStore({ client: redis, keySecret: wiring.keySecret, prefix: `${wiring.keyPrefix}risk` }),
-          local,
-          breaker: degrading.breaker,
-          mode: wiring.fallbackMode,
-          timeoutMs: wiring.redisTimeoutMs,
-        })
-      : directEvents(local);
+  const { backend } = wiring;
   const engine = new RiskEngine({
-    windows: degrading ?? wiring.limiter,
-    peek: wiring.limiter,
-    events,
+    windows: backend.resilientLimiter,
+    peek: backend.limiter,
+    events: backend.riskEvents,
     oneCall: wiring.oneCall,
     onUndoError: (error) => wiring.logger.warn({ err: error }, 'risk check: the window admissions of a denied check stay counted'),
   });
   const service = new EngineRiskEventService({
     tenant: wiring.tenant,
-    quota: wiring.quota,
+    quota: backend.resilientLimiter,
     ruleSet: (tenantId, action) => cache.get(cacheKey(tenantId, action)),
     engine,
     onVerdict: (action, rule, verdict) =>

@@ -1,32 +1,20 @@
 /**
- * The worker role: delivery wired from the runtime. Locks and the partition roster from Redis when
- * configured (else in process: one worker), the runtime's one due index, the repositories and the
- * shared limiter delivery uses, and the due feed that wakes the dispatchers.
+ * What the worker role's delivery is built from: the repositories, the backend's limiter, locks,
+ * due index and roster, the feed that wakes the dispatchers, and the provider that serves the
+ * embedded default's tenant channels while no provider is stored.
  */
-import type { Redis } from 'ioredis';
-import { CHANNELS } from '../core/channels.js';
 import { type Delivery, startDelivery } from '../delivery/delivery.js';
-import type { DeliveryDeps } from '../delivery/ports.js';
-import { WorkerRoster } from '../delivery/roster.js';
-import { createInProcessLockFactory, createRedisLockFactory } from '../infra/lock/index.js';
+import type { DeliveryDeps, WakeSource } from '../delivery/ports.js';
 import type { Provider } from '../providers/provider.js';
-import { type DueFeed, startDueFeed } from './due-feed.js';
+import { type DueFeed, dueFeedDeps, startDueFeed } from './due-feed.js';
 import type { Runtime } from './runtime.js';
 
-export interface WorkerOptions {
-  /**
-   * The process's feed of accepted messages (`startDueFeed`), when it also serves the API. Without
-   * one, the worker starts its own and closes it on stop.
-   */
-  feed?: DueFeed;
-}
-
 /**
- * Starts a dispatcher for every (channel, partition). `fallbackProvider` (the console) serves the
- * tenant channels of the embedded default, while no provider at all is stored.
+ * Starts delivery over `runtime`, woken by `options.feed` (the process's feed, when it also serves
+ * the API) or by a feed of its own, closed on stop.
  */
-export function startWorker(runtime: Runtime, fallbackProvider: Provider, options: WorkerOptions = {}): Delivery {
-  const feed = options.feed ?? startDueFeed(runtime);
+export function startWorker(runtime: Runtime, fallbackProvider: Provider, options: { feed?: DueFeed } = {}): Delivery {
+  const feed = options.feed ?? startDueFeed(dueFeedDeps(runtime));
   const delivery = startDelivery(deliveryDeps(runtime, fallbackProvider, feed));
   return {
     dispatchers: delivery.dispatchers,
@@ -38,8 +26,9 @@ export function startWorker(runtime: Runtime, fallbackProvider: Provider, option
   };
 }
 
-function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes: DueFeed): DeliveryDeps {
-  const { settings, redis, repositories } = runtime;
+export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes: WakeSource): DeliveryDeps {
+  const { settings, backend, repositories } = runtime;
+  const roster = backend.roster(settings.partitions);
   return {
     settings,
     clock: runtime.clock,
@@ -48,23 +37,11 @@ function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes: DueFe
     messages: repositories.messages,
     providers: repositories.providers,
     tenants: repositories.tenants,
-    limiter: runtime.limiter,
-    locks: redis
-      ? createRedisLockFactory({ client: redis as Redis, leaseMs: settings.leaseMs, keyPrefix: settings.redisKeyPrefix })
-      : createInProcessLockFactory(),
-    ...(runtime.dueIndex ? { dueIndex: runtime.dueIndex } : {}),
-    // Several workers share the partitions; without Redis there is one worker.
-    ...(redis
-      ? {
-          roster: new WorkerRoster({
-            client: redis as Redis,
-            keyPrefix: settings.redisKeyPrefix,
-            partitions: CHANNELS.length * settings.partitions,
-            leaseMs: settings.leaseMs,
-            logger: runtime.logger,
-          }),
-        }
-      : {}),
+    limiter: backend.limiter,
+    locks: backend.locks,
+    ...(backend.dueIndex ? { dueIndex: backend.dueIndex } : {}),
+    // Several workers share the partitions; without one, this worker holds them all.
+    ...(roster ? { roster } : {}),
     wakes,
     onConfigChange: (listener) => runtime.onConfigChange(listener),
     resolver: runtime.resolver,

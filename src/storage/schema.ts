@@ -73,7 +73,7 @@ export interface RuleSetsTable {
   channel: Channel;
   /** JSON array of {@link StoredRule}. */
   rules: string;
-  /** JSON {@link FallbackPolicy} or NULL (use the service default). */
+  /** JSON {@link StoredFallback} or NULL (use the service default). */
   fallback: string | null;
   /** 1 on first write, +1 on every replace: cache invalidation and optimistic concurrency. */
   version: number;
@@ -314,7 +314,7 @@ export interface StoredRule {
  * Degradation policy of a rule set (DESIGN.md §7) when Redis is slow or down. Stored as given;
  * the degradation module owns the meaning of each field.
  */
-export interface FallbackPolicy {
+export interface StoredFallback {
   mode: FallbackMode;
   /** For `static`: the looser rules to apply. */
   rules?: StoredRule[];

@@ -59,7 +59,7 @@ async function expectFullQuota(apiKey: string): Promise<void> {
 
 /** The day's sms count of the tenant's quota, as the quota step keeps it. */
 async function dailyCount(tenantId: string): Promise<number> {
-  const decision = await t.runtime.limiter.peek({
+  const decision = await t.runtime.backend.limiter.peek({
     subject: `quota:${tenantId}:sms:day`,
     rules: [{ windowMs: DAY_MS, limit: QUOTA, algorithm: 'fixed-window' }],
     now: t.clock.now(),
@@ -68,7 +68,7 @@ async function dailyCount(tenantId: string): Promise<number> {
 }
 
 const recipientCount = async (tenantId: string, to: string) =>
-  (await t.runtime.limiter.peek({ subject: frequencySubject(tenantId, 'sms', to), rules: LIMITER_RULES })).counts[0];
+  (await t.runtime.backend.limiter.peek({ subject: frequencySubject(tenantId, 'sms', to), rules: LIMITER_RULES })).counts[0];
 
 describe('a rejected request consumes nothing', () => {
   it('the quota is given back when the blacklist rejects after it', async () => {
@@ -154,7 +154,11 @@ describe('a failed insert consumes nothing', () => {
     } finally {
       await healInserts();
     }
-    const atDue = await t.runtime.limiter.peek({ subject: frequencySubject(tenant.id, 'sms', to), rules: LIMITER_RULES, now: sendAt });
+    const atDue = await t.runtime.backend.limiter.peek({
+      subject: frequencySubject(tenant.id, 'sms', to),
+      rules: LIMITER_RULES,
+      now: sendAt,
+    });
     expect(atDue.counts[0]).toBe(0);
     expect((await t.send(tenant.apiKey, sms(to, { sendAt }))).statusCode).toBe(202);
     expectError(await t.send(tenant.apiKey, sms(to, { sendAt })), 429, 'RATE_LIMITED');
@@ -174,8 +178,8 @@ describe('a failed insert consumes nothing', () => {
       blacklist: runtime.repositories.blacklist,
       messages: failingWriter,
       idempotency: new LockingIdempotencyGuard({ keySecret: Buffer.alloc(32), redisTimeoutMs: 100 }),
-      quotaLimiter: runtime.limiter,
-      frequency: runtime.frequency,
+      quotaLimiter: runtime.backend.limiter,
+      frequency: runtime.backend.frequency,
       validation: { defaultRegion: runtime.settings.defaultRegion, scheduleHorizonMs: 30 * DAY_MS },
     });
     const to = freshPhone();

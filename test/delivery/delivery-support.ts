@@ -92,7 +92,7 @@ export async function testRuntime(env: Record<string, string>): Promise<Runtime>
 
 /** What a provider directory needs, taken from a runtime as the worker role takes it. */
 export function directoryDeps(runtime: Runtime): ProviderDirectoryDeps {
-  return { providers: runtime.repositories.providers, limiter: runtime.limiter, clock: runtime.clock, logger: runtime.logger };
+  return { providers: runtime.repositories.providers, limiter: runtime.backend.limiter, clock: runtime.clock, logger: runtime.logger };
 }
 
 /** A console provider that prints nothing: any message reaching it is a test failure we can see. */

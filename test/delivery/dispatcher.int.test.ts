@@ -6,14 +6,13 @@
  * default `SLUICE_REDIS_KEY_PREFIX`) compete for this suite's partition locks and due entries.
  */
 
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery } from '../../src/delivery/delivery.js';
 import { Dispatcher, partitionName } from '../../src/delivery/dispatcher.js';
-import { type DueIndex, RedisDueIndex } from '../../src/delivery/due-index/index.js';
+import type { DueIndex } from '../../src/delivery/due-index/index.js';
 import { SqlProviderDirectory } from '../../src/delivery/provider-directory.js';
-import { createInProcessLockFactory, InProcessLockRegistry } from '../../src/infra/lock/index.js';
-import { type DueFeed, startDueFeed } from '../../src/main/due-feed.js';
+import { createInProcessLockFactory, InProcessLockRegistry, type LeaseLock } from '../../src/infra/lock/index.js';
+import { type DueFeed, dueFeedDeps, startDueFeed } from '../../src/main/due-feed.js';
 import type { Runtime } from '../../src/main/runtime.js';
 import { startWorker } from '../../src/main/worker.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
@@ -243,8 +242,8 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
       payload: { body: 'queued' },
       now: Date.now(),
     });
-    if (fixture.runtime.redis) {
-      const index = new RedisDueIndex({ client: fixture.runtime.redis as Redis, keyPrefix: fixture.runtime.settings.redisKeyPrefix });
+    const index = fixture.runtime.backend.dueIndex;
+    if (index) {
       await index.add(partitionName('webhook', 0), queued.id, queued.dueAt);
     }
     const heldIds = [dueWhileSuspended!, dueAfterResume!, queued.id];
@@ -419,8 +418,8 @@ function nextDueSuite(redisUrl: () => string | undefined) {
       now: Date.now(),
       dueAt,
     });
-    if (fixture.runtime.redis) {
-      const index = new RedisDueIndex({ client: fixture.runtime.redis as Redis, keyPrefix: fixture.runtime.settings.redisKeyPrefix });
+    const index = fixture.runtime.backend.dueIndex;
+    if (index) {
       await index.add(partitionName('webhook', 0), stored.id, dueAt);
     }
     // An immediate message makes the dispatcher tick; that tick finds the stored one due next.
@@ -449,7 +448,7 @@ function splitRolesSuite(redisUrl: () => string | undefined) {
     cleanup = temp.cleanup;
     const stub = await startWebhookStub();
     api = await testRuntime(testEnv(temp.dir, redisUrl(), env));
-    feed = startDueFeed(api);
+    feed = startDueFeed(dueFeedDeps(api));
     const runtime = await testRuntime(testEnv(temp.dir, redisUrl(), env));
     worker = { runtime, stub, consoleLines: [], delivery: startWorker(runtime, silentConsole()) };
     // The worker's first tick (lock, rebuild) is over: its next poll is a minute away.
@@ -557,7 +556,7 @@ function lostClaimSuite(redisUrl: () => string | undefined) {
     const temp = tempDir();
     const stub = await startWebhookStub();
     const runtime = await testRuntime(testEnv(temp.dir, redisUrl()));
-    const real = new RedisDueIndex({ client: runtime.redis as Redis, keyPrefix: `lost-${Date.now()}:` });
+    const real = runtime.backend.dueIndex!;
     let lost = 0;
     const index: DueIndex = Object.assign(Object.create(real) as DueIndex, {
       async claim(partition: string, now: number, limit: number) {
@@ -633,6 +632,51 @@ function providerFaultSuite(redisUrl: () => string | undefined) {
     fixture.stub.answer = previous;
   });
 }
+
+describe('delivery, embedded: a failed tick', () => {
+  it('is retried within seconds, not a poll later: the lock refused once (Redis not back yet) holds nothing for a minute', async () => {
+    const temp = tempDir();
+    const stub = await startWebhookStub();
+    const runtime = await testRuntime(testEnv(temp.dir));
+    const real = createInProcessLockFactory(new InProcessLockRegistry()).createLock('dispatch:webhook:0');
+    let refused = 0;
+    const lock: LeaseLock = {
+      name: real.name,
+      tryAcquire: () => (refused++ === 0 ? Promise.reject(new Error('Redis is not back yet')) : real.tryAcquire()),
+      release: () => real.release(),
+      isHeld: () => real.isHeld(),
+      onLost: (listener) => real.onLost(listener),
+    };
+    const dispatcher = new Dispatcher({
+      channel: 'webhook',
+      partition: 0,
+      partitions: 1,
+      lock,
+      messages: runtime.repositories.messages,
+      providers: new SqlProviderDirectory(directoryDeps(runtime), silentConsole()),
+      clock: runtime.clock,
+      logger: runtime.logger,
+      pollMs: 60_000,
+      leaseMs: 5000,
+      concurrency: 4,
+      retryBaseMs: 20,
+      retryMaxMs: 200,
+    });
+    try {
+      const tenant = await runtime.http.tenants.createTenant(`failed-tick-${Date.now()}`);
+      await addWebhookProvider(runtime, tenant.id, `${stub.url}/failed-tick`, { name: 'failed-tick' });
+      const { id } = await runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: 'failed-tick-1', body: 'hello' });
+      dispatcher.start(); // the first tick's lock fails
+      expect(await waitFor(() => refused > 0, 5000)).toBe(true);
+      expect(await waitFor(() => stub.arrivals.has(id), 10_000)).toBe(true);
+    } finally {
+      await dispatcher.stop();
+      await runtime.close();
+      await stub.close();
+      temp.cleanup();
+    }
+  });
+});
 
 describe('delivery, embedded (in-process locks, SQL due query)', () => {
   deliverySuite(() => undefined, true);

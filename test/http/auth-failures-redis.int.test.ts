@@ -56,7 +56,7 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'wrong credentials count
   });
 
   it('failures still on their way to Redis count already: a burst is refused past the limit', async () => {
-    const limit = new AddressFailureLimit({ limit: 3, windowMs: 60_000, clock: systemClock, limiter: a.limiter });
+    const limit = new AddressFailureLimit({ limit: 3, windowMs: 60_000, clock: systemClock, limiter: a.backend.limiter });
     const address = `192.0.2.${Math.floor(Math.random() * 200) + 1}`;
     const inFlight = [];
     for (let i = 0; i < 3; i++) {

@@ -65,7 +65,7 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'ban cache across instan
     // Banned again; a rule change (published `tenant:<id>`) drops it too, although Redis still bans.
     expect(await send(b, to)).toBe('RATE_LIMITED');
     expect(await send(b, to)).toBe('BANNED');
-    await b.limiter.store.unban(frequencySubject(tenant.id, 'sms', to));
+    await b.backend.limiter.store.unban(frequencySubject(tenant.id, 'sms', to));
     expect(await send(b, to)).toBe('BANNED'); // lifted behind the cache's back: still cached
     await a.http.rules.setRules(tenant.id, 'sms', [{ windowSeconds: 60, limit: 5, banSeconds: 600 }]);
     await sleep(100);

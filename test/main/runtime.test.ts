@@ -5,7 +5,6 @@
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { warmUp } from '../../src/cli/serve.js';
 import { SluiceError } from '../../src/core/errors.js';
 import { scripts } from '../../src/limiter/stores/redis/lua-script.js';
 import type { Runtime } from '../../src/main/runtime.js';
@@ -117,7 +116,7 @@ describe('runtime', () => {
     it("serve's warm-up (called before it listens) loads the limiter's script: a start's first burst must not open the breaker", async () => {
       redis = await startPrivateRedis();
       const { runtime } = await start({ SLUICE_REDIS_URL: redis.url });
-      await warmUp(runtime);
+      await runtime.backend.warmUp();
       const client = new Redis(redis.url);
       try {
         expect(await client.script('EXISTS', scripts.checkBatch.sha)).toEqual([1]);

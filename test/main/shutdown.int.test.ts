@@ -12,13 +12,12 @@ import { request as httpRequest } from 'node:http';
 import pino from 'pino';
 import { afterAll, expect, it } from 'vitest';
 import type { Interceptor } from '../../src/admission/chain.js';
-import { startHttp } from '../../src/main/api.js';
 import { createRuntime, type Runtime } from '../../src/main/runtime.js';
-import { shutdown } from '../../src/main/shutdown.js';
+import { startRoles } from '../../src/main/service.js';
 import type { MessageService } from '../../src/services/contracts.js';
 import { AdmittingMessageService } from '../../src/services/message-service.js';
 import { loadSettings } from '../../src/settings/settings.js';
-import { tempDir, testEnv } from '../delivery/delivery-support.js';
+import { silentConsole, tempDir, testEnv } from '../delivery/delivery-support.js';
 import { describeWith, servers } from '../support/servers.js';
 
 const SENDS = 24;
@@ -52,6 +51,7 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'shutdown under requests
       SLUICE_REDIS_KEY_PREFIX: `test:shutdown:${randomUUID().slice(0, 8)}:`,
       SLUICE_HOST: '127.0.0.1',
       SLUICE_PORT: '0',
+      SLUICE_ROLES: 'api',
       SLUICE_LOG_LEVEL: 'silent',
     });
     const runtime = await createRuntime(loadSettings(env, undefined), { logger });
@@ -90,8 +90,8 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'shutdown under requests
           if (++settled === SENDS) allSettled();
         }),
     });
-    const http = await startHttp(runtime, { servesApi: true, deps: { ...runtime.http, messages } });
-    const port = Number(new URL(http.address).port);
+    const serving = await startRoles(runtime, { fallbackProvider: silentConsole(), http: { ...runtime.http, messages } });
+    const port = Number(new URL(serving.address).port);
 
     const clients = Array.from({ length: SENDS }, (_, i) => {
       const body = JSON.stringify({ channel: 'sms', to: phone(i), body: 'code 1234' });
@@ -113,7 +113,7 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'shutdown under requests
     await everyoneHeld;
     for (const client of clients) client.destroy();
 
-    const stopped = shutdown(runtime, { http });
+    const stopped = serving.stop();
     await Promise.race([waiting, stopped]);
     release();
     await stopped;

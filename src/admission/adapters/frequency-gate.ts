@@ -3,14 +3,14 @@
  * or Redis behind the degradation breaker (DESIGN.md §7) when Redis is configured.
  */
 
-import {
-  type DegradedDecision,
-  type FallbackPolicy as DegradePolicy,
-  type DegradingLimiter,
-  divideRules,
-} from '../../limiter/degrade/index.js';
-import type { Decision, Limiter, Rule } from '../../limiter/index.js';
-import type { FallbackPolicy, FrequencyGate } from '../ports.js';
+import { type DegradedDecision, type DegradingLimiter, divideRules, type FallbackPolicy } from '../../limiter/degrade/index.js';
+import type { CheckRequest, Decision, Limiter, Rule } from '../../limiter/index.js';
+import type { FrequencyGate, FrequencyRequest, TenantFallback } from '../ports.js';
+
+/** The limiter's check of a frequency request: the request without the tenant's fallback. */
+function checkOf({ fallback: _fallback, ...check }: FrequencyRequest): CheckRequest {
+  return check;
+}
 
 export class LocalFrequencyGate implements FrequencyGate {
   constructor(
@@ -19,38 +19,33 @@ export class LocalFrequencyGate implements FrequencyGate {
     private readonly observe?: (ms: number, outcome: string) => void,
   ) {}
 
-  async check(
-    subject: string,
-    rules: readonly Rule[],
-    requestId: string,
-    _fallback?: FallbackPolicy | undefined,
-    countAt?: number | undefined,
-  ): Promise<Decision> {
+  async check(request: FrequencyRequest): Promise<Decision> {
     const startedAt = performance.now();
-    const decision = await this.limiter.check({ subject, rules, requestId, ...(countAt === undefined ? {} : { countAt }) });
+    const decision = await this.limiter.check(checkOf(request));
     this.observe?.(performance.now() - startedAt, decision.code);
     return decision;
   }
 
-  undo(subject: string, rules: readonly Rule[], requestId: string, decision: Decision): Promise<void> {
-    return this.limiter.undo({ subject, rules, requestId, at: decision.at });
+  undo(request: FrequencyRequest, decision: Decision): Promise<void> {
+    return this.limiter.undo({ subject: request.subject, rules: request.rules, requestId: request.requestId, at: decision.at });
   }
 
-  decidingRules(rules: readonly Rule[]): readonly Rule[] {
-    return rules;
+  decidingRules(request: FrequencyRequest): readonly Rule[] {
+    return request.rules;
   }
 }
 
 export class DegradingFrequencyGate implements FrequencyGate {
-  /** Tenant fallbacks come from the config cache, long-lived objects: convert each once. */
-  private readonly policies = new WeakMap<FallbackPolicy, DegradePolicy>();
+  /** Tenant fallbacks come from the config cache, long-lived objects: complete each once. */
+  private readonly policies = new WeakMap<TenantFallback, FallbackPolicy>();
 
   constructor(
     readonly limiter: DegradingLimiter,
-    private readonly defaults: Omit<DegradePolicy, 'mode' | 'staticRules'>,
+    /** The instance-wide part of every tenant's policy (settings). */
+    private readonly defaults: Omit<FallbackPolicy, 'mode' | 'staticRules'>,
   ) {}
 
-  private policyOf(fallback: FallbackPolicy | undefined): DegradePolicy {
+  private policyOf(fallback: TenantFallback | undefined): FallbackPolicy {
     if (!fallback) return this.limiter.policy;
     let policy = this.policies.get(fallback);
     if (!policy) {
@@ -60,34 +55,25 @@ export class DegradingFrequencyGate implements FrequencyGate {
     return policy;
   }
 
-  check(
-    subject: string,
-    rules: readonly Rule[],
-    requestId: string,
-    fallback: FallbackPolicy | undefined,
-    countAt?: number | undefined,
-  ): Promise<Decision> {
-    return this.limiter.check({ subject, rules, requestId, ...(countAt === undefined ? {} : { countAt }) }, this.policyOf(fallback));
+  check(request: FrequencyRequest): Promise<Decision> {
+    return this.limiter.check(checkOf(request), this.policyOf(request.fallback));
   }
 
-  async undo(
-    subject: string,
-    rules: readonly Rule[],
-    requestId: string,
-    decision: Decision,
-    fallback: FallbackPolicy | undefined,
-  ): Promise<void> {
+  async undo(request: FrequencyRequest, decision: Decision): Promise<void> {
     const { degraded } = decision as DegradedDecision;
-    await this.limiter.undo({ subject, rules, requestId, at: decision.at, ...(degraded ? { degraded } : {}) }, this.policyOf(fallback));
+    await this.limiter.undo(
+      { subject: request.subject, rules: request.rules, requestId: request.requestId, at: decision.at, ...(degraded ? { degraded } : {}) },
+      this.policyOf(request.fallback),
+    );
   }
 
-  decidingRules(rules: readonly Rule[], decision: Decision, fallback: FallbackPolicy | undefined): readonly Rule[] | undefined {
-    const policy = this.policyOf(fallback);
+  decidingRules(request: FrequencyRequest, decision: Decision): readonly Rule[] | undefined {
+    const policy = this.policyOf(request.fallback);
     switch ((decision as DegradedDecision).degraded) {
       case undefined:
-        return rules;
+        return request.rules;
       case 'local':
-        return divideRules(rules, policy.divideBy);
+        return divideRules(request.rules, policy.divideBy);
       case 'static':
         return policy.staticRules;
       default:

@@ -8,9 +8,9 @@ import type { LiveCache } from '../../infra/live-cache.js';
 import type { Database } from '../../storage/database.js';
 import { type RulesRepository, toLimiterRule } from '../../storage/repositories/rules.js';
 import { hashApiKey, type TenantsRepository } from '../../storage/repositories/tenants.js';
-import type { FallbackPolicy as StoredFallback } from '../../storage/schema.js';
+import type { StoredFallback } from '../../storage/schema.js';
 import type { TenantView } from '../context.js';
-import type { ChannelPolicy, FallbackPolicy, TenantDirectory } from '../ports.js';
+import type { ChannelPolicy, TenantDirectory, TenantFallback } from '../ports.js';
 
 /** Everything admission needs about one tenant, cached as one JSON value. */
 export interface TenantConfig {
@@ -18,7 +18,7 @@ export interface TenantConfig {
   channels: Partial<Record<Channel, ChannelPolicy>>;
 }
 
-const toFallback = (stored: StoredFallback | null): FallbackPolicy | undefined =>
+const toFallback = (stored: StoredFallback | null): TenantFallback | undefined =>
   stored ? { mode: stored.mode, ...(stored.rules ? { staticRules: stored.rules.map(toLimiterRule) } : {}) } : undefined;
 
 /** Loads one tenant's whole config from SQL: what the tenant cache stores. */

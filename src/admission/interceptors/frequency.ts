@@ -3,7 +3,7 @@ import { SluiceError } from '../../core/errors.js';
 import { normalizeRecipient } from '../../core/recipients.js';
 import type { Decision } from '../../limiter/index.js';
 import type { Interceptor } from '../chain.js';
-import type { FrequencyGate, TenantDirectory } from '../ports.js';
+import type { FrequencyGate, FrequencyRequest, TenantDirectory } from '../ports.js';
 
 /**
  * The subject one rule set counts: (tenant, channel, recipient key), the key being the canonical
@@ -38,10 +38,15 @@ export async function releaseFrequencySlot(
   // The stored delivery form normalises again to the key the send was counted under.
   const normalized = normalizeRecipient(message.channel, message.recipient, defaultRegion);
   if (!normalized.ok) return;
-  const subject = frequencySubject(message.tenantId, message.channel, normalized.key);
+  const request: FrequencyRequest = {
+    subject: frequencySubject(message.tenantId, message.channel, normalized.key),
+    rules: policy.rules,
+    requestId: message.id,
+    fallback: policy.fallback,
+  };
   // Undo reads only `at` (and which store decided, unknown here: the primary).
   const admitted: Decision = { allowed: true, code: 'OK', retryAfterMs: 0, counts: [], at: message.createdAt };
-  await gate.undo(subject, policy.rules, message.id, admitted, policy.fallback);
+  await gate.undo(request, admitted);
 }
 
 /**
@@ -61,8 +66,14 @@ export function frequencyInterceptor(
       const message = context.message!;
       const policy = await directory.channelPolicy(tenant.id, message.channel);
       if (policy.rules.length === 0) return undefined;
-      const subject = frequencySubject(tenant.id, message.channel, message.recipientKey);
-      const decision = await gate.check(subject, policy.rules, context.id, policy.fallback, message.scheduled ? message.dueAt : undefined);
+      const request: FrequencyRequest = {
+        subject: frequencySubject(tenant.id, message.channel, message.recipientKey),
+        rules: policy.rules,
+        requestId: context.id,
+        fallback: policy.fallback,
+        ...(message.scheduled ? { countAt: message.dueAt } : {}),
+      };
+      const decision = await gate.check(request);
       onDecision?.(message.channel, decision);
       if (decision.code === 'BANNED') {
         throw new SluiceError('BANNED', `the recipient is banned on ${message.channel}`, { retryAfterMs: decision.retryAfterMs });
@@ -70,7 +81,7 @@ export function frequencyInterceptor(
       if (!decision.allowed) {
         // Named from the rules that decided: while Redis is away a fallback's own (static, or the
         // local share), or none at all (deny).
-        const rule = decision.rule === undefined ? undefined : gate.decidingRules(policy.rules, decision, policy.fallback)?.[decision.rule];
+        const rule = decision.rule === undefined ? undefined : gate.decidingRules(request, decision)?.[decision.rule];
         if (!rule) {
           throw new SluiceError('RATE_LIMITED', 'frequency control is degraded and refuses sends until it recovers; retry later', {
             retryAfterMs: decision.retryAfterMs,
@@ -82,7 +93,7 @@ export function frequencyInterceptor(
           { retryAfterMs: decision.retryAfterMs, details: { rule: decision.rule, windowSeconds: rule.windowMs / 1000, limit: rule.limit } },
         );
       }
-      return () => gate.undo(subject, policy.rules, context.id, decision, policy.fallback);
+      return () => gate.undo(request, decision);
     },
   };
 }

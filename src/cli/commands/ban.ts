@@ -1,6 +1,7 @@
 /** `sluice ban show|lift`: a recipient's ban and counts on a channel (a peek), and lifting the ban. */
 import type { Command } from 'commander';
 import { SluiceError } from '../../core/errors.js';
+import { backendKindOf } from '../../main/backend/backend.js';
 import type { Settings } from '../../settings/settings.js';
 import { channelArg } from '../arguments.js';
 import type { CommandContext } from '../context.js';
@@ -10,7 +11,7 @@ import type { CommandContext } from '../context.js';
  * command would read (or lift) an empty limiter of its own. Refused, pointing at the admin API.
  */
 function requireSharedLimiter(settings: Settings, path: string): void {
-  if (!settings.redisUrl) {
+  if (backendKindOf(settings) === 'embedded') {
     throw new SluiceError(
       'INVALID_REQUEST',
       `without SLUICE_REDIS_URL bans and counts live in the serving process: use the admin API (${path}) of the running server`,

@@ -42,7 +42,7 @@
 import type { Database } from '../database.js';
 import type { GroupCommitOptions, GroupCommitStats } from '../group-commit.js';
 import { listAttempts, recordAttempt } from './messages/attempts.js';
-import { MessageWriter } from './messages/batched-writer.js';
+import { GroupCommittedWrites } from './messages/batched-writer.js';
 import { cancelMessage } from './messages/cancel.js';
 import { CLAIM_CHUNK, claimIds, extendLeases } from './messages/claim.js';
 import { checkPartition } from './messages/conditions.js';
@@ -79,13 +79,13 @@ export type {
 } from './messages/types.js';
 
 export class MessagesRepository {
-  private readonly writer: MessageWriter;
+  private readonly writer: GroupCommittedWrites;
 
   constructor(
     private readonly database: Database,
     options: { groupCommit?: GroupCommitOptions } = {},
   ) {
-    this.writer = new MessageWriter(database, options.groupCommit);
+    this.writer = new GroupCommittedWrites(database, options.groupCommit);
   }
 
   private get db() {

@@ -9,7 +9,7 @@ import { type Clock, systemClock } from '../../limiter/clock.js';
 import type { Algorithm, Rule } from '../../limiter/index.js';
 import type { Database } from '../database.js';
 import { isTransientConflict, isUniqueViolation } from '../errors.js';
-import type { FallbackPolicy, RuleSetsTable, StoredRule } from '../schema.js';
+import type { RuleSetsTable, StoredFallback, StoredRule } from '../schema.js';
 
 /** The limiter's rule of a stored one (seconds to milliseconds, defaults filled in). */
 export const toLimiterRule = (rule: StoredRule): Rule => ({
@@ -24,7 +24,7 @@ export interface RuleSet {
   channel: Channel;
   rules: StoredRule[];
   /** Degradation policy for this set; `null` = the service default. */
-  fallback: FallbackPolicy | null;
+  fallback: StoredFallback | null;
   /** 1 on first write, +1 on each replace. */
   version: number;
   updatedAt: number;
@@ -35,7 +35,7 @@ function toRuleSet(row: RuleSetsTable): RuleSet {
     tenantId: row.tenant_id,
     channel: row.channel,
     rules: JSON.parse(row.rules) as StoredRule[],
-    fallback: row.fallback === null ? null : (JSON.parse(row.fallback) as FallbackPolicy),
+    fallback: row.fallback === null ? null : (JSON.parse(row.fallback) as StoredFallback),
     version: Number(row.version),
     updatedAt: Number(row.updated_at),
   };
@@ -74,7 +74,7 @@ export class RulesRepository {
    * Fails with a foreign-key error when the tenant does not exist.
    * @returns the stored set with its new version.
    */
-  async set(tenantId: string, channel: Channel, input: { rules: StoredRule[]; fallback?: FallbackPolicy | null }): Promise<RuleSet> {
+  async set(tenantId: string, channel: Channel, input: { rules: StoredRule[]; fallback?: StoredFallback | null }): Promise<RuleSet> {
     const now = this.clock.now();
     const rules = JSON.stringify(input.rules);
     const fallback = input.fallback === undefined ? undefined : input.fallback === null ? null : JSON.stringify(input.fallback);

@@ -99,7 +99,7 @@ function acceptedChange(row: MessageRow): StatusChange {
 }
 
 /** The group-committed writes of the messages repository, each typed by what it answers. */
-export class MessageWriter {
+export class GroupCommittedWrites {
   private readonly writer: GroupCommitWriter<WriteItem, WriteResult>;
 
   constructor(database: Database, options?: GroupCommitOptions) {

@@ -6,8 +6,9 @@
  * settings stand as given: an explicit `false` is kept, and so is the guard of a database that
  * already has tenants.
  */
-import { createRuntime, type Runtime } from '../main/runtime.js';
+
 import type { Settings } from '../settings/settings.js';
+import { createRuntime, type Runtime } from './runtime.js';
 
 export interface DemoOptions {
   demo: boolean;
@@ -15,6 +16,7 @@ export interface DemoOptions {
   allowPrivateGiven: boolean;
 }
 
+/** The runtime `serve` runs on: `settings` as given, or with private webhook targets for a demo that creates its own tenant. */
 export async function serveRuntime(settings: Settings, options: DemoOptions): Promise<Runtime> {
   const runtime = await createRuntime(settings);
   const mayRelax = options.demo && !options.allowPrivateGiven && !settings.webhookAllowPrivate && settings.roles.includes('api');

@@ -1,0 +1,59 @@
+/**
+ * The embedded default: one process holds every count, ban, lock and wake. Nothing is shared,
+ * so nothing degrades; the dispatchers find due messages with SQL queries (no due index).
+ */
+import { LocalFrequencyGate } from '../../admission/adapters/frequency-gate.js';
+import { isQuotaSubject, subjectTenant } from '../../admission/subjects.js';
+import { InProcessChangeBus } from '../../infra/change-bus.js';
+import { createInProcessLockFactory } from '../../infra/lock/index.js';
+import { directEvents, Limiter, MemoryEventStore, MemoryStore } from '../../limiter/index.js';
+import { Metrics } from '../../metrics/index.js';
+import type { Backend, BackendContext } from './types.js';
+
+export function embeddedBackend({ settings, clock, metrics, keySecret }: BackendContext): Backend {
+  const memory = new MemoryStore({ clock, maxSubjects: settings.limiterMemoryMax, ownerOf: subjectTenant, pinned: isQuotaSubject });
+  metrics.setLimiterMemory(() => ({ subjects: memory.size, evictedLive: memory.evictedLive }));
+  const limiter = new Limiter({ store: memory });
+  const localRiskEvents = new MemoryEventStore({
+    clock,
+    keySecret,
+    maxSubjects: settings.limiterMemoryMax,
+    maxBytes: settings.riskMemoryMaxBytes,
+  });
+  const configBus = new InProcessChangeBus();
+  const wakeBus = new InProcessChangeBus();
+  return {
+    kind: 'embedded',
+    limiter,
+    sharedLimiter: undefined,
+    degrading: undefined,
+    resilientLimiter: limiter,
+    frequency: new LocalFrequencyGate(limiter, (ms, outcome) =>
+      Metrics.observeMs(metrics.decisionDuration, { store: 'memory', outcome }, ms),
+    ),
+    riskEvents: directEvents(localRiskEvents),
+    localRiskEvents,
+    configBus,
+    wakeBus,
+    locks: createInProcessLockFactory(),
+    sharedLocks: undefined,
+    dueIndex: undefined,
+    cacheTier: undefined,
+    roster: () => undefined,
+    probes: [{ name: 'limiter', check: async () => ({ ok: true, detail: 'in process (embedded)' }) }],
+    async startupWarnings(sharedDatabase) {
+      // A shared database invites a second instance, and each would count alone: a rule of 3 a
+      // minute would let 3 through each instance. Nothing else would tell.
+      return sharedDatabase
+        ? [
+            'no Redis: frequency rules, quotas and provider pacing are counted in this process only; run one instance, or set SLUICE_REDIS_URL so that several share their counts',
+          ]
+        : [];
+    },
+    async warmUp() {},
+    async close() {
+      await wakeBus.close();
+      await configBus.close();
+    },
+  };
+}

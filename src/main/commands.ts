@@ -1,0 +1,19 @@
+/**
+ * What a CLI command runs on: the services of a runtime made for that one command (logs on stderr
+ * at `warn`, no HTTP, no roles), built as the command reads them, then closed.
+ */
+import pino from 'pino';
+import { loggerOptions } from '../infra/logging.js';
+import type { Services } from '../services/contracts.js';
+import type { Settings } from '../settings/settings.js';
+import { createRuntime } from './runtime.js';
+
+export async function withServices<T>(settings: Settings, work: (services: Services) => Promise<T>): Promise<T> {
+  // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
+  const runtime = await createRuntime(settings, { logger: pino(loggerOptions('warn'), pino.destination(2)) });
+  try {
+    return await work(runtime.services);
+  } finally {
+    await runtime.close();
+  }
+}

@@ -3,23 +3,16 @@
  * so nothing degrades; the dispatchers find due messages with SQL queries (no due index).
  */
 import { LocalFrequencyGate } from '../../admission/adapters/frequency-gate.js';
-import { isQuotaSubject, subjectTenant } from '../../admission/subjects.js';
 import { InProcessChangeBus } from '../../infra/change-bus.js';
 import { createInProcessLockFactory } from '../../infra/lock/index.js';
-import { directEvents, Limiter, MemoryEventStore, MemoryStore } from '../../limiter/index.js';
+import { directEvents } from '../../limiter/index.js';
 import { Metrics } from '../../metrics/index.js';
+import { inProcessStores } from './in-process.js';
 import type { Backend, BackendContext } from './types.js';
 
-export function embeddedBackend({ settings, clock, metrics, keySecret }: BackendContext): Backend {
-  const memory = new MemoryStore({ clock, maxSubjects: settings.limiterMemoryMax, ownerOf: subjectTenant, pinned: isQuotaSubject });
-  metrics.setLimiterMemory(() => ({ subjects: memory.size, evictedLive: memory.evictedLive }));
-  const limiter = new Limiter({ store: memory });
-  const localRiskEvents = new MemoryEventStore({
-    clock,
-    keySecret,
-    maxSubjects: settings.limiterMemoryMax,
-    maxBytes: settings.riskMemoryMaxBytes,
-  });
+export function embeddedBackend(context: BackendContext): Backend {
+  const { metrics } = context;
+  const { local: limiter, localRiskEvents } = inProcessStores(context);
   const configBus = new InProcessChangeBus();
   const wakeBus = new InProcessChangeBus();
   return {

@@ -4,27 +4,16 @@
  * wake buses, lease locks, the due index, the worker roster and the live caches' shared tier.
  */
 import { DegradingFrequencyGate } from '../../admission/adapters/frequency-gate.js';
-import { isQuotaSubject, isRiskSubject, subjectTenant } from '../../admission/subjects.js';
 import { CHANNELS } from '../../core/channels.js';
 import { RedisDueIndex } from '../../delivery/due-index/index.js';
 import { WorkerRoster } from '../../delivery/roster.js';
 import { RedisChangeBus } from '../../infra/change-bus.js';
 import { createRedisLockFactory } from '../../infra/lock/index.js';
 import { createRedisClient, redisEvictionWarning, redisReadiness } from '../../infra/redis-client.js';
-import { SlowCallLog } from '../../infra/slow-call-log.js';
 import { ThrottledLog } from '../../infra/throttled-log.js';
-import { DegradingLimiter, EventLoopLag } from '../../limiter/degrade/index.js';
-import {
-  DegradingEventStore,
-  type FallbackMode,
-  Limiter,
-  MemoryEventStore,
-  MemoryStore,
-  RedisEventStore,
-  RedisStore,
-  TokenLeases,
-} from '../../limiter/index.js';
-import { recordDegradationEvent } from '../../metrics/index.js';
+import { DegradingEventStore, type FallbackMode, RedisEventStore } from '../../limiter/index.js';
+import { inProcessStores } from './in-process.js';
+import { redisLimiter } from './redis-limiter.js';
 import type { Backend, BackendContext } from './types.js';
 
 /** How long `/readyz` waits for Redis's PONG before it reports Redis unreachable. */
@@ -34,7 +23,8 @@ const EVICTION_CHECK_MS = 1000;
 /** The longest a start waits for its warm-up look at Redis. */
 const WARM_UP_MS = 1000;
 
-export function redisBackend({ settings, clock, logger, metrics, keySecret }: BackendContext): Backend {
+export function redisBackend(context: BackendContext): Backend {
+  const { settings, clock, logger, keySecret } = context;
   // One line per 10 s of outage and one when it ends, not ioredis's line per reconnect attempt.
   const redisErrors = new ThrottledLog<{ err: Error }>((fields) => logger.warn(fields, 'Redis connection error'), clock);
   let redisDown = false;
@@ -56,83 +46,14 @@ export function redisBackend({ settings, clock, logger, metrics, keySecret }: Ba
   // Made at first use: a CLI command never wakes a dispatcher, and the bus holds a connection.
   let wakeBus: RedisChangeBus | undefined;
 
-  const memory = new MemoryStore({ clock, maxSubjects: settings.limiterMemoryMax, ownerOf: subjectTenant, pinned: isQuotaSubject });
-  metrics.setLimiterMemory(() => ({ subjects: memory.size, evictedLive: memory.evictedLive }));
-  const local = new Limiter({ store: memory });
-  const cacheLookup = (cache: 'ban' | 'lease') => (result: 'hit' | 'miss') => metrics.limiterCacheLookups.inc({ cache, result });
-  const limiter = new Limiter({
-    store: new RedisStore({
-      client,
-      keySecret,
-      prefix: `${prefix}limiter`,
-      packedLogMax: settings.limiterPackedLogMax,
-      ...(settings.redisSlotGroups > 0 ? { slotGroups: settings.redisSlotGroups } : {}),
-    }),
-    // Bans answered in process; dropped everywhere by the bus (below). Sluice's request ids are
-    // message ids made per request, never retried; a risk check's are the tenant's own.
-    banCache:
-      settings.banCacheMs > 0
-        ? {
-            maxTtlMs: settings.banCacheMs,
-            ownerOf: subjectTenant,
-            answerRequestIds: (subject) => !isRiskSubject(subject),
-            clock,
-            onLookup: cacheLookup('ban'),
-          }
-        : false,
-    // Tenant QPS rules are `lease: true` (quota.ts): blocks leased from Redis, spent here.
-    ...(settings.limiterLeaseMs > 0
-      ? {
-          leases: new TokenLeases({
-            client,
-            keySecret,
-            prefix: `${prefix}limiter:lease`,
-            leaseMs: settings.limiterLeaseMs,
-            clock,
-            onLookup: cacheLookup('lease'),
-          }),
-        }
-      : {}),
-  });
-  closers.unshift(() => limiter.close());
-  // An unban or reset (`bans:<tenant>`) or a tenant's rule change (`tenant:<id>`) anywhere drops
-  // that tenant's cached bans; '*' (announcements may have been missed) drops all.
-  closers.unshift(
-    configBus.subscribe((key) => {
-      if (key === '*') limiter.invalidate();
-      else if (key.startsWith('tenant:')) limiter.invalidateOwner(key.slice('tenant:'.length));
-      else if (key.startsWith('bans:')) limiter.invalidateOwner(key.slice('bans:'.length));
-    }),
-  );
-  // The breaker judges Redis by what Redis adds: this process's own loop lag is taken off.
-  const loopLag = new EventLoopLag();
-  closers.unshift(() => loopLag.close());
-  const slowCalls = new SlowCallLog((summary) => logger.warn(summary, 'slow Redis limiter calls'), clock);
-  const degrading = new DegradingLimiter({
-    primary: limiter,
-    local,
-    policy: { mode: settings.fallbackMode as FallbackMode, divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate },
-    breaker: { degradeMs: settings.degradeMs, alertMs: settings.degradeAlertMs, openMs: settings.breakerOpenMs, loopLag },
-    timeoutMs: settings.redisTimeoutMs,
-    listener: (event) => {
-      recordDegradationEvent(metrics, event);
-      if (event.type === 'state') logger.warn({ from: event.from, to: event.to }, 'limiter breaker changed state');
-      if (event.type === 'alert') slowCalls.record(event.ms);
-    },
-  });
-  metrics.setBreakerState(() => degrading.state());
+  const { local, localRiskEvents } = inProcessStores(context);
+  const { limiter, degrading } = redisLimiter(context, client, configBus, local, closers);
 
   // The driver's own text (host names, addresses) goes to the log, once per 10 s of trouble.
   const readinessErrors = new ThrottledLog<{ err: unknown }>(
     (fields) => logger.warn({ ...fields, check: 'redis' }, 'readiness check failed'),
     clock,
   );
-  const localRiskEvents = new MemoryEventStore({
-    clock,
-    keySecret,
-    maxSubjects: settings.limiterMemoryMax,
-    maxBytes: settings.riskMemoryMaxBytes,
-  });
   const locks = createRedisLockFactory({ client, leaseMs: settings.leaseMs, keyPrefix: prefix });
 
   return {

@@ -184,7 +184,7 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis unreachable from t
   };
 
   it('stays up, takes admin changes and sends in the fallback, and says so once, not per reconnect', async () => {
-    onTestFailed(() => console.log(`log tail:\n${service.logTail(20)}`));
+    onTestFailed(() => console.log(`log tail:\n${service.logTail(120)}`));
     // Before: a subscription that failed at start was an unhandled rejection, and the process exited.
     await sleep(1500);
     expect(service.child.exitCode).toBeNull();
@@ -204,7 +204,7 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis unreachable from t
   });
 
   it('once Redis is up: subscribes, takes its locks, sends what waited, and a new message at once', async () => {
-    onTestFailed(() => console.log(`log tail:\n${service.logTail(20)}`));
+    onTestFailed(() => console.log(`log tail:\n${service.logTail(120)}`));
     await redis.restart();
     // The reconnected wake channel wakes every dispatcher: lock, rebuild from SQL, send.
     const waited = await waitUntil(async () => (await Promise.all(accepted.map(statusOf))).every((status) => status === 'sent'), 10_000);

@@ -6,7 +6,11 @@ import {
   type Decision,
   type LimiterStore,
   type NormalizedRule,
+  type PeekRequest,
   type Rule,
+  type StoreCheck,
+  type StorePeek,
+  type StoreUndo,
   type UndoRequest,
 } from './types.js';
 
@@ -111,15 +115,14 @@ export class Limiter {
   check(request: CheckRequest): Promise<Decision> {
     try {
       const rules = validateCheckRequest(request);
-      const { subject, requestId, now } = request;
-      if (rules[0]!.lease && this.leases) return this.leases.check(subject, rules, now);
+      if (rules[0]!.lease && this.leases) return this.leases.check(storeCheck(request, rules));
       const cache = this.banCache;
-      if (cache === undefined) return this.store.check(subject, rules, requestId, now, request.countAt);
-      const cached = cache.lookup(subject, requestId, now);
+      if (cache === undefined) return this.store.check(storeCheck(request, rules));
+      const cached = cache.lookup(request);
       if (cached) return Promise.resolve(cached);
       const sentAt = cache.now();
-      return this.store.check(subject, rules, requestId, now, request.countAt).then((decision) => {
-        cache.learn(subject, decision, sentAt);
+      return this.store.check(storeCheck(request, rules)).then((decision) => {
+        cache.learn(request.subject, decision, sentAt);
         return decision;
       });
     } catch (error) {
@@ -131,12 +134,10 @@ export class Limiter {
    * The decision a check would make now, without recording or banning. Never answered by the ban
    * cache; a leased rule set is refused (its state is the leases, which a peek cannot read).
    */
-  async peek(request: Omit<CheckRequest, 'requestId'>): Promise<Decision> {
-    const rules = normalizeRules(request.rules);
-    checkSubject(request.subject);
-    checkNow(request.now);
-    if (rules[0]!.lease && this.leases) throw new RangeError('peek of a leased rule set is not supported');
-    return this.store.peek(request.subject, rules, request.now);
+  async peek(request: PeekRequest): Promise<Decision> {
+    const look = validatePeekRequest(request);
+    if (look.rules[0]!.lease && this.leases) throw new RangeError('peek of a leased rule set is not supported');
+    return this.store.peek(look);
   }
 
   /**
@@ -145,12 +146,10 @@ export class Limiter {
    * hit rules)`; nothing is recorded. For a ban deferred past a check made with `banMs: 0`, so
    * that admissions taken back meanwhile never count towards it (the risk engine's window rules).
    */
-  async banIfHit(request: Omit<CheckRequest, 'requestId' | 'countAt'>): Promise<Decision> {
-    const rules = normalizeRules(request.rules);
-    checkSubject(request.subject);
-    checkNow(request.now);
-    if (rules[0]!.lease && this.leases) throw new RangeError('banIfHit of a leased rule set is not supported');
-    return this.store.banIfHit(request.subject, rules, request.now);
+  async banIfHit(request: PeekRequest): Promise<Decision> {
+    const look = validatePeekRequest(request);
+    if (look.rules[0]!.lease && this.leases) throw new RangeError('banIfHit of a leased rule set is not supported');
+    return this.store.banIfHit(look);
   }
 
   /**
@@ -184,8 +183,9 @@ export class Limiter {
     if (request.requestId !== undefined) checkRequestId(request.requestId);
     if (request.at === undefined) throw new TypeError('at must be the Decision.at of the admitted attempt');
     checkNow(request.at);
-    if (rules[0]!.lease && this.leases) return this.leases.undo(request.subject, rules);
-    return this.store.undo(request.subject, rules, request.requestId, request.at);
+    const undo: StoreUndo = { subject: request.subject, rules, requestId: request.requestId, at: request.at };
+    if (rules[0]!.lease && this.leases) return this.leases.undo(undo);
+    return this.store.undo(undo);
   }
 
   /** Forget a subject's history and ban. */
@@ -218,6 +218,23 @@ export class Limiter {
     this.banCache?.invalidate(subject);
     return lifted;
   }
+}
+
+/**
+ * The store's request: `request` with its rules normalized. Always this one shape, whatever else
+ * the caller's object holds, so the stores' reads of it stay monomorphic.
+ */
+function storeCheck(request: CheckRequest, rules: readonly NormalizedRule[]): StoreCheck {
+  return { subject: request.subject, rules, requestId: request.requestId, now: request.now, countAt: request.countAt };
+}
+
+/** Throws TypeError/RangeError for a malformed peek request; returns the store's request. */
+function validatePeekRequest(request: PeekRequest): StorePeek {
+  if (request === null || typeof request !== 'object') throw new TypeError('request must be an object');
+  const rules = normalizeRules(request.rules);
+  checkSubject(request.subject);
+  checkNow(request.now);
+  return { subject: request.subject, rules, now: request.now };
 }
 
 function checkSubject(subject: unknown): asserts subject is string {

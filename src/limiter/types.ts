@@ -159,7 +159,10 @@ export interface Decision {
   at: number;
 }
 
-/** Arguments of {@link LimiterStore.undo}: the attempt to take back. */
+/** A look at a subject without recording: `Limiter.peek` and `Limiter.banIfHit`. */
+export type PeekRequest = Pick<CheckRequest, 'subject' | 'rules' | 'now'>;
+
+/** Arguments of `Limiter.undo`: the attempt to take back. */
 export interface UndoRequest {
   subject: string;
   rules: readonly Rule[];
@@ -173,36 +176,50 @@ export interface UndoRequest {
 }
 
 /**
+ * What {@link LimiterStore.check} decides: a {@link CheckRequest} the Limiter validated, its rules
+ * normalized (`normalizeRules`). Same fields, same meaning, down to the script's arguments.
+ */
+export interface StoreCheck extends Omit<CheckRequest, 'rules'> {
+  rules: readonly NormalizedRule[];
+}
+
+/** What {@link LimiterStore.peek} and {@link LimiterStore.banIfHit} look at: a {@link PeekRequest}, its rules normalized. */
+export interface StorePeek extends Omit<PeekRequest, 'rules'> {
+  rules: readonly NormalizedRule[];
+}
+
+/** What {@link LimiterStore.undo} takes back: an {@link UndoRequest}, its rules normalized. */
+export interface StoreUndo extends Omit<UndoRequest, 'rules'> {
+  rules: readonly NormalizedRule[];
+}
+
+/**
  * A place where subjects' counters live. Implementations: MemoryStore (in process), RedisStore
- * (Redis standalone or Cluster). Every method is atomic per subject.
+ * (Redis standalone or Cluster). Every method is atomic per subject. The decision methods take
+ * one request object each, validated by the Limiter; a store reads its fields and never keeps or
+ * changes it after the returned promise settles.
  */
 export interface LimiterStore {
   /** Decide and, when allowed, record (semantics above). */
-  check(
-    subject: string,
-    rules: readonly NormalizedRule[],
-    requestId: string | undefined,
-    now: number | undefined,
-    countAt?: number | undefined,
-  ): Promise<Decision>;
+  check(request: StoreCheck): Promise<Decision>;
   /**
    * The decision a check would make now, recording nothing and banning nothing
    * (`allowed` false when banned or a rule is at its limit).
    */
-  peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision>;
+  peek(request: StorePeek): Promise<Decision>;
   /**
    * A peek that bans as a check would: when no ban is in force and a hit rule has `banMs > 0`, the
    * subject is banned until `t + max(banMs of the hit rules)`; nothing is recorded. For a ban
    * deferred past a check (the check ran with its rules' bans set to 0), so that it counts only
    * the admissions still standing at `t` (the risk engine, after taking back a denied check's).
    */
-  banIfHit(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision>;
+  banIfHit(request: StorePeek): Promise<Decision>;
   /**
    * Take back an admitted attempt (a later admission step rejected it): it no longer counts under
    * any rule. With a request id, taking back an attempt that is not logged is a no-op; without one
-   * (`undefined`) the counter effects are applied at `at` unconditionally and the log is untouched.
+   * the counter effects are applied at `at` unconditionally and the log is untouched.
    */
-  undo(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, at: number): Promise<void>;
+  undo(request: StoreUndo): Promise<void>;
   /** Forget the subject's history and ban. */
   reset(subject: string): Promise<void>;
   /** Ban the subject for `ms` from `now` (default: the store's clock). Replaces a shorter ban. */

@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/limiter/clock.js';
-import { Limiter } from '../../src/limiter/limiter.js';
-import type { Algorithm, Decision, LimiterStore, Rule } from '../../src/limiter/types.js';
+import { Limiter, normalizeRules } from '../../src/limiter/limiter.js';
+import type { Algorithm, Decision, LimiterStore, Rule, StoreCheck } from '../../src/limiter/types.js';
 import { defineScheduledConformance } from './conformance-scheduled.js';
 import { banned, HOUR, limited, MINUTE, ok, SECOND, SEED_RULES, T0 } from './conformance-support.js';
 
@@ -251,6 +251,17 @@ export function defineStoreConformance(
       expect(await peek(rules, 21)).toEqual(limited(0, 5000, [1], T0 + 21));
       // Not banned: once the window has passed the next check is admitted.
       expect(await check(rules, 1010)).toEqual(ok([0], T0 + 1010));
+    });
+
+    it("a store's peek and banIfHit read only a peek's fields of the request they are given", async () => {
+      const rules: Rule[] = [{ windowMs: 1000, limit: 1, banMs: 5000 }];
+      expect(await check(rules, 10, 'sent')).toEqual(ok([0], T0 + 10));
+      // A check's request: as a check, the repeat of 'sent' (OK); its id and count time are no peek's.
+      const request: StoreCheck = { subject, rules: normalizeRules(rules), requestId: 'sent', now: T0 + 20, countAt: T0 + 2000 };
+      expect(await store.peek(request)).toEqual(limited(0, 5000, [1], T0 + 20));
+      expect(await peek(rules, 21)).toEqual(limited(0, 5000, [1], T0 + 21));
+      expect(await store.banIfHit(request)).toEqual(limited(0, 5000, [1], T0 + 20));
+      expect(await peek(rules, 21)).toEqual(banned(4999, T0 + 21, [1]));
     });
 
     it('undo takes an admitted attempt back under every algorithm, once', async () => {

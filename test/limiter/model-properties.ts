@@ -210,7 +210,7 @@ async function replayAgainstModel(store: LimiterStore, rules: Rule[], operations
       switch (operation.kind) {
         case 'check': {
           const countAt = operation.ahead === undefined ? undefined : Math.max(0, now + operation.ahead);
-          const expected = model.check(subject, normalized, operation.id, now, countAt);
+          const expected = model.check({ subject, rules: normalized, requestId: operation.id, now, countAt });
           const actual = await limiter.check({
             subject,
             rules,
@@ -223,7 +223,7 @@ async function replayAgainstModel(store: LimiterStore, rules: Rule[], operations
           break;
         }
         case 'peek':
-          expectSameDecision(await limiter.peek({ subject, rules, now }), model.peek(subject, normalized, now), trace);
+          expectSameDecision(await limiter.peek({ subject, rules, now }), model.peek({ subject, rules: normalized, now }), trace);
           break;
         case 'undo': {
           if (operation.id === undefined) {
@@ -231,12 +231,12 @@ async function replayAgainstModel(store: LimiterStore, rules: Rule[], operations
             if (times.length === 0) break;
             const [at] = times.splice(operation.pick % times.length, 1) as [number];
             trace.push(`  (anonymous, at t+${at - nextBase})`);
-            model.undo(subject, normalized, undefined, at);
+            model.undo({ subject, rules: normalized, at });
             await limiter.undo({ subject, rules, at });
             break;
           }
           const at = model.loggedTime(subject, operation.id) ?? now;
-          model.undo(subject, normalized, operation.id, at);
+          model.undo({ subject, rules: normalized, requestId: operation.id, at });
           await limiter.undo({ subject, rules, requestId: operation.id, at });
           break;
         }

@@ -25,19 +25,19 @@ defineModelProperties(
       if (now !== undefined && now > clock.now()) clock.set(now);
     };
     const following: LimiterStore = {
-      check: (subject, rules, requestId, now, countAt) => {
-        follow(now);
-        return store.check(subject, rules, requestId, now, countAt);
+      check: (request) => {
+        follow(request.now);
+        return store.check(request);
       },
-      peek: (subject, rules, now) => {
-        follow(now);
-        return store.peek(subject, rules, now);
+      peek: (request) => {
+        follow(request.now);
+        return store.peek(request);
       },
-      banIfHit: (subject, rules, now) => {
-        follow(now);
-        return store.banIfHit(subject, rules, now);
+      banIfHit: (request) => {
+        follow(request.now);
+        return store.banIfHit(request);
       },
-      undo: (subject, rules, requestId, at) => store.undo(subject, rules, requestId, at),
+      undo: (request) => store.undo(request),
       reset: (subject) => store.reset(subject),
       ban: (subject, ms, now) => {
         follow(now);

@@ -308,20 +308,21 @@ for (const target of targets) {
           const subject = 'upgrade:1';
           const keys = current.keysOf(subject);
           const t0 = Date.UTC(2030, 0, 1);
-          for (let index = 0; index < 3; index++) expect((await old.check(subject, rules, `id-${index}`, t0 + index)).allowed).toBe(true);
+          for (let index = 0; index < 3; index++)
+            expect((await old.check({ subject, rules, requestId: `id-${index}`, now: t0 + index })).allowed).toBe(true);
           expect(await client().zcard(keys.log)).toBe(3);
           // First touch by the packed store: the sorted set becomes the packed log, ids and all.
-          expect(await current.check(subject, rules, 'id-1', t0 + 10)).toMatchObject({ code: 'OK', counts: [3] });
+          expect(await current.check({ subject, rules, requestId: 'id-1', now: t0 + 10 })).toMatchObject({ code: 'OK', counts: [3] });
           expect(await client().exists(keys.log)).toBe(0);
           expect(await client().exists(keys.packed)).toBe(1);
-          expect(await current.check(subject, rules, 'id-3', t0 + 11)).toMatchObject({ code: 'OK', counts: [3] });
-          await current.undo(subject, rules, 'id-0', t0);
-          expect((await current.peek(subject, rules, t0 + 12)).counts).toEqual([3]);
+          expect(await current.check({ subject, rules, requestId: 'id-3', now: t0 + 11 })).toMatchObject({ code: 'OK', counts: [3] });
+          await current.undo({ subject, rules, requestId: 'id-0', at: t0 });
+          expect((await current.peek({ subject, rules, now: t0 + 12 })).counts).toEqual([3]);
           // A store with packedLogMax 0 reads the packed log and moves it into the sorted set.
-          expect(await old.check(subject, rules, 'id-2', t0 + 13)).toMatchObject({ code: 'OK', counts: [3] });
+          expect(await old.check({ subject, rules, requestId: 'id-2', now: t0 + 13 })).toMatchObject({ code: 'OK', counts: [3] });
           expect(await client().exists(keys.packed)).toBe(0);
           expect(await client().zcard(keys.log)).toBe(3);
-          expect(await old.check(subject, rules, undefined, t0 + 14)).toMatchObject({ code: 'OK', counts: [3] });
+          expect(await old.check({ subject, rules, now: t0 + 14 })).toMatchObject({ code: 'OK', counts: [3] });
           await deleteKeys(client(), own);
         },
       );
@@ -336,20 +337,20 @@ for (const target of targets) {
           const keys = store.keysOf(subject);
           const t0 = Date.UTC(2030, 0, 1);
           const at = async () => [await client().exists(keys.packed), await client().exists(keys.log)];
-          await store.check(subject, rules, 'a', t0);
-          await store.check(subject, rules, undefined, t0 + 1);
+          await store.check({ subject, rules, requestId: 'a', now: t0 });
+          await store.check({ subject, rules, now: t0 + 1 });
           expect(await at()).toEqual([1, 0]);
           // The third entry: all three move into the sorted set, the anonymous one with a member of its own.
-          expect(await store.check(subject, rules, 'c', t0 + 2)).toMatchObject({ code: 'OK', counts: [2] });
+          expect(await store.check({ subject, rules, requestId: 'c', now: t0 + 2 })).toMatchObject({ code: 'OK', counts: [2] });
           expect(await at()).toEqual([0, 1]);
           expect(await client().zcard(keys.log)).toBe(3);
-          expect(await store.check(subject, rules, 'a', t0 + 3)).toMatchObject({ code: 'OK', counts: [3] });
-          await store.undo(subject, rules, 'c', t0 + 2);
-          expect((await store.peek(subject, rules, t0 + 4)).counts).toEqual([2]);
+          expect(await store.check({ subject, rules, requestId: 'a', now: t0 + 3 })).toMatchObject({ code: 'OK', counts: [3] });
+          await store.undo({ subject, rules, requestId: 'c', at: t0 + 2 });
+          expect((await store.peek({ subject, rules, now: t0 + 4 })).counts).toEqual([2]);
           // At t0 + 1001 the trim removes the rest ('a' at t0, t0 + 1; 'c' was undone): back into a packed log.
-          expect(await store.check(subject, rules, undefined, t0 + 1001)).toMatchObject({ code: 'OK', counts: [0] });
+          expect(await store.check({ subject, rules, now: t0 + 1001 })).toMatchObject({ code: 'OK', counts: [0] });
           expect(await at()).toEqual([1, 0]);
-          expect((await store.peek(subject, rules, t0 + 1002)).counts).toEqual([1]);
+          expect((await store.peek({ subject, rules, now: t0 + 1002 })).counts).toEqual([1]);
           await deleteKeys(client(), own);
         },
       );
@@ -362,11 +363,16 @@ for (const target of targets) {
           const rules = [{ windowMs: 3_600_000, limit: 10_000, banMs: 0, algorithm: 'sliding-log' as const }];
           const t0 = Date.UTC(2030, 0, 1);
           const decisions = await Promise.all(
-            Array.from({ length: 4501 }, (_, index) => store.check('big:1', rules, index % 2 ? `id-${index}` : undefined, t0 + index)),
+            Array.from({ length: 4501 }, (_, index) =>
+              store.check({ subject: 'big:1', rules, requestId: index % 2 ? `id-${index}` : undefined, now: t0 + index }),
+            ),
           );
           expect(decisions.map((decision) => decision.counts[0])).toEqual(decisions.map((_, index) => index));
           expect(await client().zcard(store.keysOf('big:1').log)).toBe(4501);
-          expect(await store.check('big:1', rules, 'id-7', t0 + 5000)).toMatchObject({ code: 'OK', counts: [4501] });
+          expect(await store.check({ subject: 'big:1', rules, requestId: 'id-7', now: t0 + 5000 })).toMatchObject({
+            code: 'OK',
+            counts: [4501],
+          });
           await deleteKeys(client(), own);
         },
       );

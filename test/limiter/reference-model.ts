@@ -10,7 +10,7 @@
  * keep of fixed-window and sliding-counter state is the rule of types.ts, replayed by
  * {@link indexCounts}.
  */
-import type { Decision, NormalizedRule } from '../../src/limiter/types.js';
+import type { Decision, NormalizedRule, StoreCheck, StorePeek, StoreUndo } from '../../src/limiter/types.js';
 
 interface Admission {
   /** Its count time (the check's countAt, at least the decision time): where the log holds it. */
@@ -45,7 +45,8 @@ interface SubjectHistory {
 export class ReferenceModel {
   private readonly subjects = new Map<string, SubjectHistory>();
 
-  check(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, now: number, countAt?: number): Decision {
+  check(request: StoreCheck & { now: number }): Decision {
+    const { subject, rules, requestId, now, countAt } = request;
     const history = this.historyOf(subject);
     const a = countAt !== undefined && countAt > now ? countAt : now;
     const horizon = now - longestWindow(rules);
@@ -71,7 +72,8 @@ export class ReferenceModel {
     return decision;
   }
 
-  peek(subject: string, rules: readonly NormalizedRule[], now: number): Decision {
+  peek(request: StorePeek & { now: number }): Decision {
+    const { subject, rules, now } = request;
     const history = this.historyOf(subject);
     history.operations.push({ kind: 'trim', horizon: now - longestWindow(rules) });
     return decide(history, rules, now, now);
@@ -82,7 +84,8 @@ export class ReferenceModel {
    * admission without id at `at`, undone at most once) is checked here, so a harness that breaks
    * it fails loudly instead of comparing against a meaningless model.
    */
-  undo(subject: string, _rules: readonly NormalizedRule[], requestId: string | undefined, at: number): void {
+  undo(request: StoreUndo): void {
+    const { subject, requestId, at } = request;
     const history = this.historyOf(subject);
     if (requestId === undefined) {
       const admission = admissionsOf(history).find((candidate) => candidate.id === undefined && candidate.decisionTime === at);

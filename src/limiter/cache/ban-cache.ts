@@ -17,7 +17,7 @@
  * - Longer bans imposed elsewhere meanwhile are learnt when the cached one ends (the store answers again).
  */
 import { type Clock, systemClock } from '../clock.js';
-import type { Decision } from '../types.js';
+import type { CheckRequest, Decision } from '../types.js';
 
 export interface BanCacheOptions {
   /** Longest an entry is answered after it was learnt, ms (default 10,000). */
@@ -78,11 +78,12 @@ export class BanCache {
   }
 
   /**
-   * The cached answer to a check, or undefined when the store must decide. `now` is the check's
-   * explicit decision time, if any.
+   * The cached answer to a check, or undefined when the store must decide. The request's `now` is
+   * its explicit decision time, if any.
    */
-  lookup(subject: string, requestId: string | undefined, now: number | undefined): Decision | undefined {
-    if (this.maxEntries === 0 || (requestId !== undefined && !this.answersIds(subject))) return undefined;
+  lookup(request: Pick<CheckRequest, 'subject' | 'requestId' | 'now'>): Decision | undefined {
+    const { subject, now } = request;
+    if (this.maxEntries === 0 || (request.requestId !== undefined && !this.answersIds(subject))) return undefined;
     const entry = this.entries.get(subject);
     if (entry !== undefined) {
       const local = this.clock.now();

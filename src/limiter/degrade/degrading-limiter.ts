@@ -22,7 +22,7 @@
  */
 import type { Limiter } from '../limiter.js';
 import { validateCheckRequest } from '../limiter.js';
-import type { CheckRequest, Decision, DecisionCode, Rule, UndoRequest } from '../types.js';
+import type { CheckRequest, Decision, DecisionCode, PeekRequest, Rule, UndoRequest } from '../types.js';
 import { type BreakerPermit, type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { type DegradedDecision, divideRules, type FallbackMode, type FallbackPolicy, validateFallbackPolicy } from './fallback-policy.js';
 
@@ -153,10 +153,7 @@ export class DegradingLimiter {
    * primary could not be reached (no ban then: the window's limit still holds). Never rejects for
    * a store failure.
    */
-  async banIfHit(
-    request: Omit<CheckRequest, 'requestId' | 'countAt'> & { degraded?: FallbackMode },
-    policy: FallbackPolicy = this.policy,
-  ): Promise<Decision | undefined> {
+  async banIfHit(request: PeekRequest & { degraded?: FallbackMode }, policy: FallbackPolicy = this.policy): Promise<Decision | undefined> {
     validateFallbackPolicy(policy);
     const { degraded, ...look } = request;
     if (degraded === 'allow' || degraded === 'deny') return undefined;

@@ -28,7 +28,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FallbackMode } from '../degrade/fallback-policy.js';
-import type { CheckRequest, Decision, Rule, UndoRequest } from '../types.js';
+import type { CheckRequest, Decision, PeekRequest, Rule, UndoRequest } from '../types.js';
 import { kindOf } from './kinds/index.js';
 import type { KindReason } from './kinds/kind.js';
 import { validateDimensions } from './rules.js';
@@ -52,10 +52,8 @@ export interface WindowLimiter {
   check(request: CheckRequest): Promise<Decision & { degraded?: FallbackMode }>;
   undo(request: UndoRequest & { degraded?: FallbackMode }): Promise<unknown>;
   /** A window rule's deferred ban (`Limiter.banIfHit`); `undefined`: nothing was asked. */
-  banIfHit(request: BanIfHitRequest & { degraded?: FallbackMode }): Promise<Decision | undefined>;
+  banIfHit(request: PeekRequest & { degraded?: FallbackMode }): Promise<Decision | undefined>;
 }
-
-type BanIfHitRequest = Omit<CheckRequest, 'requestId' | 'countAt'>;
 
 /** The event store's answer, marked with the fallback mode that made it when degraded. */
 export interface AppliedEvents {
@@ -117,7 +115,7 @@ export interface RiskEngineOptions {
   /** Window rules with recording (a `Limiter` or `DegradingLimiter`). */
   windows: WindowLimiter;
   /** Window rules without recording (`record: false`). */
-  peek: { peek(request: { subject: string; rules: readonly Rule[]; now?: number }): Promise<Decision> };
+  peek: { peek(request: PeekRequest): Promise<Decision> };
   events: EventApplier;
   /**
    * Told when taking back a denied check's window admissions failed (they then stay counted:

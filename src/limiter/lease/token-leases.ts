@@ -24,7 +24,7 @@
 import { type Clock, systemClock } from '../clock.js';
 import { RedisKeys } from '../stores/redis/keys.js';
 import { LuaScript, type ScriptClient } from '../stores/redis/lua-script.js';
-import type { Decision, NormalizedRule } from '../types.js';
+import type { Decision, NormalizedRule, StoreCheck, StoreUndo } from '../types.js';
 
 export interface TokenLeasesOptions {
   /** An ioredis `Redis` or `Cluster` (every key of a lease shares one hash tag). Never closed here. */
@@ -107,9 +107,14 @@ export class TokenLeases {
     return held;
   }
 
-  /** Decides a check of a set whose rules are all leased token buckets (one token from each rule). */
-  async check(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
+  /**
+   * Decides a check of a set whose rules are all leased token buckets (one token from each rule).
+   * Its `requestId` is not read (a leased token is spent again by a repeated id) and needs no
+   * `countAt` (a token bucket counts at the decision time).
+   */
+  async check(request: StoreCheck): Promise<Decision> {
     if (this.closed) throw new Error('TokenLeases is closed');
+    const { subject, rules, now } = request;
     const taken: Lease[] = [];
     const counts: number[] = [];
     for (let i = 0; i < rules.length; i++) {
@@ -134,7 +139,8 @@ export class TokenLeases {
   }
 
   /** Takes back an admitted leased attempt: its tokens return to the blocks (or to Redis with the next call). */
-  undo(subject: string, rules: readonly NormalizedRule[]): void {
+  undo(request: StoreUndo): void {
+    const { subject, rules } = request;
     const local = this.clock.now();
     for (const rule of rules) {
       const lease = this.leases.get(this.leaseKey(subject, rule));

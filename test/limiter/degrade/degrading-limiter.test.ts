@@ -9,7 +9,7 @@ import {
 } from '../../../src/limiter/degrade/index.js';
 import { Limiter } from '../../../src/limiter/limiter.js';
 import { MemoryStore } from '../../../src/limiter/stores/memory/memory-store.js';
-import type { Decision, LimiterStore, NormalizedRule, Rule } from '../../../src/limiter/types.js';
+import type { Decision, LimiterStore, Rule, StoreCheck, StorePeek, StoreUndo } from '../../../src/limiter/types.js';
 
 /**
  * A real MemoryStore behind controllable trouble: `delayMs` of simulated latency (the manual clock
@@ -38,25 +38,20 @@ class TroubledStore implements LimiterStore {
     if (this.failWith !== undefined) throw this.failWith;
   }
 
-  async check(
-    subject: string,
-    rules: readonly NormalizedRule[],
-    requestId: string | undefined,
-    now: number | undefined,
-  ): Promise<Decision> {
+  async check(request: StoreCheck): Promise<Decision> {
     await this.trouble();
-    return this.inner.check(subject, rules, requestId, now);
+    return this.inner.check(request);
   }
-  async peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
-    return this.inner.peek(subject, rules, now);
+  async peek(request: StorePeek): Promise<Decision> {
+    return this.inner.peek(request);
   }
-  async banIfHit(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
+  async banIfHit(request: StorePeek): Promise<Decision> {
     await this.trouble();
-    return this.inner.banIfHit(subject, rules, now);
+    return this.inner.banIfHit(request);
   }
-  async undo(subject: string, rules: readonly NormalizedRule[], requestId: string, at: number): Promise<void> {
+  async undo(request: StoreUndo): Promise<void> {
     await this.trouble();
-    return this.inner.undo(subject, rules, requestId, at);
+    return this.inner.undo(request);
   }
   reset(subject: string): Promise<void> {
     return this.inner.reset(subject);
@@ -216,9 +211,9 @@ describe('DegradingLimiter', () => {
     it('allow: everything admitted, nothing counted', async () => {
       const { decisions, localStore } = await degraded({ mode: 'allow' }, 5);
       expect(decisions.every((d) => d.allowed && d.code === 'OK' && d.degraded === 'allow')).toBe(true);
-      expect((await localStore.peek('s', [{ windowMs: 60_000, limit: 2, banMs: 0, algorithm: 'sliding-log' }], undefined)).counts).toEqual([
-        0,
-      ]);
+      expect(
+        (await localStore.peek({ subject: 's', rules: [{ windowMs: 60_000, limit: 2, banMs: 0, algorithm: 'sliding-log' }] })).counts,
+      ).toEqual([0]);
     });
 
     it('deny: everything rejected RATE_LIMITED with no rule and a retry time', async () => {
@@ -294,16 +289,16 @@ describe('DegradingLimiter', () => {
     const viaPrimary = await limiter.check({ subject: 'u', rules, requestId: 'a' });
     expect(await limiter.undo({ subject: 'u', rules, requestId: 'a', at: viaPrimary.at })).toBe(true);
     expect(
-      (await primaryStore.inner.peek('u', [{ windowMs: 60_000, limit: 2, banMs: 0, algorithm: 'sliding-log' }], undefined)).counts,
+      (await primaryStore.inner.peek({ subject: 'u', rules: [{ windowMs: 60_000, limit: 2, banMs: 0, algorithm: 'sliding-log' }] })).counts,
     ).toEqual([0]);
     primaryStore.failWith = new Error('down');
     await decide(limiter, 3, 'other');
     const local = await limiter.check({ subject: 'u', rules, requestId: 'b' });
     expect(local.degraded).toBe('local');
     expect(await limiter.undo({ subject: 'u', rules, requestId: 'b', at: local.at, degraded: 'local' })).toBe(true);
-    expect((await localStore.peek('u', [{ windowMs: 60_000, limit: 2, banMs: 0, algorithm: 'sliding-log' }], undefined)).counts).toEqual([
-      0,
-    ]);
+    expect(
+      (await localStore.peek({ subject: 'u', rules: [{ windowMs: 60_000, limit: 2, banMs: 0, algorithm: 'sliding-log' }] })).counts,
+    ).toEqual([0]);
     // A primary-decided attempt cannot be taken back while the breaker is open.
     expect(await limiter.undo({ subject: 'u', rules, requestId: 'a', at: viaPrimary.at })).toBe(false);
     expect(await limiter.undo({ subject: 'u', rules, requestId: 'c', at: 1, degraded: 'allow' })).toBe(true);

@@ -13,7 +13,7 @@
  * compares one subject's times with another's: only the clock's elapsed time counts.
  */
 import { type Clock, systemClock } from '../../clock.js';
-import type { Decision, DecisionCode, LimiterStore, NormalizedRule } from '../../types.js';
+import type { Decision, DecisionCode, LimiterStore, NormalizedRule, StoreCheck, StorePeek, StoreUndo } from '../../types.js';
 import { type Counter, createCounter, type FixedWindowCounter, findCounter, type SlidingCounter, type TokenBucket } from './counters.js';
 import { SubjectLog } from './subject-log.js';
 
@@ -127,13 +127,8 @@ export class MemoryStore implements LimiterStore {
     return this.subjects.get(subject)?.log?.size ?? 0;
   }
 
-  check(
-    subject: string,
-    rules: readonly NormalizedRule[],
-    requestId: string | undefined,
-    now: number | undefined,
-    countAt?: number | undefined,
-  ): Promise<Decision> {
+  check(request: StoreCheck): Promise<Decision> {
+    const { subject, rules, requestId, now, countAt } = request;
     const c = this.readClock();
     const t = now ?? c;
     // The attempt's count time: the log counts and records it there (types.ts, step 4).
@@ -206,14 +201,15 @@ export class MemoryStore implements LimiterStore {
     });
   }
 
-  peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
-    return Promise.resolve(this.look(subject, rules, now ?? this.readClock()));
+  peek(request: StorePeek): Promise<Decision> {
+    return Promise.resolve(this.look(request, request.now ?? this.readClock()));
   }
 
-  banIfHit(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
+  banIfHit(request: StorePeek): Promise<Decision> {
+    const { subject } = request;
     const c = this.readClock();
-    const t = now ?? c;
-    const decision = this.look(subject, rules, t);
+    const t = request.now ?? c;
+    const decision = this.look(request, t);
     // `evaluation` is the look's (a subject under a ban in force reads BANNED, banMs 0).
     const banMs = decision.code === 'RATE_LIMITED' ? this.evaluation.banMs : 0;
     if (banMs > 0) {
@@ -224,9 +220,10 @@ export class MemoryStore implements LimiterStore {
     return Promise.resolve(decision);
   }
 
-  /** A peek at `t`: trims, then steps 2 and 4 without recording or banning. */
-  private look(subject: string, rules: readonly NormalizedRule[], t: number): Decision {
-    const state = this.subjects.get(subject);
+  /** A peek at `t` (the request's `now`, else the clock): trims, then steps 2 and 4 without recording or banning. */
+  private look(request: StorePeek, t: number): Decision {
+    const { rules } = request;
+    const state = this.subjects.get(request.subject);
     let longest = 0;
     for (let index = 0; index < rules.length; index++) if (rules[index]!.windowMs > longest) longest = rules[index]!.windowMs;
     state?.log?.trim(t - longest);
@@ -237,8 +234,9 @@ export class MemoryStore implements LimiterStore {
     return decision;
   }
 
-  undo(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, at: number): Promise<void> {
-    const state = this.subjects.get(subject);
+  undo(request: StoreUndo): Promise<void> {
+    const { rules, requestId, at } = request;
+    const state = this.subjects.get(request.subject);
     if (state === undefined) return Promise.resolve();
     // With an id the logged time is the admission's own (`at` only repeats it); without one the
     // caller vouches for `at` and the log, which cannot tell anonymous entries apart, is left alone.

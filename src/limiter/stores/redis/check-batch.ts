@@ -4,21 +4,27 @@
  * Each distinct rule set is sent once per call and referenced by number, so the per-decision
  * part is usually one short number and four keys.
  */
-import type { Algorithm, Decision, DecisionCode, NormalizedRule } from '../../types.js';
+import type { Algorithm, Decision, DecisionCode, NormalizedRule, StoreCheck } from '../../types.js';
 import type { SubjectKeys } from './keys.js';
 
-/** One queued check or peek. */
+/**
+ * What a queued decision asks of check-batch.lua: `check` decides and records
+ * (`LimiterStore.check`), `peek` looks (`LimiterStore.peek`), `ban-if-hit` looks and bans when
+ * hit (`LimiterStore.banIfHit`).
+ */
+export type DecisionMode = 'check' | 'peek' | 'ban-if-hit';
+
+/** One queued check or peek: the store's request as its caller passed it, and what the store derived from it. */
 export interface PendingDecision {
-  keys: SubjectKeys;
-  rules: readonly NormalizedRule[];
-  /** A peek; `'ban'`: a peek that bans when hit (`LimiterStore.banIfHit`). */
-  peek: boolean | 'ban';
-  /** The request id's log member, '' when none. */
-  member: string;
-  /** Decision time; undefined: Redis TIME. */
-  now: number | undefined;
-  /** The attempt's count time (a scheduled send), undefined: the decision time. */
-  countAt: number | undefined;
+  /** The request: a `check`'s, or a peek's (a `StorePeek`: a `requestId` or `countAt` it carries is never read). */
+  readonly request: StoreCheck;
+  readonly mode: DecisionMode;
+  /** The subject's keys. */
+  readonly keys: SubjectKeys;
+  /** A `check`'s `RedisKeys.requestMember(requestId)`, its log member; '' without a request id, and for a peek. */
+  readonly requestMember: string;
+  /** The decision time: the request's `now`, else the store's clock; undefined: Redis TIME. */
+  readonly now: number | undefined;
   resolve(decision: Decision): void;
   reject(error: unknown): void;
 }
@@ -62,24 +68,27 @@ export function encodeBatch(
   const sets: number[][] = [];
   for (const item of items) {
     args.push(item.keys.log, item.keys.ban, item.keys.counters, item.keys.scheduled, item.keys.packed);
-    if (!setNumbers.has(item.rules)) {
-      sets.push(encodeRules(item.rules));
-      setNumbers.set(item.rules, sets.length);
+    const rules = item.request.rules;
+    if (!setNumbers.has(rules)) {
+      sets.push(encodeRules(rules));
+      setNumbers.set(rules, sets.length);
     }
   }
   args.push(minTtlMs, packedLogMax, sets.length);
   for (const set of sets) for (const value of set) args.push(value);
   for (const item of items) {
+    const { mode, requestMember, now } = item;
+    const countAt = mode === 'check' ? item.request.countAt : undefined;
     // A peek has no countAt: its bit 4 says the peek bans when hit.
     const header =
-      8 * setNumbers.get(item.rules)! +
-      (item.countAt === undefined && item.peek !== 'ban' ? 0 : 4) +
-      (item.member === '' ? 0 : 2) +
-      (item.now === undefined ? 0 : 1);
-    args.push(item.peek ? -header : header);
-    if (item.member !== '') args.push(item.member);
-    if (item.now !== undefined) args.push(item.now);
-    if (item.countAt !== undefined) args.push(item.countAt);
+      8 * setNumbers.get(item.request.rules)! +
+      (countAt === undefined && mode !== 'ban-if-hit' ? 0 : 4) +
+      (requestMember === '' ? 0 : 2) +
+      (now === undefined ? 0 : 1);
+    args.push(mode === 'check' ? header : -header);
+    if (requestMember !== '') args.push(requestMember);
+    if (now !== undefined) args.push(now);
+    if (countAt !== undefined) args.push(countAt);
   }
   return { numKeys: perNode ? 1 : 5 * items.length, args };
 }
@@ -92,7 +101,7 @@ export function decodeBatch(items: readonly PendingDecision[], reply: unknown): 
   for (const item of items) {
     const code = DECISION_CODES[reply[p] as number];
     // A check answered BANNED carries no counts (the ban decided without counting); a peek does.
-    const n = code === 'BANNED' && !item.peek ? 0 : item.rules.length;
+    const n = code === 'BANNED' && item.mode === 'check' ? 0 : item.request.rules.length;
     if (code === undefined || reply.length < p + 4 + n) throw new TypeError('check-batch returned a malformed reply');
     const retryAfterMs = reply[p + 2] as number;
     const at = reply[p + 3] as number;

@@ -11,12 +11,13 @@
  * Layout (keys, scripts, batching, memory): see docs and scripts/check-batch.lua.
  */
 import type { Clock } from '../../clock.js';
-import type { Decision, LimiterStore, NormalizedRule } from '../../types.js';
+import type { Decision, LimiterStore, StoreCheck, StorePeek, StoreUndo } from '../../types.js';
 import { Batcher } from './batcher.js';
-import { decodeBatch, encodeBatch, encodeRules, type PendingDecision } from './check-batch.js';
+import { type DecisionMode, decodeBatch, encodeBatch, type PendingDecision } from './check-batch.js';
 import { RedisKeys, type SubjectKeys } from './keys.js';
 import { type LuaScript, type ScriptClient, scripts } from './lua-script.js';
 import { STALE_SLOT_MAP, throwIfScriptError } from './script-errors.js';
+import { encodeUndos, type PendingUndo } from './undo-batch.js';
 
 /**
  * What RedisStore needs of its client: an ioredis `Redis` or `Cluster` fits
@@ -91,14 +92,6 @@ export interface RedisStoreOptions {
   clusterBatches?: ClusterBatches;
 }
 
-/** One queued undo: its subject's keys and its arguments (member, at, encoded rules). */
-interface PendingUndo {
-  keys: SubjectKeys;
-  args: (string | number)[];
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
 /** The Redis-backed {@link LimiterStore}; semantics in src/limiter/types.ts. */
 export class RedisStore implements LimiterStore {
   private readonly client: RedisStoreClient;
@@ -146,23 +139,16 @@ export class RedisStore implements LimiterStore {
     return this.keys.subject(subject);
   }
 
-  check(
-    subject: string,
-    rules: readonly NormalizedRule[],
-    requestId: string | undefined,
-    now: number | undefined,
-    countAt?: number | undefined,
-  ): Promise<Decision> {
-    const member = requestId === undefined ? '' : this.keys.requestMember(requestId);
-    return this.enqueue(subject, rules, false, member, now, countAt);
+  check(request: StoreCheck): Promise<Decision> {
+    return this.enqueue(request, 'check');
   }
 
-  peek(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
-    return this.enqueue(subject, rules, true, '', now, undefined);
+  peek(request: StorePeek): Promise<Decision> {
+    return this.enqueue(request, 'peek');
   }
 
-  banIfHit(subject: string, rules: readonly NormalizedRule[], now: number | undefined): Promise<Decision> {
-    return this.enqueue(subject, rules, 'ban', '', now, undefined);
+  banIfHit(request: StorePeek): Promise<Decision> {
+    return this.enqueue(request, 'ban-if-hit');
   }
 
   /**
@@ -172,11 +158,11 @@ export class RedisStore implements LimiterStore {
    * risk check denied by another rule takes back its window admissions: in bench/risk.ts about
    * half the checks did, one call each, until they were batched).
    */
-  undo(subject: string, rules: readonly NormalizedRule[], requestId: string | undefined, at: number): Promise<void> {
-    const keys = this.keys.subject(subject);
-    const member = requestId === undefined ? '' : this.keys.requestMember(requestId);
+  undo(request: StoreUndo): Promise<void> {
+    const keys = this.keys.subject(request.subject);
+    const requestMember = request.requestId === undefined ? '' : this.keys.requestMember(request.requestId);
     return new Promise<void>((resolve, reject) => {
-      this.undoBatcher.add(this.groupOf(keys), { keys, args: [member, at, ...encodeRules(rules)], resolve, reject });
+      this.undoBatcher.add(this.groupOf(keys), { request, keys, requestMember, resolve, reject });
     });
   }
 
@@ -203,18 +189,14 @@ export class RedisStore implements LimiterStore {
     this.undoBatcher.flush();
   }
 
-  private enqueue(
-    subject: string,
-    rules: readonly NormalizedRule[],
-    peek: PendingDecision['peek'],
-    member: string,
-    now: number | undefined,
-    countAt: number | undefined,
-  ): Promise<Decision> {
-    const keys = this.keys.subject(subject);
-    const time = now ?? this.clock?.now();
+  /** Queues one decision for the next batch; a peek's request id and count time are never read. */
+  private enqueue(request: StoreCheck, mode: DecisionMode): Promise<Decision> {
+    const keys = this.keys.subject(request.subject);
+    const { requestId } = request;
+    const requestMember = mode !== 'check' || requestId === undefined ? '' : this.keys.requestMember(requestId);
+    const now = request.now ?? this.clock?.now();
     return new Promise<Decision>((resolve, reject) => {
-      this.batcher.add(this.groupOf(keys), { keys, rules, peek, member, now: time, countAt, resolve, reject });
+      this.batcher.add(this.groupOf(keys), { request, mode, keys, requestMember, now, resolve, reject });
     });
   }
 
@@ -285,13 +267,7 @@ export class RedisStore implements LimiterStore {
   }
 
   private sendUndos(items: PendingUndo[]): void {
-    const encode = (perNode: boolean) => {
-      const args: (string | number)[] = perNode ? [items[0]!.keys.packed, 4 * items.length] : [];
-      for (const item of items) args.push(item.keys.log, item.keys.counters, item.keys.scheduled, item.keys.packed);
-      args.push(this.minTtlMs, items.length);
-      for (const item of items) for (const value of item.args) args.push(value);
-      return { numKeys: perNode ? 1 : 4 * items.length, args };
-    };
+    const encode = (perNode: boolean) => encodeUndos(items, this.minTtlMs, perNode);
     this.runBatch(items, scripts.undo, scripts.undoPerNode, encode, (group) => this.sendUndos(group)).then(
       (reply) => {
         if (reply === RESENT) return;

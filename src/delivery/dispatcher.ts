@@ -243,7 +243,9 @@ export class Dispatcher {
   async tick(): Promise<number | undefined> {
     const { dueIndex, metrics } = this.options;
     const held = await this.lock.hold();
-    if (held === 'none') return undefined;
+    // Not ours (yet): look again within a lease, whatever the poll, so a holder that died (or a
+    // key left by a lost answer) hands the partition over in about a lease.
+    if (held === 'none') return this.options.clock.now() + this.options.leaseMs;
     if (held === 'taken') this.rebuilds?.onLockTaken();
     metrics?.lockHeld.set({ partition: this.name }, 1);
     await this.rebuilds?.runIfDue(this.options.clock.now());

@@ -633,16 +633,17 @@ function providerFaultSuite(redisUrl: () => string | undefined) {
   });
 }
 
-describe('delivery, embedded: a failed tick', () => {
-  it('is retried within seconds, not a poll later: the lock refused once (Redis not back yet) holds nothing for a minute', async () => {
+describe('delivery, embedded: a tick that did not get the lock', () => {
+  /** A message sent while the dispatcher's first lock attempt does `first` and later ones succeed; a poll a minute away. */
+  async function sendsAfterFirstAttempt(first: () => Promise<boolean>, leaseMs: number): Promise<void> {
     const temp = tempDir();
     const stub = await startWebhookStub();
     const runtime = await testRuntime(testEnv(temp.dir));
     const real = createInProcessLockFactory(new InProcessLockRegistry()).createLock('dispatch:webhook:0');
-    let refused = 0;
+    let attempts = 0;
     const lock: LeaseLock = {
       name: real.name,
-      tryAcquire: () => (refused++ === 0 ? Promise.reject(new Error('Redis is not back yet')) : real.tryAcquire()),
+      tryAcquire: () => (attempts++ === 0 ? first() : real.tryAcquire()),
       release: () => real.release(),
       isHeld: () => real.isHeld(),
       onLost: (listener) => real.onLost(listener),
@@ -657,17 +658,17 @@ describe('delivery, embedded: a failed tick', () => {
       clock: runtime.clock,
       logger: runtime.logger,
       pollMs: 60_000,
-      leaseMs: 5000,
+      leaseMs,
       concurrency: 4,
       retryBaseMs: 20,
       retryMaxMs: 200,
     });
     try {
-      const tenant = await runtime.http.tenants.createTenant(`failed-tick-${Date.now()}`);
-      await addWebhookProvider(runtime, tenant.id, `${stub.url}/failed-tick`, { name: 'failed-tick' });
-      const { id } = await runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: 'failed-tick-1', body: 'hello' });
-      dispatcher.start(); // the first tick's lock fails
-      expect(await waitFor(() => refused > 0, 5000)).toBe(true);
+      const tenant = await runtime.http.tenants.createTenant(`first-attempt-${Date.now()}`);
+      await addWebhookProvider(runtime, tenant.id, `${stub.url}/first-attempt`, { name: 'first-attempt' });
+      const { id } = await runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: 'first-attempt-1', body: 'hello' });
+      dispatcher.start();
+      expect(await waitFor(() => attempts > 0, 5000)).toBe(true);
       expect(await waitFor(() => stub.arrivals.has(id), 10_000)).toBe(true);
     } finally {
       await dispatcher.stop();
@@ -675,6 +676,14 @@ describe('delivery, embedded: a failed tick', () => {
       await stub.close();
       temp.cleanup();
     }
+  }
+
+  it('fails: retried within seconds, not a poll later (the lock refused once: Redis not back yet)', async () => {
+    await sendsAfterFirstAttempt(() => Promise.reject(new Error('Redis is not back yet')), 5000);
+  });
+
+  it('finds it taken: looked at again within a lease, not a poll later (a holder that died, a key left by a lost answer)', async () => {
+    await sendsAfterFirstAttempt(() => Promise.resolve(false), 1000);
   });
 });
 

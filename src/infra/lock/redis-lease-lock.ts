@@ -78,6 +78,13 @@ export class RedisLeaseLock implements LeaseLock {
   private readonly listeners = new Set<() => void>();
   private tenure: Tenure | undefined;
   private acquiring: Promise<boolean> | undefined;
+  /**
+   * The token of an acquire whose answer never came (a timeout, a dropped connection). Its SET may
+   * still have run, or may run later: the client sends a timed-out command still queued when it
+   * reconnects. The next attempt reclaims the key under this token instead of finding it taken
+   * by nobody for a whole lease.
+   */
+  private uncertainToken: string | undefined;
 
   constructor(options: RedisLeaseLockOptions) {
     if (/[{}]/.test(options.name) || options.name === '') throw new Error(`invalid lock name "${options.name}"`);
@@ -131,10 +138,19 @@ export class RedisLeaseLock implements LeaseLock {
   }
 
   private async acquire(): Promise<boolean> {
-    const token = `${this.ownerId}:${randomBytes(12).toString('hex')}`;
-    const sentAt = this.now();
-    const reply = await this.client.set(this.key, token, 'PX', this.leaseMs, 'NX');
-    if (reply !== 'OK') return false;
+    const uncertain = this.uncertainToken;
+    const token = uncertain ?? `${this.ownerId}:${randomBytes(12).toString('hex')}`;
+    this.uncertainToken = token; // until an answer says whose the key is
+    let sentAt = this.now();
+    let won = uncertain !== undefined && (await renewScript.run(this.client, 1, [this.key, token, this.leaseMs])) === 1;
+    if (!won) {
+      sentAt = this.now();
+      won = (await this.client.set(this.key, token, 'PX', this.leaseMs, 'NX')) === 'OK';
+    }
+    // Answered: the key is ours under this token, or someone else's (one connection answers in
+    // order, so an earlier attempt of ours cannot land after this one).
+    this.uncertainToken = undefined;
+    if (!won) return false;
     const tenure: Tenure = { token, validUntil: sentAt + this.leaseMs - this.driftMs };
     if (this.now() >= tenure.validUntil) {
       // The answer came after the lease we were granted had already run out: never act on it.

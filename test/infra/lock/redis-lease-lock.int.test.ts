@@ -154,6 +154,32 @@ for (const backend of BACKENDS) {
       await client.del(a.key);
     });
 
+    it('an acquire whose answer was lost is reclaimed by the next attempt, not left to a whole lease', async () => {
+      // The SET runs, its reply never arrives: what a timed-out command still queued in the client
+      // does when the connection comes back.
+      let loseReply = true;
+      const lostReply: LockClient = {
+        set: async (...args) => {
+          const reply = await client.set(...args);
+          if (!loseReply) return reply;
+          loseReply = false;
+          throw new Error('Command timed out');
+        },
+        evalsha: (...args) => client.evalsha(...args),
+        eval: (...args) => client.eval(...args),
+      };
+      const a = new RedisLeaseLock({ client: lostReply, name: 'lost-reply', keyPrefix: prefix, leaseMs: 10_000 });
+      const b = lock('lost-reply');
+      await expect(a.tryAcquire()).rejects.toThrow('Command timed out');
+      expect(await client.get(a.key)).toMatch(/:/); // the key is taken, under a's token
+      expect(await b.tryAcquire()).toBe(false);
+      // Before: a's next SET NX found the key taken and a waited the whole lease, as did everyone.
+      expect(await a.tryAcquire()).toBe(true);
+      expect(await client.pttl(a.key)).toBeGreaterThan(9000);
+      await a.release();
+      expect(await client.exists(a.key)).toBe(0);
+    });
+
     it('the factory builds independent locks per name, and rejects names that would break the hash tag', async () => {
       const factory = createRedisLockFactory({ client, keyPrefix: prefix, leaseMs: 600 });
       const sms = factory.createLock('dispatch:sms:0');

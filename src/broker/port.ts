@@ -114,6 +114,11 @@ export interface BrokerLimits {
   readonly maxNakDelayMs: number;
   /** Deliveries of one published job, the last one {@link BrokerDelivery.final}. */
   readonly maxDeliver: number;
+  /**
+   * How long a delivery may go without {@link BrokerDelivery.working} (or a settle) before the
+   * broker gives it to another worker: a handler reports progress well within it.
+   */
+  readonly ackWaitMs: number;
 }
 
 /** For `/readyz`. */
@@ -155,6 +160,15 @@ export interface MessageBroker {
 
   /** Connected, and what the hand-off needs is present. */
   health(): Promise<BrokerHealth>;
+
+  /**
+   * Every job published before this time (epoch ms) may be gone: the store holding the due jobs
+   * began then (JetStream: the deliver stream's creation time, so a stream an operator deleted or
+   * a server that lost its store moves it), or now while the store is missing. Rows SQL says were
+   * handed off before it are published again. Read at most about once a second; while the broker
+   * is away, the last value known (0 before any).
+   */
+  jobsLostBefore(): Promise<number>;
 
   /** Stops every subscription (as {@link BrokerSubscription.stop}) and disconnects. */
   close(): Promise<void>;

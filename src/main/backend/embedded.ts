@@ -8,9 +8,12 @@ import { InProcessChangeBus } from '../../infra/change-bus.js';
 import { createInProcessLockFactory } from '../../infra/lock/index.js';
 import { directEvents, Limiter, MemoryEventStore, MemoryStore } from '../../limiter/index.js';
 import { Metrics } from '../../metrics/index.js';
+import { brokerPart } from './broker.js';
 import type { Backend, BackendContext } from './types.js';
 
-export function embeddedBackend({ settings, clock, metrics, keySecret }: BackendContext): Backend {
+export function embeddedBackend(context: BackendContext): Backend {
+  const { settings, clock, metrics, keySecret } = context;
+  const broker = brokerPart(context);
   const memory = new MemoryStore({ clock, maxSubjects: settings.limiterMemoryMax, ownerOf: subjectTenant, pinned: isQuotaSubject });
   metrics.setLimiterMemory(() => ({ subjects: memory.size, evictedLive: memory.evictedLive }));
   const limiter = new Limiter({ store: memory });
@@ -40,7 +43,10 @@ export function embeddedBackend({ settings, clock, metrics, keySecret }: Backend
     dueIndex: undefined,
     cacheTier: undefined,
     roster: () => undefined,
-    probes: [{ name: 'limiter', check: async () => ({ ok: true, detail: 'in process (embedded)' }) }],
+    get broker() {
+      return broker.get();
+    },
+    probes: [{ name: 'limiter', check: async () => ({ ok: true, detail: 'in process (embedded)' }) }, ...broker.probes],
     async startupWarnings(sharedDatabase) {
       // A shared database invites a second instance, and each would count alone: a rule of 3 a
       // minute would let 3 through each instance. Nothing else would tell.
@@ -52,6 +58,7 @@ export function embeddedBackend({ settings, clock, metrics, keySecret }: Backend
     },
     async warmUp() {},
     async close() {
+      await broker.close();
       await wakeBus.close();
       await configBus.close();
     },

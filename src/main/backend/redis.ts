@@ -25,6 +25,7 @@ import {
   TokenLeases,
 } from '../../limiter/index.js';
 import { recordDegradationEvent } from '../../metrics/index.js';
+import { brokerPart } from './broker.js';
 import type { Backend, BackendContext } from './types.js';
 
 /** How long `/readyz` waits for Redis's PONG before it reports Redis unreachable. */
@@ -34,7 +35,8 @@ const EVICTION_CHECK_MS = 1000;
 /** The longest a start waits for its warm-up look at Redis. */
 const WARM_UP_MS = 1000;
 
-export function redisBackend({ settings, clock, logger, metrics, keySecret }: BackendContext): Backend {
+export function redisBackend(context: BackendContext): Backend {
+  const { settings, clock, logger, metrics, keySecret } = context;
   // One line per 10 s of outage and one when it ends, not ioredis's line per reconnect attempt.
   const redisErrors = new ThrottledLog<{ err: Error }>((fields) => logger.warn(fields, 'Redis connection error'), clock);
   let redisDown = false;
@@ -134,6 +136,9 @@ export function redisBackend({ settings, clock, logger, metrics, keySecret }: Ba
     maxBytes: settings.riskMemoryMaxBytes,
   });
   const locks = createRedisLockFactory({ client, leaseMs: settings.leaseMs, keyPrefix: prefix });
+  // Closed first: its consumers' last acks before Redis and the buses go.
+  const broker = brokerPart(context);
+  closers.unshift(() => broker.close());
 
   return {
     kind: client.isCluster ? 'redis-cluster' : 'redis',
@@ -163,14 +168,17 @@ export function redisBackend({ settings, clock, logger, metrics, keySecret }: Ba
     sharedLocks: locks,
     dueIndex: new RedisDueIndex({ client, keyPrefix: prefix }),
     cacheTier: client,
+    // With the broker on, its consumers are the membership: no roster of our own.
     roster: (partitions) =>
-      new WorkerRoster({
-        client,
-        keyPrefix: prefix,
-        partitions: CHANNELS.length * partitions,
-        leaseMs: settings.leaseMs,
-        logger,
-      }),
+      broker.configured
+        ? undefined
+        : new WorkerRoster({
+            client,
+            keyPrefix: prefix,
+            partitions: CHANNELS.length * partitions,
+            leaseMs: settings.leaseMs,
+            logger,
+          }),
     probes: [
       {
         // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
@@ -188,7 +196,11 @@ export function redisBackend({ settings, clock, logger, metrics, keySecret }: Ba
           ),
       },
       { name: 'limiter', check: async () => ({ ok: true, detail: `breaker ${degrading.state()}` }) },
+      ...broker.probes,
     ],
+    get broker() {
+      return broker.get();
+    },
     async startupWarnings() {
       // Redis evicting limiter keys when full would lift bans and reset counts without a word.
       const warning = await redisEvictionWarning(client, EVICTION_CHECK_MS);

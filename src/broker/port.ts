@@ -16,9 +16,11 @@
 import type { Channel } from '../core/channels.js';
 
 /**
- * One due message, as it travels through the broker: identifiers only. `messageId` + `attempt`
- * is its de-duplication id, so publishing the same attempt again (a retried publish, the due
- * index and a sweeper racing) is dropped by the broker within its duplicate window.
+ * One due message, as it travels through the broker: identifiers only. `messageId` + `attempt` +
+ * `handedOffAt` is its de-duplication id: one per SQL hand-off (a guarded UPDATE that one
+ * dispatcher wins), so publishing the same hand-off again is dropped by the broker within its
+ * duplicate window, while a later hand-off of the same attempt (the sweep's, or after a job was
+ * handed back) is a new job.
  */
 export interface DueJob {
   readonly messageId: string;
@@ -33,6 +35,8 @@ export interface DueJob {
   readonly attempt: number;
   /** When the message became due (epoch ms), for lag metrics; the worker still checks SQL. */
   readonly dueAt: number;
+  /** When SQL marked this hand-off (epoch ms, the row's `handed_off_at`). */
+  readonly handedOffAt: number;
 }
 
 /** A status event for the bus: what a webhook carries, for consumers that are not webhooks. */

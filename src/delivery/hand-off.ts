@@ -66,7 +66,7 @@ export class HandOff {
   async publish(rows: readonly HandedOff[], now: number): Promise<void> {
     if (rows.length === 0) return;
     const { broker, channel, metrics } = this.options;
-    const outcomes = await Promise.allSettled(rows.map((row) => broker.publishDue(jobOf(row, this.options.index))));
+    const outcomes = await Promise.allSettled(rows.map((row) => broker.publishDue(jobOf(row, this.options.index, now))));
     const failed: HandedOff[] = [];
     let firstError: unknown;
     outcomes.forEach((outcome, i) => {
@@ -94,8 +94,8 @@ export class HandOff {
   }
 }
 
-/** The job of a message handed off by partition `partition`: identifiers only, its attempt the claims so far. */
-export function jobOf(row: HandedOff, partition: number): DueJob {
+/** The job of a message handed off at `handedOffAt` by partition `partition`: identifiers only, its attempt the claims so far. */
+export function jobOf(row: HandedOff, partition: number, handedOffAt: number): DueJob {
   return {
     messageId: row.id,
     tenantId: row.tenantId,
@@ -103,5 +103,6 @@ export function jobOf(row: HandedOff, partition: number): DueJob {
     partition,
     attempt: row.attempts,
     dueAt: row.dueAt,
+    handedOffAt,
   };
 }

@@ -2,9 +2,12 @@
  * Delivery throughput: messages accepted through the real admission chain
  * (`runtime.http.messages.send`, every one committed to SQL before it is accepted) and sent by the
  * worker role's dispatchers to a zero-latency HTTP stub on 127.0.0.1, from the first accept to
- * the last row `sent`. Embedded default (SQLite, synchronous=FULL) and Redis mode (private
- * redis-server + SQLite), beside BullMQ 5 adding and processing the same number of jobs, its
+ * the last row `sent`. Embedded default (SQLite, synchronous=FULL), Redis mode (private
+ * redis-server + SQLite: the roster and partition locks) and broker mode (the same, plus a private
+ * nats-server with JetStream), beside BullMQ 5 adding and processing the same number of jobs, its
  * worker calling the same stub at the same concurrency (once with fetch, once with sluice's HTTP client), in the same run.
+ * Each row reports the CPU time per message of this process (sluice or BullMQ, and the stub), of
+ * Redis and of nats-server over its span.
  * Then scheduled lateness: 1,000 messages due within the same second, `sentAt − dueAt`.
  *
  * `BENCH_DELIVERY_MESSAGES` sets the message count (default 20,000; e.g. 2,000 for a smoke run).
@@ -14,13 +17,16 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import { createRuntime, type Runtime } from '../src/main/runtime.js';
 import { startWorker } from '../src/main/worker.js';
 import { createConsoleProvider } from '../src/providers/console.js';
 import { postOnce } from '../src/providers/http-request.js';
 import { loadSettings } from '../src/settings/settings.js';
 import type { BenchContext, Benchmark } from './support/benchmark.js';
+import { startCpuMeter } from './support/cpu.js';
 import { type HttpStub, startHttpStub } from './support/http-stub.js';
+import { type PrivateNats, startPrivateNats } from './support/nats-server.js';
 import { startPrivateRedis } from './support/redis-server.js';
 import { countSent, pool, positiveEnv, sleep } from './support/sends.js';
 import { formatCount, formatMs, markdownTable } from './support/table.js';
@@ -41,6 +47,29 @@ interface Throughput {
   acceptMs: number;
   totalMs: number;
   load: string;
+  /** CPU time per message over first accept → last sent, in µs: this process, Redis and nats-server (undefined when the row uses none). */
+  cpu: { node: number; redis: number | undefined; nats: number | undefined };
+}
+
+/** What a row runs against, and whose CPU it reads. */
+interface Servers {
+  redis?: { url: string; info: Redis };
+  nats?: PrivateNats;
+}
+
+/** Starts measuring the CPU of this process and the row's servers; the returned function gives µs per message. */
+async function cpuMeter(servers: Servers, count: number): Promise<() => Promise<Throughput['cpu']>> {
+  const stop = await startCpuMeter(servers.redis?.info);
+  const natsStart = servers.nats?.cpuMicros();
+  return async () => {
+    const usage = await stop();
+    const natsMicros = servers.nats && natsStart !== undefined ? servers.nats.cpuMicros() - natsStart : undefined;
+    return {
+      node: usage.nodeMicros / count,
+      redis: usage.redisMicros === undefined ? undefined : usage.redisMicros / count,
+      nats: natsMicros === undefined ? undefined : natsMicros / count,
+    };
+  };
 }
 
 interface Lateness {
@@ -108,15 +137,19 @@ async function runSluice(
   stub: HttpStub,
   count: number,
   context: BenchContext,
-  redisUrl?: string,
+  servers: Servers = {},
 ): Promise<{ throughput: Throughput; lateness: Lateness }> {
+  const redisUrl = servers.redis?.url;
+  const natsUrl = servers.nats?.url;
+  const prefix = `bench${process.pid}x${Date.now().toString(36)}`;
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-delivery-'));
   const env: Record<string, string> = {
     SLUICE_DB_URL: `sqlite:${join(dir, 'sluice.db')}`,
     SLUICE_SECRET_KEY_FILE: join(dir, 'secret.key'),
     SLUICE_LOG_LEVEL: 'silent',
     SLUICE_SEND_CONCURRENCY: String(SEND_CONCURRENCY),
-    ...(redisUrl ? { SLUICE_REDIS_URL: redisUrl, SLUICE_REDIS_KEY_PREFIX: `bench-delivery-${process.pid}:` } : {}),
+    ...(redisUrl ? { SLUICE_REDIS_URL: redisUrl, SLUICE_REDIS_KEY_PREFIX: `${prefix}:` } : {}),
+    ...(natsUrl ? { SLUICE_BROKER_URL: natsUrl, SLUICE_BROKER_PREFIX: prefix } : {}),
   };
   const runtime = await createRuntime(loadSettings(env, undefined));
   const delivery = startWorker(runtime, createConsoleProvider({ id: 'console', channel: 'webhook', out: { write: () => true } }));
@@ -125,13 +158,14 @@ async function runSluice(
     const loadBefore = load();
     const baseline = stub.requests();
     context.progress(`${name}: accepting ${count} messages`);
+    const cpu = await cpuMeter(servers, count);
     const started = performance.now();
     await pool(count, ACCEPT_CONCURRENCY, (i) =>
       runtime.http.messages.send(tenant.apiKey, { channel: 'webhook', to: `bench-${i}`, body: `hello ${i}` }),
     );
     const acceptMs = performance.now() - started;
     const finished = await waitForSent(runtime, tenant.id, count, stub, baseline, context, name);
-    const throughput = { name, count, acceptMs, totalMs: finished - started, load: loadBefore };
+    const throughput = { name, count, acceptMs, totalMs: finished - started, load: loadBefore, cpu: await cpu() };
 
     // Scheduled lateness: LATENESS_MESSAGES due within one second, 3 s from now.
     const lateTenant = await tenantWithStub(runtime, `bench-${name}-late`, stub.url);
@@ -172,10 +206,10 @@ async function runBullMq(
   stub: HttpStub,
   count: number,
   context: BenchContext,
-  port: number,
+  redis: NonNullable<Servers['redis']>,
   client: 'fetch' | 'node-http',
 ): Promise<Throughput> {
-  const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
+  const connection = { host: '127.0.0.1', port: Number(new URL(redis.url).port), maxRetriesPerRequest: null };
   const queueName = `bench-delivery-${process.pid}-${client}`;
   const queue = new Queue(queueName, { connection, defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 1000 } } });
   let completed = 0;
@@ -212,6 +246,7 @@ async function runBullMq(
     await queue.waitUntilReady();
     const loadBefore = load();
     context.progress(`bullmq (${client}): adding ${count} jobs`);
+    const cpu = await cpuMeter({ redis }, count);
     const started = performance.now();
     await pool(count, ACCEPT_CONCURRENCY, (i) => queue.add('send', { channel: 'webhook', to: `bench-${i}`, body: `hello ${i}` }));
     const acceptMs = performance.now() - started;
@@ -220,7 +255,7 @@ async function runBullMq(
     const finished = await Promise.race([done, timeout]);
     if (Number.isNaN(finished)) throw new Error(`bullmq: only ${completed} of ${count} completed (${failed} failures)`);
     const name = client === 'fetch' ? 'BullMQ 5, worker with fetch' : "BullMQ 5, worker with sluice's client";
-    return { name, count, acceptMs, totalMs: finished - started, load: loadBefore };
+    return { name, count, acceptMs, totalMs: finished - started, load: loadBefore, cpu: await cpu() };
   } finally {
     await worker.close();
     await queue.obliterate({ force: true }).catch(() => undefined);
@@ -234,14 +269,19 @@ export const benchmark: Benchmark = {
   async run(context) {
     const count = positiveEnv('BENCH_DELIVERY_MESSAGES', 20_000);
     const stub = await startHttpStub();
-    const redis = await startPrivateRedis();
+    const redisServer = await startPrivateRedis();
+    const redis = { url: redisServer.url, info: new Redis(redisServer.url) };
+    const nats = await startPrivateNats();
     try {
       const embedded = await runSluice('embedded (SQLite)', stub, count, context);
-      const withRedis = await runSluice('Redis + SQLite', stub, count, context, redis.url);
-      const bullFetch = await runBullMq(stub, count, context, redis.port, 'fetch');
-      const bullSameClient = await runBullMq(stub, count, context, redis.port, 'node-http');
+      const withRedis = await runSluice('Redis + SQLite (roster)', stub, count, context, { redis });
+      const withBroker = await runSluice('Redis + SQLite + JetStream (broker)', stub, count, context, { redis, nats });
+      const bullFetch = await runBullMq(stub, count, context, redis, 'fetch');
+      const bullSameClient = await runBullMq(stub, count, context, redis, 'node-http');
       const rate = (result: Throughput) => (result.count * 1000) / result.totalMs;
-      const throughputRows = [embedded.throughput, withRedis.throughput, bullFetch, bullSameClient].map((result) => [
+      const micros = (value: number | undefined) => (value === undefined ? '—' : `${value.toFixed(0)} µs`);
+      const rows = [embedded.throughput, withRedis.throughput, withBroker.throughput, bullFetch, bullSameClient];
+      const throughputRows = rows.map((result) => [
         result.name,
         formatCount(result.count),
         `${formatCount((result.count * 1000) / result.acceptMs)} /s`,
@@ -249,6 +289,10 @@ export const benchmark: Benchmark = {
         `${formatCount(rate(result))} /s`,
         `${(rate(result) / rate(bullFetch)).toFixed(2)}×`,
         `${(rate(result) / rate(bullSameClient)).toFixed(2)}×`,
+        `${(rate(result) / rate(withRedis.throughput)).toFixed(2)}×`,
+        micros(result.cpu.node),
+        micros(result.cpu.redis),
+        micros(result.cpu.nats),
         result.load,
       ]);
       const throughput = markdownTable(
@@ -260,13 +304,17 @@ export const benchmark: Benchmark = {
           { header: 'sent', align: 'right' },
           { header: 'vs BullMQ + fetch', align: 'right' },
           { header: "vs BullMQ + sluice's client", align: 'right' },
+          { header: 'vs roster', align: 'right' },
+          { header: 'CPU/msg: this process', align: 'right' },
+          { header: 'Redis', align: 'right' },
+          { header: 'nats-server', align: 'right' },
           { header: 'load 1/5/15 before' },
         ],
         throughputRows,
       );
       const lateness = markdownTable(
         [{ header: 'mode' }, { header: 'p50', align: 'right' }, { header: 'p99', align: 'right' }, { header: 'max', align: 'right' }],
-        [embedded.lateness, withRedis.lateness].map((row) => [
+        [embedded.lateness, withRedis.lateness, withBroker.lateness].map((row) => [
           row.name,
           `${formatMs(row.p50)} ms`,
           `${formatMs(row.p99)} ms`,
@@ -274,7 +322,7 @@ export const benchmark: Benchmark = {
         ]),
       );
       return [
-        `Accept-to-sent throughput: ${formatCount(count)} messages through \`runtime.http.messages.send\` (${ACCEPT_CONCURRENCY} in flight), sent by the worker role (SLUICE_SEND_CONCURRENCY=${SEND_CONCURRENCY}) to a zero-latency HTTP stub on 127.0.0.1; BullMQ adds as many jobs (${ACCEPT_CONCURRENCY} in flight) and its worker (concurrency ${SEND_CONCURRENCY}) POSTs each to the same stub, once with fetch (what a BullMQ user writes) and once with sluice's own HTTP client (keep-alive node:http; the queues alone compared). Sluice accepts a message only once its row is fsync'd in SQLite, and commits every claim, attempt and outcome there too (their fsync runs but is not awaited: docs/storage.md); BullMQ keeps its jobs in a Redis without persistence.`,
+        `Accept-to-sent throughput: ${formatCount(count)} messages through \`runtime.http.messages.send\` (${ACCEPT_CONCURRENCY} in flight), sent by the worker role (SLUICE_SEND_CONCURRENCY=${SEND_CONCURRENCY}) to a zero-latency HTTP stub on 127.0.0.1; BullMQ adds as many jobs (${ACCEPT_CONCURRENCY} in flight) and its worker (concurrency ${SEND_CONCURRENCY}) POSTs each to the same stub, once with fetch (what a BullMQ user writes) and once with sluice's own HTTP client (keep-alive node:http; the queues alone compared). Sluice accepts a message only once its row is fsync'd in SQLite, and commits every claim, attempt and outcome there too (their fsync runs but is not awaited: docs/storage.md); BullMQ keeps its jobs in a Redis without persistence. The broker row hands every due message to a JetStream work-queue stream (file storage) and pulls it back before sending. CPU per message: this process (sluice or BullMQ, and the in-process stub), Redis, nats-server, over first accept → last sent.`,
         '',
         throughput,
         '',
@@ -283,7 +331,9 @@ export const benchmark: Benchmark = {
         lateness,
       ].join('\n');
     } finally {
-      await redis.stop();
+      redis.info.disconnect();
+      await nats.stop();
+      await redisServer.stop();
       await stub.close();
     }
   },

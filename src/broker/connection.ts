@@ -84,6 +84,9 @@ export function connectionOptions(settings: ConnectionSettings): ConnectionOptio
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
     ignoreAuthErrorAbort: true,
+    // Otherwise every publish, ack and request builds two errors up front for their stack traces:
+    // a third of the client's CPU per message. Its errors still say what failed.
+    noAsyncTraces: true,
     authenticator: settings.credentialsFile ? fileAuthenticator(settings.credentialsFile) : undefined,
     // `tls://` requires TLS (verified against the system's CAs, or NODE_EXTRA_CA_CERTS).
     tls: tls ? {} : undefined,

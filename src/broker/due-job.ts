@@ -8,8 +8,9 @@ import type { DueJob } from './port.js';
 /** The version this build writes; it reads this one and ignores fields it does not know. */
 const VERSION = 1;
 
-/** The broker's de-duplication id of a job: one per (message, attempt). */
-export const dedupIdOf = (job: Pick<DueJob, 'messageId' | 'attempt'>): string => `${job.messageId}:${job.attempt}`;
+/** The broker's de-duplication id of a job: one per hand-off (message, attempt, hand-off time). */
+export const dedupIdOf = (job: Pick<DueJob, 'messageId' | 'attempt' | 'handedOffAt'>): string =>
+  `${job.messageId}:${job.attempt}:${job.handedOffAt}`;
 
 export function encodeDueJob(job: DueJob): string {
   return JSON.stringify({
@@ -20,6 +21,7 @@ export function encodeDueJob(job: DueJob): string {
     partition: job.partition,
     attempt: job.attempt,
     dueAt: job.dueAt,
+    handedOffAt: job.handedOffAt,
   });
 }
 
@@ -29,6 +31,7 @@ export function dueJobProblem(job: DueJob): string | undefined {
   if (!Number.isSafeInteger(job.partition) || job.partition < 0) return `partition must be an integer ≥ 0 (got ${job.partition})`;
   if (!Number.isSafeInteger(job.attempt) || job.attempt < 0) return `attempt must be an integer ≥ 0 (got ${job.attempt})`;
   if (!Number.isFinite(job.dueAt)) return 'dueAt must be a time in epoch ms';
+  if (!Number.isSafeInteger(job.handedOffAt)) return 'handedOffAt must be a time in epoch ms';
   for (const [name, id] of [
     ['messageId', job.messageId],
     ['tenantId', job.tenantId],
@@ -62,6 +65,7 @@ export function decodeDueJob(payload: string, channel: Channel): DueJob | { prob
     partition: fields.partition,
     attempt: fields.attempt,
     dueAt: fields.dueAt,
+    handedOffAt: fields.handedOffAt,
   } as DueJob;
   const problem = dueJobProblem(job);
   if (problem) return { problem };

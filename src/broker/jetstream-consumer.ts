@@ -6,6 +6,7 @@
  * again, which recreates what is missing, and retries with a growing pause.
  */
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { NoRespondersError, RequestError } from '@nats-io/transport-node';
 import type { Channel } from '../core/channels.js';
 import { decodeDueJob } from './due-job.js';
 import {
@@ -88,15 +89,16 @@ export class ChannelConsumer implements BrokerSubscription {
     let failures = 0;
     while (this.running) {
       try {
-        this.attached ??= await Promise.race([this.options.attach(), this.stopped]);
-        if (this.attached === undefined) break;
-        const { consumer, maxDeliver } = this.attached;
         while (this.running && this.handling.size >= this.options.concurrency) {
           await new Promise<void>((resolve) => {
             this.slotFreed = resolve;
           });
         }
         if (!this.running) break;
+        // Attached after the wait: a delivery settled meanwhile may have found the consumer gone.
+        this.attached ??= await Promise.race([this.options.attach(), this.stopped]);
+        if (this.attached === undefined) break;
+        const { consumer, maxDeliver } = this.attached;
         const batch = await consumer.fetch({
           max_messages: this.options.concurrency - this.handling.size,
           expires: this.options.pullExpiresMs,
@@ -153,7 +155,7 @@ export class ChannelConsumer implements BrokerSubscription {
     }
     const deliveryCount = message.info.deliveryCount;
     if (deliveryCount > 1) observer.redelivered?.(channel, deliveryCount);
-    const delivery = new JetStreamDelivery(message, job, deliveryCount, deliveryCount >= maxDeliver, this.options);
+    const delivery = new JetStreamDelivery(message, job, deliveryCount, deliveryCount >= maxDeliver, this.options, () => this.reattach());
     let failure: unknown;
     try {
       await this.options.handler(delivery);
@@ -176,6 +178,8 @@ class JetStreamDelivery implements BrokerDelivery {
     readonly deliveryCount: number,
     readonly final: boolean,
     private readonly options: ChannelConsumerOptions,
+    /** The ack found no consumer (an operator deleted it, or its stream): pull again, through a new one. */
+    private readonly consumerGone: () => void,
   ) {}
 
   async ack(): Promise<void> {
@@ -184,6 +188,7 @@ class JetStreamDelivery implements BrokerDelivery {
     try {
       confirmed = await this.message.ackAck({ timeout: this.options.ackTimeoutMs });
     } catch (error) {
+      if (isNoResponders(error)) this.consumerGone();
       throw new BrokerUnavailableError(`the broker did not confirm the ack of ${this.job.messageId}`, { cause: error });
     }
     if (!confirmed) throw new BrokerUnavailableError(`the broker did not confirm the ack of ${this.job.messageId}`);
@@ -231,4 +236,12 @@ class JetStreamDelivery implements BrokerDelivery {
     this.settled = true;
     return true;
   }
+}
+
+/** A request nobody answered: the consumer (or its stream) it was for is gone. */
+function isNoResponders(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause !== undefined && depth < 3; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if (cause instanceof NoRespondersError || (cause instanceof RequestError && cause.isNoResponders())) return true;
+  }
+  return false;
 }

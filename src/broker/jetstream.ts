@@ -10,6 +10,8 @@
  *   fails attaches again (stream and consumer created if missing); after every reconnect the
  *   pulls re-attach and the streams are ensured, since the server may have lost its store.
  */
+
+import { performance } from 'node:perf_hooks';
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { type ConnectionOptions, connect, type NatsConnection, NoRespondersError, RequestError } from '@nats-io/transport-node';
 import type { Channel } from '../core/channels.js';
@@ -105,6 +107,9 @@ export function createJetStreamBroker(options: JetStreamBrokerOptions): JetStrea
   return new JetStreamBroker(options);
 }
 
+/** How long a read of the deliver stream's creation time is reused. */
+const LOST_BEFORE_CACHE_MS = 1000;
+
 const EVENT_TYPE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
 interface Connected {
@@ -130,6 +135,10 @@ export class JetStreamBroker implements MessageBroker {
   private readonly subscriptions = new Set<ChannelConsumer>();
   /** Resources this process has seen, so a creation after that is a recreation. */
   private readonly seen = new Set<string>();
+  /** What {@link jobsLostBefore} last read, when, and the read in progress. */
+  private lostBefore = 0;
+  private lostBeforeReadAt = Number.NEGATIVE_INFINITY;
+  private readingLostBefore: Promise<number> | undefined;
   /** One ensure at a time per resource: many pulls and publishes may find it missing at once. */
   private readonly ensuring = new Map<string, Promise<void>>();
 
@@ -143,7 +152,7 @@ export class JetStreamBroker implements MessageBroker {
     this.observer = options.observer ?? {};
     this.servers = describeServers(options.servers);
     this.names = new JetStreamNames(options.prefix);
-    this.limits = { maxNakDelayMs: options.maxNakDelayMs, maxDeliver: options.maxDeliver };
+    this.limits = { maxNakDelayMs: options.maxNakDelayMs, maxDeliver: options.maxDeliver, ackWaitMs: options.ackWaitMs };
     this.firstConnect = this.connectLoop();
   }
 
@@ -210,6 +219,26 @@ export class JetStreamBroker implements MessageBroker {
     } catch (error) {
       return { ok: false, detail: `${at}; stream ${stream} missing and not created: ${messageOf(error)}` };
     }
+  }
+
+  async jobsLostBefore(): Promise<number> {
+    if (performance.now() - this.lostBeforeReadAt < LOST_BEFORE_CACHE_MS) return this.lostBefore;
+    this.readingLostBefore ??= this.readLostBefore().finally(() => {
+      this.lostBeforeReadAt = performance.now();
+      this.readingLostBefore = undefined;
+    });
+    return this.readingLostBefore;
+  }
+
+  /** The deliver stream's creation time (now while it is missing); the last known value when it cannot be read. */
+  private async readLostBefore(): Promise<number> {
+    try {
+      const info = await this.current().jsm.streams.info(this.names.deliverStream);
+      this.lostBefore = Math.max(this.lostBefore, Date.parse(info.created) || 0);
+    } catch (error) {
+      if (isStreamNotFound(error)) this.lostBefore = Math.max(this.lostBefore, Date.now());
+    }
+    return this.lostBefore;
   }
 
   async close(): Promise<void> {

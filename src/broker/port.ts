@@ -16,9 +16,11 @@
 import type { Channel } from '../core/channels.js';
 
 /**
- * One due message, as it travels through the broker: identifiers only. `messageId` + `attempt`
- * is its de-duplication id, so publishing the same attempt again (a retried publish, the due
- * index and a sweeper racing) is dropped by the broker within its duplicate window.
+ * One due message, as it travels through the broker: identifiers only. `messageId` + `attempt` +
+ * `handedOffAt` is its de-duplication id: one per SQL hand-off (a guarded UPDATE that one
+ * dispatcher wins), so publishing the same hand-off again is dropped by the broker within its
+ * duplicate window, while a later hand-off of the same attempt (the sweep's, or after a job was
+ * handed back) is a new job.
  */
 export interface DueJob {
   readonly messageId: string;
@@ -33,6 +35,8 @@ export interface DueJob {
   readonly attempt: number;
   /** When the message became due (epoch ms), for lag metrics; the worker still checks SQL. */
   readonly dueAt: number;
+  /** When SQL marked this hand-off (epoch ms, the row's `handed_off_at`). */
+  readonly handedOffAt: number;
 }
 
 /** A status event for the bus: what a webhook carries, for consumers that are not webhooks. */
@@ -114,6 +118,11 @@ export interface BrokerLimits {
   readonly maxNakDelayMs: number;
   /** Deliveries of one published job, the last one {@link BrokerDelivery.final}. */
   readonly maxDeliver: number;
+  /**
+   * How long a delivery may go without {@link BrokerDelivery.working} (or a settle) before the
+   * broker gives it to another worker: a handler reports progress well within it.
+   */
+  readonly ackWaitMs: number;
 }
 
 /** For `/readyz`. */
@@ -155,6 +164,15 @@ export interface MessageBroker {
 
   /** Connected, and what the hand-off needs is present. */
   health(): Promise<BrokerHealth>;
+
+  /**
+   * Every job published before this time (epoch ms) may be gone: the store holding the due jobs
+   * began then (JetStream: the deliver stream's creation time, so a stream an operator deleted or
+   * a server that lost its store moves it), or now while the store is missing. Rows SQL says were
+   * handed off before it are published again. Read at most about once a second; while the broker
+   * is away, the last value known (0 before any).
+   */
+  jobsLostBefore(): Promise<number>;
 
   /** Stops every subscription (as {@link BrokerSubscription.stop}) and disconnects. */
   close(): Promise<void>;

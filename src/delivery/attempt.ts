@@ -5,7 +5,6 @@
 import type { Clock } from '../limiter/index.js';
 import { isProviderError, type OutboundMessage, type Provider } from '../providers/provider.js';
 import type { Message, NewDeliveryAttempt } from '../storage/repositories/messages.js';
-import type { DueIndex } from './due-index/index.js';
 import type { DeliveryMessages, DeliveryMetrics } from './ports.js';
 import type { ProviderDirectory } from './provider-directory.js';
 
@@ -15,21 +14,52 @@ export function retryDelayMs(attempt: number, baseMs: number, maxMs: number, ran
   return Math.max(1, Math.round(ceiling * random()));
 }
 
-/** What an attempt uses; one per dispatcher. */
+/** What an attempt uses; one per dispatcher (or per channel's broker consumer). */
 export interface AttemptContext {
-  /** The partition's name (`sms:0`): a retried or given-back message re-enters its due index there. */
-  partition: string;
   messages: Pick<DeliveryMessages, 'markSent' | 'markRetry' | 'markFailed' | 'release'>;
   providers: ProviderDirectory;
-  dueIndex?: DueIndex;
   clock: Clock;
   metrics?: Pick<DeliveryMetrics, 'providerDuration' | 'sends' | 'retries'>;
   retryBaseMs: number;
   retryMaxMs: number;
   random: () => number;
-  /** A retry is due at `dueAt`: the dispatcher ticks by then. */
-  onRetry(dueAt: number): void;
+  /**
+   * A message moved back to pending goes back through the due index, due at `dueAt` (a retry, or
+   * a claim given back at shutdown), and its dispatcher ticks by then. Rejects if the index
+   * cannot take it (its next rebuild from SQL finds it).
+   */
+  requeue(message: Message, dueAt: number): Promise<void>;
+  /**
+   * Broker mode: whether a retry after `delayMs` waits in the broker (its job nak'ed with the
+   * delay: the row is marked handed off) rather than in the due index ({@link requeue}). A claim
+   * given back at shutdown stays the broker's too (the caller naks it). Absent: no broker.
+   */
+  retryInBroker?(delayMs: number): boolean;
 }
+
+/** What one attempt came to; the broker consumer settles its delivery by it. */
+export type AttemptOutcome =
+  /** `sent`, or `failed` (a permanent error, the attempts used up, or `deliveryLimit`: the broker's). */
+  | { kind: 'sent' }
+  | { kind: 'failed'; deliveryLimit?: boolean }
+  /** Back to `scheduled` for `dueAt`; `inBroker`: its job waits in the broker (nak with the delay). */
+  | { kind: 'retry'; dueAt: number; delayMs: number; inBroker: boolean }
+  /** The pace wait was cut short by a shutdown: back to `queued`, nothing sent. */
+  | { kind: 'released' }
+  /** The claim was no longer this worker's (its lease expired and another took it): nothing written. */
+  | { kind: 'stale' };
+
+/** What one attempt is told beside its message. */
+export interface AttemptOptions {
+  /**
+   * The broker makes no further delivery of this message's job: a failure that would be retried
+   * fails the message instead, with `broker delivery limit reached` before the error.
+   */
+  lastDelivery?: boolean;
+}
+
+/** The error of a message failed because its broker job reached the delivery limit. */
+export const DELIVERY_LIMIT_ERROR = 'broker delivery limit reached';
 
 type AttemptRecord = (
   outcome: 'sent' | 'retryable' | 'permanent',
@@ -37,11 +67,18 @@ type AttemptRecord = (
   providerMessageId?: string,
 ) => Omit<NewDeliveryAttempt, 'messageId'>;
 
+const settled = (moved: boolean, outcome: AttemptOutcome): AttemptOutcome => (moved ? outcome : { kind: 'stale' });
+
 /**
  * Sends `message` (claimed, its attempt counted) once and settles it. `stopping` cuts the pace wait
  * short: the message then goes back to the queue, its attempt given back, since nothing was sent.
  */
-export async function runAttempt(message: Message, context: AttemptContext, stopping: AbortSignal): Promise<void> {
+export async function runAttempt(
+  message: Message,
+  context: AttemptContext,
+  stopping: AbortSignal,
+  options: AttemptOptions = {},
+): Promise<AttemptOutcome> {
   const { messages, providers, metrics, clock } = context;
   const attempt = message.attempts;
   const startedAt = clock.now();
@@ -49,20 +86,18 @@ export async function runAttempt(message: Message, context: AttemptContext, stop
   const provider = candidates[(attempt - 1) % candidates.length];
   const settle = { attempt, now: 0 };
   if (!provider) {
-    await messages.markFailed(message.id, { ...settle, now: clock.now(), error: `no provider configured for ${message.channel}` });
-    return;
+    const error = `no provider configured for ${message.channel}`;
+    return settled(await messages.markFailed(message.id, { ...settle, now: clock.now(), error }), { kind: 'failed' });
   }
   try {
     await providers.pace(provider, message.priority, stopping);
   } catch (error) {
     if (!stopping.aborted) throw error;
-    // Back in the due index too; the partition's next holder also finds it by its rebuild.
     const now = clock.now();
-    if (await messages.release(message.id, { attempt, now }))
-      await context.dueIndex
-        ?.addMany(context.partition, [{ id: message.id, dueAt: now, priority: message.priority }])
-        .catch(() => undefined);
-    return;
+    if (!(await messages.release(message.id, { attempt, now }))) return { kind: 'stale' };
+    // Back in the due index (or the broker: the caller naks); the partition's next holder also finds it by its rebuild.
+    if (!context.retryInBroker) await context.requeue(message, now).catch(() => undefined);
+    return { kind: 'released' };
   }
   const outbound: OutboundMessage = {
     id: message.id,
@@ -89,19 +124,19 @@ export async function runAttempt(message: Message, context: AttemptContext, stop
     result = await provider.send(outbound);
   } catch (error) {
     requestTime();
-    await settleFailure(message, error, { label, providers: candidates.length }, record, context);
-    return;
+    return settleFailure(message, error, { label, providers: candidates.length }, record, context, options);
   }
   // Outside the try: a failure to record the outcome is not the vendor's, and must not count as one.
   requestTime();
   metrics?.sends.inc({ ...label, outcome: 'sent' });
-  await messages.markSent(message.id, {
+  const moved = await messages.markSent(message.id, {
     attempt,
     now: clock.now(),
     providerId: provider.id,
     providerMessageId: result.providerMessageId,
     record: record('sent', undefined, result.providerMessageId),
   });
+  return settled(moved, { kind: 'sent' });
 }
 
 /**
@@ -110,7 +145,8 @@ export async function runAttempt(message: Message, context: AttemptContext, stop
  * ours and hit every provider alike, so each attempt waits. A failure of the provider itself
  * (`providerFault`: credentials, account, address) goes to a provider this round has not tried
  * at once, since waiting cannot cure it; with none left in the round it is final. Anything else,
- * or no attempt left: `failed`.
+ * no attempt left, or the broker's last delivery: `failed`. A retry waits in the broker when
+ * `retryInBroker` says so, else in the due index.
  */
 async function settleFailure(
   message: Message,
@@ -118,7 +154,8 @@ async function settleFailure(
   failed: { label: { provider: string }; providers: number },
   record: AttemptRecord,
   context: AttemptContext,
-): Promise<void> {
+  options: AttemptOptions,
+): Promise<AttemptOutcome> {
   const { messages, metrics, clock } = context;
   const attempt = message.attempts;
   const retryable = isProviderError(error) ? error.retryable : true;
@@ -131,18 +168,28 @@ async function settleFailure(
   const movesOn = retryable || (providerFault && untriedNext);
   // The attempt row says what this provider answered, even when the message moves on.
   const attemptRow = record(retryable ? 'retryable' : 'permanent', text);
-  if (movesOn && attempt < message.maxAttempts) {
+  const retries = movesOn && attempt < message.maxAttempts;
+  if (retries && !options.lastDelivery) {
     const hinted = isProviderError(error) ? (error.retryAfterMs ?? 0) : 0;
     const dueAt = providerFault
       ? now
       : now + Math.max(hinted, retryDelayMs(attempt, context.retryBaseMs, context.retryMaxMs, context.random));
+    const delayMs = dueAt - now;
+    const inBroker = context.retryInBroker?.(delayMs) ?? false;
     metrics?.retries.inc({ channel: message.channel });
-    const moved = await messages.markRetry(message.id, { attempt, now, dueAt, error: text, record: attemptRow });
-    if (moved) {
-      await context.dueIndex?.addMany(context.partition, [{ id: message.id, dueAt, priority: message.priority }]);
-      context.onRetry(dueAt);
-    }
-  } else {
-    await messages.markFailed(message.id, { attempt, now, error: text, record: attemptRow });
+    const moved = await messages.markRetry(message.id, {
+      attempt,
+      now,
+      dueAt,
+      error: text,
+      record: attemptRow,
+      ...(context.retryInBroker ? { handedOffAt: inBroker ? now : null } : {}),
+    });
+    if (!moved) return { kind: 'stale' };
+    if (!inBroker) await context.requeue(message, dueAt);
+    return { kind: 'retry', dueAt, delayMs, inBroker };
   }
+  const reason = retries ? `${DELIVERY_LIMIT_ERROR}: ${text}` : text;
+  const moved = await messages.markFailed(message.id, { attempt, now, error: reason, record: attemptRow });
+  return settled(moved, { kind: 'failed', ...(retries ? { deliveryLimit: true } : {}) });
 }

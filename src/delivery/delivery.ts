@@ -2,8 +2,14 @@
  * Delivery: a dispatcher for every (channel, partition), woken by the due feed and by resumed
  * tenants, sharing the partitions with the other workers (`roster.ts`, Redis mode), and the
  * retention purger. Built from narrow dependencies (`ports.ts`); `main/worker.ts` wires them.
+ * With a broker the dispatchers hand due messages to it, a consumer per channel sends what this
+ * worker pulls (`broker-consumer.ts`), and a publisher per partition puts the status events on
+ * its bus (`bus-publisher.ts`).
  */
 import { CHANNELS } from '../core/channels.js';
+import type { Message } from '../storage/repositories/messages.js';
+import { BrokerConsumer } from './broker-consumer.js';
+import { BusPublisher } from './bus-publisher.js';
 import { Dispatcher, partitionName } from './dispatcher.js';
 import type { DeliveryDeps } from './ports.js';
 import { SqlProviderDirectory } from './provider-directory.js';
@@ -15,12 +21,16 @@ export interface Delivery {
   readonly dispatchers: Dispatcher[];
   /** One per partition: the outbox's webhook events. */
   readonly eventDispatchers: EventDispatcher[];
+  /** Broker mode: one per channel, sending what this worker pulls. */
+  readonly consumers: BrokerConsumer[];
+  /** Broker mode: one per partition, the status events onto the bus. */
+  readonly busPublishers: BusPublisher[];
   /** Stops waking, claiming and purging; waits for the sends in flight; releases the locks. */
   stop(): Promise<void>;
 }
 
 export function startDelivery(deps: DeliveryDeps): Delivery {
-  const { settings, roster } = deps;
+  const { settings, roster, broker } = deps;
   const providers = new SqlProviderDirectory(deps, deps.fallbackProvider);
   const dispatchers: Dispatcher[] = [];
   const byPartition = new Map<string, Dispatcher>();
@@ -43,11 +53,57 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         retryBaseMs: settings.retryBaseMs,
         retryMaxMs: settings.retryMaxMs,
         ...(roster ? { share: roster } : {}),
+        ...(broker ? { handOff: { broker, republishAfterMs: settings.brokerRepublishAfterMs } } : {}),
       });
       dispatchers.push(dispatcher);
       byPartition.set(dispatcher.name, dispatcher);
     }
   }
+  // Broker mode: what goes back through the due index (a long retry, a job handed back) wakes its
+  // partition's dispatcher when it runs here; elsewhere, the holder finds it by its next look.
+  const requeue = async (message: Message, dueAt: number) => {
+    const partition = partitionName(message.channel, message.shard % settings.partitions);
+    await deps.dueIndex?.addMany(partition, [{ id: message.id, dueAt, priority: message.priority }]);
+    const dispatcher = byPartition.get(partition);
+    if (dispatcher?.holdsLock()) dispatcher.wakeBy(dueAt);
+  };
+  const consumers = broker
+    ? CHANNELS.map(
+        (channel) =>
+          new BrokerConsumer({
+            channel,
+            broker,
+            messages: deps.messages,
+            providers,
+            clock: deps.clock,
+            logger: deps.logger,
+            metrics: deps.metrics,
+            leaseMs: settings.leaseMs,
+            concurrency: settings.sendConcurrency,
+            retryBaseMs: settings.retryBaseMs,
+            retryMaxMs: settings.retryMaxMs,
+            requeue,
+          }),
+      )
+    : [];
+  const busPublishers = broker
+    ? Array.from(
+        { length: settings.partitions },
+        (_, partition) =>
+          new BusPublisher({
+            partition,
+            partitions: settings.partitions,
+            lock: deps.locks.createLock(`bus-events:${partition}`),
+            events: deps.busEvents,
+            broker,
+            clock: deps.clock,
+            logger: deps.logger,
+            metrics: deps.metrics,
+            pollMs: settings.pollMs,
+            leaseMs: settings.leaseMs,
+          }),
+      )
+    : [];
   // Webhook events: a share of their own partitions among the same workers (counted apart from
   // the message dispatchers'), so they spread over the workers too.
   const eventShare = roster?.shareOf(settings.partitions);
@@ -83,7 +139,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
   // The first beat before the first lock: a worker joining others knows its share from the start.
   let stopped = false;
   const started = (roster ? roster.start() : Promise.resolve()).then(() => {
-    if (!stopped) for (const dispatcher of [...dispatchers, ...eventDispatchers]) dispatcher.start();
+    if (!stopped) for (const part of [...dispatchers, ...eventDispatchers, ...consumers, ...busPublishers]) part.start();
   });
   // Finished messages, finished webhook events, and receipts that never found their send: each
   // kept for the retention period, then purged in batches.
@@ -115,6 +171,8 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
   return {
     dispatchers,
     eventDispatchers,
+    consumers,
+    busPublishers,
     async stop() {
       await resumes.stop();
       stopWaking();
@@ -124,6 +182,8 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
       await Promise.all([
         ...dispatchers.map((dispatcher) => dispatcher.stop()),
         ...eventDispatchers.map((dispatcher) => dispatcher.stop()),
+        ...consumers.map((consumer) => consumer.stop()),
+        ...busPublishers.map((publisher) => publisher.stop()),
         ...purgers.map((purger) => purger.stop()),
       ]);
       await roster?.stop();

@@ -4,7 +4,9 @@
  * `pollMs`; at once when woken for a new immediate message; when the next known message is due,
  * if sooner) the holder claims due messages — through the Redis due index, or the SQL query on
  * (status, due_at) in the embedded default — and runs one attempt of each (`attempt.ts`) in a
- * send slot of its own, its lease renewed while it lasts (`claim-leases.ts`).
+ * send slot of its own, its lease renewed while it lasts (`claim-leases.ts`). With a broker
+ * (`handOff`) it sends nothing: it hands what is due to the broker (`hand-off.ts`), whose
+ * consumers on every worker send (`broker-consumer.ts`).
  */
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
@@ -17,7 +19,8 @@ import type { Message } from '../storage/repositories/messages.js';
 import { type AttemptContext, runAttempt } from './attempt.js';
 import { ClaimLeases } from './claim-leases.js';
 import type { DueIndex } from './due-index/index.js';
-import { IndexRebuild } from './index-rebuild.js';
+import { type DuePublisher, HAND_OFF_BATCH, HandOff } from './hand-off.js';
+import { type DuePages, IndexRebuild } from './index-rebuild.js';
 import { PartitionLock } from './partition-lock.js';
 import type { DeliveryMessages, DeliveryMetrics } from './ports.js';
 import type { ProviderDirectory } from './provider-directory.js';
@@ -49,6 +52,8 @@ export interface DispatcherOptions {
    */
   share?: PartitionShare;
   random?: () => number;
+  /** Broker mode: hand due messages to the broker instead of sending them. */
+  handOff?: { broker: DuePublisher; republishAfterMs: number };
 }
 
 /** The shortest sleep between two ticks that were not woken. */
@@ -81,6 +86,10 @@ export class Dispatcher {
   /** Present with a due index. */
   private readonly rebuilds: IndexRebuild | undefined;
   private readonly attempt: AttemptContext;
+  /** Present in broker mode. */
+  private readonly handOff: HandOff | undefined;
+  /** Broker mode: rows handed off before this are the sweep's (set at each rebuild or sweep). */
+  private republishBefore = Number.NEGATIVE_INFINITY;
   /** When the embedded due query last looked for expired leases. */
   private lastExpiredCheck = Number.NEGATIVE_INFINITY;
   private readonly tickErrors: ThrottledLog<{ err: unknown; partition: string }>;
@@ -112,30 +121,49 @@ export class Dispatcher {
       },
     });
     this.leases = new ClaimLeases({ partition: this.name, messages: options.messages, clock, logger, leaseMs: options.leaseMs });
-    this.rebuilds = dueIndex
-      ? new IndexRebuild({
+    const { handOff } = options;
+    this.handOff = handOff
+      ? new HandOff({
           partition: this.name,
           channel: options.channel,
           index: options.partition,
-          partitions: options.partitions,
+          broker: handOff.broker,
           messages: options.messages,
-          dueIndex,
-          logger,
-          everyMs: options.rebuildEveryMs ?? 60_000,
+          ...(dueIndex ? { dueIndex } : {}),
+          clock,
+          ...(metrics ? { metrics } : {}),
+          republishAfterMs: handOff.republishAfterMs,
         })
       : undefined;
+    // Broker mode: the rebuild is the sweep too, so it runs at least once per sweep bound.
+    const rebuildEveryMs = options.rebuildEveryMs ?? Math.min(60_000, handOff?.republishAfterMs ?? 60_000);
+    this.rebuilds = dueIndex
+      ? new IndexRebuild({ partition: this.name, pages: () => this.duePages(), dueIndex, logger, everyMs: rebuildEveryMs })
+      : undefined;
     this.attempt = {
-      partition: this.name,
       messages: options.messages,
       providers: options.providers,
-      ...(dueIndex ? { dueIndex } : {}),
       clock,
       ...(metrics ? { metrics } : {}),
       retryBaseMs: options.retryBaseMs,
       retryMaxMs: options.retryMaxMs,
       random: options.random ?? Math.random,
-      onRetry: (dueAt) => this.wakeBy(dueAt),
+      requeue: async (message, dueAt) => {
+        await dueIndex?.addMany(this.name, [{ id: message.id, dueAt, priority: message.priority }]);
+        this.wakeBy(dueAt);
+      },
     };
+  }
+
+  /** What a rebuild of the index re-adds from SQL: what is due to send, or in broker mode to hand off (the sweep's rows too). */
+  private async duePages(): Promise<DuePages> {
+    const { channel, partition, partitions, messages } = this.options;
+    const selector = { channel, partition, partitions };
+    if (!this.handOff) return (page) => messages.listDueIds({ ...selector, untilMs: Number.MAX_SAFE_INTEGER, ...page });
+    const now = this.options.clock.now();
+    this.republishBefore = (await this.handOff.republishBefore(now)).before;
+    const republishBefore = this.republishBefore;
+    return (page) => messages.listHandOffIds({ ...selector, now, republishBefore, ...page });
   }
 
   start(): void {
@@ -248,7 +276,26 @@ export class Dispatcher {
     if (held === 'none') return this.options.clock.now() + this.options.leaseMs;
     if (held === 'taken') this.rebuilds?.onLockTaken();
     metrics?.lockHeld.set({ partition: this.name }, 1);
+    if (this.handOff) {
+      // The broker's store began anew (its jobs are gone): rebuild now, the sweep taking what it lost.
+      if ((await this.handOff.republishBefore(this.options.clock.now())).moved) {
+        this.rebuilds?.requestAt(Number.NEGATIVE_INFINITY);
+        this.lastExpiredCheck = Number.NEGATIVE_INFINITY;
+      }
+    }
     await this.rebuilds?.runIfDue(this.options.clock.now());
+    if (this.handOff) await this.handOffDue(this.handOff);
+    else await this.sendDue();
+    if (dueIndex && metrics) {
+      const backlog = await dueIndex.size(this.name, this.options.clock.now());
+      // The lock may have gone during the tick: a non-holder reports no backlog.
+      if (this.lock.isHeld()) metrics.dueIndexBacklog.set({ partition: this.name }, backlog);
+    }
+    return this.running && this.lock.isHeld() ? this.nextDueAt() : undefined;
+  }
+
+  /** Claims what is due up to the free send slots, and runs an attempt of each in its slot. */
+  private async sendDue(): Promise<void> {
     // Claim until nothing is due or every send slot is busy; check the lease before each claim.
     // Under load, claim only once a quarter of the slots are free: each claim is a write (shared
     // with the outcomes of the moment, see MessagesRepository), and one per finished send would
@@ -268,22 +315,57 @@ export class Dispatcher {
       const claimed = await this.claim(free, expiredLeases);
       if (claimed.length === 0) break;
       for (const message of claimed) {
-        this.track(this.leases.keepWhile(message, () => runAttempt(message, this.attempt, this.stopping.signal)));
+        this.track(this.leases.keepWhile(message, async () => void (await runAttempt(message, this.attempt, this.stopping.signal))));
       }
     }
-    if (dueIndex && metrics) {
-      const backlog = await dueIndex.size(this.name, this.options.clock.now());
-      // The lock may have gone during the tick: a non-holder reports no backlog.
-      if (this.lock.isHeld()) metrics.dueIndexBacklog.set({ partition: this.name }, backlog);
-    }
-    return this.running && this.lock.isHeld() ? this.nextDueAt() : undefined;
   }
 
-  /** When the next message of the partition is due, if before the next poll. */
+  /**
+   * Broker mode: hands what is due to the broker, a batch at a time, until nothing is (or the lock
+   * or a publish fails). Without a due index the SQL due query finds it, the sweep's rows once
+   * per poll.
+   */
+  private async handOffDue(handOff: HandOff): Promise<void> {
+    const { channel, partition, partitions, messages, dueIndex, clock, pollMs } = this.options;
+    while (this.running && this.lock.isHeld()) {
+      const now = clock.now();
+      if (dueIndex) {
+        const ids = await this.claimFromIndex(HAND_OFF_BATCH, now);
+        if (ids.length === 0) return;
+        const rows = await messages.handOff(ids, { now, republishBefore: this.republishBefore }).catch((error: unknown) => {
+          // The ids have left the index but were not marked in SQL.
+          this.rebuilds?.requestSoon();
+          throw error;
+        });
+        await handOff.publish(rows, now);
+        continue;
+      }
+      const sweep = now - this.lastExpiredCheck >= pollMs;
+      if (sweep) {
+        this.lastExpiredCheck = now;
+        this.republishBefore = (await handOff.republishBefore(now)).before;
+      }
+      const rows = await messages.handOffDue({
+        channel,
+        partition,
+        partitions,
+        now,
+        republishBefore: this.republishBefore,
+        limit: HAND_OFF_BATCH,
+        sweep,
+      });
+      if (rows.length === 0) return;
+      await handOff.publish(rows, now);
+    }
+  }
+
+  /** When the next message of the partition is due (to send, or to hand off), if before the next poll. */
   private nextDueAt(): Promise<number | undefined> {
     const { channel, partition, partitions, messages, dueIndex, pollMs } = this.options;
     const until = this.options.clock.now() + pollMs;
-    return dueIndex ? dueIndex.nextDueAt(this.name, until) : messages.nextDueAt({ channel, partition, partitions, until });
+    if (dueIndex) return dueIndex.nextDueAt(this.name, until);
+    const selector = { channel, partition, partitions, until };
+    return this.handOff ? messages.nextHandOffAt(selector) : messages.nextDueAt(selector);
   }
 
   private track(work: Promise<void>): void {
@@ -293,15 +375,11 @@ export class Dispatcher {
     this.inFlight.add(tracked);
   }
 
-  /** `expiredLeases`: also look for expired `sending` rows (embedded mode). */
-  private async claim(limit: number, expiredLeases: boolean): Promise<Message[]> {
-    const { channel, partition, partitions, messages, dueIndex, leaseMs } = this.options;
-    const now = this.options.clock.now();
-    if (!dueIndex) return messages.claimDue({ channel, partition, partitions, now, leaseMs, limit, expiredLeases });
+  /** Up to `limit` ids due at `now` taken out of the due index. */
+  private async claimFromIndex(limit: number, now: number): Promise<string[]> {
     const started = performance.now();
-    let ids: string[];
     try {
-      ids = await dueIndex.claim(this.name, now, limit);
+      return await (this.options.dueIndex as DueIndex).claim(this.name, now, limit);
     } catch (error) {
       this.options.metrics?.redisErrors.inc({ operation: 'due_claim', kind: 'error' });
       // A claim that timed out here may have run in Redis and removed its ids from the index.
@@ -310,6 +388,14 @@ export class Dispatcher {
     } finally {
       this.options.metrics?.redisCommandDuration.observe({ operation: 'due_claim' }, (performance.now() - started) / 1000);
     }
+  }
+
+  /** `expiredLeases`: also look for expired `sending` rows (embedded mode). */
+  private async claim(limit: number, expiredLeases: boolean): Promise<Message[]> {
+    const { channel, partition, partitions, messages, dueIndex, leaseMs } = this.options;
+    const now = this.options.clock.now();
+    if (!dueIndex) return messages.claimDue({ channel, partition, partitions, now, leaseMs, limit, expiredLeases });
+    const ids = await this.claimFromIndex(limit, now);
     // One guarded UPDATE for the whole batch; it refuses ids that are stale (canceled, already
     // sent, claimed elsewhere), which the index may hold after a rebuild.
     try {

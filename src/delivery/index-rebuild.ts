@@ -5,9 +5,7 @@
  * is the truth; a flushed or lagging Redis loses nothing.
  */
 import type { Logger } from 'pino';
-import type { Channel } from '../core/channels.js';
-import type { DueIndex } from './due-index/index.js';
-import type { DeliveryMessages } from './ports.js';
+import type { DueEntry, DueIndex } from './due-index/index.js';
 
 /** The shortest time between two rebuilds asked for by failed claims. */
 const FORCED_REBUILD_GAP_MS = 5000;
@@ -15,14 +13,14 @@ const FORCED_REBUILD_GAP_MS = 5000;
 /** Rows per page read from SQL. */
 const PAGE = 1000;
 
+/** One keyset page (by id, after `afterId`) of what the index should hold. */
+export type DuePages = (page: { afterId?: string; limit: number }) => Promise<DueEntry[]>;
+
 export interface IndexRebuildOptions {
   /** The partition's name (`sms:0`) in the index. */
   partition: string;
-  channel: Channel;
-  /** The partition's number, of `partitions`: which messages are this partition's. */
-  index: number;
-  partitions: number;
-  messages: Pick<DeliveryMessages, 'listDueIds'>;
+  /** The pages of one rebuild, asked for at its start (the listing may depend on when it runs). */
+  pages(): Promise<DuePages>;
   dueIndex: DueIndex;
   logger: Logger;
   /** Between two rebuilds while holding the lock. */
@@ -66,19 +64,12 @@ export class IndexRebuild {
 
   /** Re-adds every pending message of the partition from SQL. */
   private async rebuild(): Promise<void> {
-    const { partition, channel, index, partitions, messages, dueIndex } = this.options;
-    const untilMs = Number.MAX_SAFE_INTEGER;
+    const { partition, dueIndex } = this.options;
+    const pages = await this.options.pages();
     async function* entries() {
       let afterId: string | undefined;
       for (;;) {
-        const page = await messages.listDueIds({
-          channel,
-          partition: index,
-          partitions,
-          untilMs,
-          limit: PAGE,
-          ...(afterId ? { afterId } : {}),
-        });
+        const page = await pages({ limit: PAGE, ...(afterId ? { afterId } : {}) });
         yield* page;
         if (page.length < PAGE) return;
         afterId = page.at(-1)?.id;

@@ -4,12 +4,14 @@
  * is tested with real stores and wired to whatever backs them.
  */
 import type { Logger } from 'pino';
+import type { MessageBroker } from '../broker/port.js';
 import type { HostResolver } from '../infra/host-resolver.js';
 import type { LockFactory } from '../infra/lock/index.js';
 import type { Clock, Limiter } from '../limiter/index.js';
 import type { Metrics } from '../metrics/index.js';
 import type { Provider } from '../providers/provider.js';
 import type { Settings } from '../settings/settings.js';
+import type { BusEventsRepository } from '../storage/repositories/bus-events.js';
 import type { MessagesRepository } from '../storage/repositories/messages.js';
 import type { ProvidersRepository } from '../storage/repositories/providers.js';
 import type { ReceiptsRepository } from '../storage/repositories/receipts.js';
@@ -36,11 +38,19 @@ export type DeliverySettings = Pick<
   | 'webhookTimeoutMs'
   | 'webhookRetryBaseMs'
   | 'webhookRetryMaxMs'
+  | 'brokerRepublishAfterMs'
 >;
 
-/** The messages table as the dispatchers and the purger use it: claims, lease renewal, outcomes. */
+/** The messages table as the dispatchers, the broker consumers and the purger use it: claims, hand-offs, lease renewal, outcomes. */
 export type DeliveryMessages = Pick<
   MessagesRepository,
+  | 'get'
+  | 'handOff'
+  | 'handOffDue'
+  | 'returnHandOffs'
+  | 'handBack'
+  | 'nextHandOffAt'
+  | 'listHandOffIds'
   | 'claimDue'
   | 'claimMany'
   | 'nextDueAt'
@@ -76,6 +86,9 @@ export type DeliveryMetrics = Pick<
   | 'webhookEvents'
   | 'webhookEventLatency'
   | 'webhookEventsPending'
+  | 'brokerHandoffs'
+  | 'brokerExhausted'
+  | 'busEventsPublished'
 >;
 
 /** Tenants' webhook endpoints, as the event dispatchers read them. */
@@ -86,6 +99,9 @@ export type WebhookEventRecords = Pick<
   WebhookEventsRepository,
   'due' | 'markDeliveredMany' | 'markFailedAttempt' | 'countPending' | 'purgeFinished'
 >;
+
+/** The status events bus's outbox, as its publishers read and clear it. */
+export type BusEventRecords = Pick<BusEventsRepository, 'pending' | 'remove'>;
 
 /** Told that `partition` has a message due by `dueAt` (epoch ms); `partition` undefined: look at every partition now. */
 export type WakeListener = (partition: string | undefined, dueAt: number) => void;
@@ -137,4 +153,11 @@ export interface DeliveryDeps {
   pendingReceipts: Pick<ReceiptsRepository, 'purgeFinished'>;
   /** Serves a tenant channel without providers while none at all is stored (the embedded default's console). */
   fallbackProvider: Provider;
+  /**
+   * Broker mode (SLUICE_BROKER_URL): the dispatchers hand due messages to it instead of sending,
+   * every worker's consumers send, and the status events go on its bus. Absent: no broker.
+   */
+  broker?: MessageBroker;
+  /** The bus's outbox (broker mode). */
+  busEvents: BusEventRecords;
 }

@@ -18,6 +18,7 @@ import type { Services } from '../services/contracts.js';
 import type { Settings } from '../settings/settings.js';
 import type { Database } from '../storage/database.js';
 import { type Backend, createBackend } from './backend/backend.js';
+import { brokerConfigured } from './backend/broker.js';
 import { CloseStack } from './close-stack.js';
 import { httpDeps } from './http-deps.js';
 import { once } from './lazily.js';
@@ -64,7 +65,12 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(settings.logLevel, settings.logFormat);
   const metrics = options.metrics ?? new Metrics();
-  const storage = await openStorage(settings, { clock, logger, migrate: options.migrate ?? true });
+  const storage = await openStorage(settings, {
+    clock,
+    logger,
+    migrate: options.migrate ?? true,
+    busEvents: brokerConfigured(settings),
+  });
   const closers = new CloseStack();
   closers.push(() => storage.close());
   try {

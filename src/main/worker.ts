@@ -19,6 +19,8 @@ export function startWorker(runtime: Runtime, fallbackProvider: Provider, option
   return {
     dispatchers: delivery.dispatchers,
     eventDispatchers: delivery.eventDispatchers,
+    consumers: delivery.consumers,
+    busPublishers: delivery.busPublishers,
     async stop() {
       await delivery.stop();
       if (!options.feed) await feed.close();
@@ -29,6 +31,7 @@ export function startWorker(runtime: Runtime, fallbackProvider: Provider, option
 export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes: WakeSource): DeliveryDeps {
   const { settings, backend, repositories } = runtime;
   const roster = backend.roster(settings.partitions);
+  const broker = backend.broker;
   return {
     settings,
     clock: runtime.clock,
@@ -49,5 +52,8 @@ export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes
     webhookEvents: repositories.webhookEvents,
     pendingReceipts: repositories.receipts,
     fallbackProvider,
+    // With the broker: hand-off, consumers and the events bus instead of the roster (undefined then).
+    ...(broker ? { broker } : {}),
+    busEvents: repositories.busEvents,
   };
 }

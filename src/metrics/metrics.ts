@@ -71,6 +71,14 @@ export class Metrics {
   readonly webhookEventsPending: Gauge<'partition'>;
   readonly receipts: Counter<'provider' | 'outcome' | 'status'>;
 
+  // The broker hand-off (SLUICE_BROKER_URL)
+  readonly brokerHandoffs: Counter<'channel'>;
+  readonly brokerPublishFailures: Counter<'what'>;
+  readonly brokerRedeliveries: Counter<'channel'>;
+  readonly brokerExhausted: Counter<'channel'>;
+  readonly brokerConnected: Gauge;
+  readonly busEventsPublished: Counter;
+
   // HTTP and the exporter itself
   readonly httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
   readonly httpConnectionsRefused: Counter<'cap'>;
@@ -257,6 +265,41 @@ export class Metrics {
       name: 'sluice_retries_total',
       help: 'Send attempts scheduled for retry after a failure, by channel.',
       labelNames: ['channel'],
+      registers,
+    });
+
+    this.brokerHandoffs = new Counter({
+      name: 'sluice_broker_handoffs_total',
+      help: "Due messages published to the broker (first hand-offs and the sweep's republishes), by channel.",
+      labelNames: ['channel'],
+      registers,
+    });
+    this.brokerPublishFailures = new Counter({
+      name: 'sluice_broker_publish_failures_total',
+      help: 'Publishes the broker did not take (down, unreachable, refused), by what: due (a message, handed off again later) or event (a status event, kept in the outbox).',
+      labelNames: ['what'],
+      registers,
+    });
+    this.brokerRedeliveries = new Counter({
+      name: 'sluice_broker_redeliveries_total',
+      help: "Deliveries of a job after its first (a retry nak'ed with its delay, or a job whose worker died or went silent), by channel.",
+      labelNames: ['channel'],
+      registers,
+    });
+    this.brokerExhausted = new Counter({
+      name: 'sluice_broker_exhausted_total',
+      help: "Jobs that reached the broker's delivery limit (SLUICE_BROKER_MAX_DELIVER), by channel: their message failed, or (a failed handler) was left to the sweep.",
+      labelNames: ['channel'],
+      registers,
+    });
+    this.brokerConnected = new Gauge({
+      name: 'sluice_broker_connected',
+      help: 'Whether this instance is connected to the broker (1) or not (0).',
+      registers,
+    });
+    this.busEventsPublished = new Counter({
+      name: 'sluice_bus_events_published_total',
+      help: "Status events published on the broker's events stream (from the bus outbox).",
       registers,
     });
 

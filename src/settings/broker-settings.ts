@@ -68,6 +68,14 @@ export const BROKER_SETTINGS = {
     description:
       'Longest retry delay a message waits in the broker (each waiting message holds a place of SLUICE_BROKER_MAX_ACK_PENDING); a longer one goes back through the due index.',
   }),
+  brokerRepublishAfterMs: spec({
+    env: 'SLUICE_BROKER_REPUBLISH_AFTER_MS',
+    kind: 'int',
+    default: 3_600_000,
+    range: [1000, 86_400_000],
+    description:
+      'A due message handed to the broker and still unfinished after this long is published again (the sweep, at each due index rebuild): it covers a job the broker lost without its stream being recreated. A message waiting in a backlog longer than this is published twice; the second job finds it sent and is dropped.',
+  }),
   brokerEventsMaxAgeHours: spec({
     env: 'SLUICE_BROKER_EVENTS_MAX_AGE_HOURS',
     kind: 'int',

@@ -15,6 +15,7 @@ import type { Clock } from '../limiter/clock.js';
 import type { Database } from './database.js';
 import type { GroupCommitOptions } from './group-commit.js';
 import { BlacklistRepository } from './repositories/blacklist.js';
+import { BusEventsRepository } from './repositories/bus-events.js';
 import { MessagesRepository } from './repositories/messages.js';
 import { ProvidersRepository } from './repositories/providers.js';
 import { QuietHoursRepository } from './repositories/quiet-hours.js';
@@ -33,6 +34,7 @@ export * from './group-commit.js';
 export * from './ids.js';
 export { MigrationError, type MigrationOptions, migrateToLatest, migrationsFor, pendingMigrations } from './migrations/index.js';
 export * from './repositories/blacklist.js';
+export * from './repositories/bus-events.js';
 export * from './repositories/messages.js';
 export * from './repositories/providers.js';
 export * from './repositories/quiet-hours.js';
@@ -60,6 +62,8 @@ export interface Repositories {
   readonly webhooks: WebhooksRepository;
   readonly webhookEvents: WebhookEventsRepository;
   readonly receipts: ReceiptsRepository;
+  /** The status events bus's outbox (broker mode). */
+  readonly busEvents: BusEventsRepository;
   /** Drains pending message inserts, then closes the database. */
   close(): Promise<void>;
 }
@@ -70,11 +74,14 @@ export interface RepositoryOptions {
   /** Time source for configuration rows' created/updated times (messages take `now` per call). */
   clock?: Clock;
   groupCommit?: GroupCommitOptions;
+  /** With the broker on: every status change also writes its `bus_events` row. */
+  busEvents?: boolean;
 }
 
 export function createRepositories(database: Database, options: RepositoryOptions = {}): Repositories {
   const clock = options.clock === undefined ? {} : { clock: options.clock };
-  const messages = new MessagesRepository(database, { groupCommit: options.groupCommit });
+  const outbox = { bus: options.busEvents ?? false };
+  const messages = new MessagesRepository(database, { groupCommit: options.groupCommit, outbox });
   return {
     database,
     tenants: new TenantsRepository(database, clock),
@@ -93,7 +100,8 @@ export function createRepositories(database: Database, options: RepositoryOption
       ...(options.secretBox === undefined ? {} : { secretBox: options.secretBox }),
     }),
     webhookEvents: new WebhookEventsRepository(database),
-    receipts: new ReceiptsRepository(database),
+    receipts: new ReceiptsRepository(database, outbox),
+    busEvents: new BusEventsRepository(database),
     async close() {
       await messages.drain();
       await database.close();

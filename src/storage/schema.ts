@@ -165,6 +165,11 @@ export interface MessagesTable {
   receipt_status: string | null;
   receipt_code: string | null;
   receipt_at: number | null;
+  /**
+   * When the message was last published to the broker (0010; broker mode only): the due index and
+   * the due query leave it to the broker until the sweep's bound passes. NULL: not handed off.
+   */
+  handed_off_at: number | null;
 }
 
 /** One version of a message template (0007); the current one is the highest, unless retired. */
@@ -282,6 +287,20 @@ export interface DeliveryAttemptsTable {
 }
 
 /** Every table sluice stores, keyed by table name: the `Kysely<Tables>` type parameter. */
+/** A status event waiting to be published on the bus (0010): the outbox of the broker's events stream. */
+export interface BusEventsTable {
+  /** `evt_…`, the webhook's event id for the same change: the bus's de-duplication id. */
+  event_id: string;
+  message_id: string;
+  tenant_id: string;
+  /** The message's shard: the bus publisher partition p of P owns `shard % P == p`, so a message's events stay in order. */
+  shard: number;
+  type: EventType;
+  /** The JSON body, byte for byte the webhook's. */
+  body: string;
+  created_at: number;
+}
+
 export interface Tables {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -298,6 +317,7 @@ export interface Tables {
   webhook_events: WebhookEventsTable;
   receipt_tokens: ReceiptTokensTable;
   pending_receipts: PendingReceiptsTable;
+  bus_events: BusEventsTable;
 }
 
 /** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */

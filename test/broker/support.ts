@@ -136,6 +136,7 @@ export function dueJob(overrides: Partial<DueJob> = {}): DueJob {
     partition: 0,
     attempt: 1,
     dueAt: 1_764_000_000_000,
+    handedOffAt: 1_764_000_000_100,
     ...overrides,
   };
 }

@@ -39,7 +39,7 @@ describe('docs/metrics.md', () => {
     // operator stores; an action without a set is answered 404 before anything is counted. `cap`
     // is one of the two connection caps; `realm` admin or tenant.
     const bounded = new Set(
-      'type store outcome channel rule interceptor code operation kind to mode reason level result status partition provider method route status_code collector cache action shadow cap realm'.split(
+      'type store outcome channel rule interceptor code operation kind to mode reason level result status partition provider method route status_code collector cache action shadow cap realm what'.split(
         ' ',
       ),
     );

@@ -7,12 +7,14 @@ import { InProcessChangeBus } from '../../infra/change-bus.js';
 import { createInProcessLockFactory } from '../../infra/lock/index.js';
 import { directEvents } from '../../limiter/index.js';
 import { Metrics } from '../../metrics/index.js';
+import { brokerPart } from './broker.js';
 import { inProcessStores } from './in-process.js';
 import type { Backend, BackendContext } from './types.js';
 
 export function embeddedBackend(context: BackendContext): Backend {
   const { metrics } = context;
   const { local: limiter, localRiskEvents } = inProcessStores(context);
+  const broker = brokerPart(context);
   const configBus = new InProcessChangeBus();
   const wakeBus = new InProcessChangeBus();
   return {
@@ -33,7 +35,10 @@ export function embeddedBackend(context: BackendContext): Backend {
     dueIndex: undefined,
     cacheTier: undefined,
     roster: () => undefined,
-    probes: [{ name: 'limiter', check: async () => ({ ok: true, detail: 'in process (embedded)' }) }],
+    get broker() {
+      return broker.get();
+    },
+    probes: [{ name: 'limiter', check: async () => ({ ok: true, detail: 'in process (embedded)' }) }, ...broker.probes],
     async startupWarnings(sharedDatabase) {
       // A shared database invites a second instance, and each would count alone: a rule of 3 a
       // minute would let 3 through each instance. Nothing else would tell.
@@ -45,6 +50,7 @@ export function embeddedBackend(context: BackendContext): Backend {
     },
     async warmUp() {},
     async close() {
+      await broker.close();
       await wakeBus.close();
       await configBus.close();
     },

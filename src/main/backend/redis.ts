@@ -12,6 +12,7 @@ import { createRedisLockFactory } from '../../infra/lock/index.js';
 import { createRedisClient, redisEvictionWarning, redisReadiness } from '../../infra/redis-client.js';
 import { ThrottledLog } from '../../infra/throttled-log.js';
 import { DegradingEventStore, type FallbackMode, RedisEventStore } from '../../limiter/index.js';
+import { brokerPart } from './broker.js';
 import { inProcessStores } from './in-process.js';
 import { redisLimiter } from './redis-limiter.js';
 import type { Backend, BackendContext } from './types.js';
@@ -55,6 +56,9 @@ export function redisBackend(context: BackendContext): Backend {
     clock,
   );
   const locks = createRedisLockFactory({ client, leaseMs: settings.leaseMs, keyPrefix: prefix });
+  // Closed first: its consumers' last acks before Redis and the buses go.
+  const broker = brokerPart(context);
+  closers.unshift(() => broker.close());
 
   return {
     kind: client.isCluster ? 'redis-cluster' : 'redis',
@@ -84,14 +88,17 @@ export function redisBackend(context: BackendContext): Backend {
     sharedLocks: locks,
     dueIndex: new RedisDueIndex({ client, keyPrefix: prefix }),
     cacheTier: client,
+    // With the broker on, its consumers are the membership: no roster of our own.
     roster: (partitions) =>
-      new WorkerRoster({
-        client,
-        keyPrefix: prefix,
-        partitions: CHANNELS.length * partitions,
-        leaseMs: settings.leaseMs,
-        logger,
-      }),
+      broker.configured
+        ? undefined
+        : new WorkerRoster({
+            client,
+            keyPrefix: prefix,
+            partitions: CHANNELS.length * partitions,
+            leaseMs: settings.leaseMs,
+            logger,
+          }),
     probes: [
       {
         // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
@@ -109,7 +116,11 @@ export function redisBackend(context: BackendContext): Backend {
           ),
       },
       { name: 'limiter', check: async () => ({ ok: true, detail: `breaker ${degrading.state()}` }) },
+      ...broker.probes,
     ],
+    get broker() {
+      return broker.get();
+    },
     async startupWarnings() {
       // Redis evicting limiter keys when full would lift bans and reset counts without a word.
       const warning = await redisEvictionWarning(client, EVICTION_CHECK_MS);

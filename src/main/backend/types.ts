@@ -1,6 +1,7 @@
 /** The backend's contract: what every kind of backend provides (the switch is `backend.ts`). */
 import type { Logger } from 'pino';
 import type { FrequencyGate } from '../../admission/ports.js';
+import type { MessageBroker } from '../../broker/port.js';
 import type { DueIndex } from '../../delivery/due-index/index.js';
 import type { WorkerRoster } from '../../delivery/roster.js';
 import type { ChangeBus } from '../../infra/change-bus.js';
@@ -50,8 +51,16 @@ export interface Backend {
   readonly dueIndex: DueIndex | undefined;
   /** The shared tier of the live caches (Redis), between the process's copy and SQL. */
   readonly cacheTier: LiveCacheOptions<unknown>['redis'];
-  /** A roster sharing `partitions` among the worker instances; undefined: this worker holds them all. */
+  /**
+   * A roster sharing `partitions` among the worker instances; undefined: this worker holds them
+   * all, or the broker is on (its consumers are the membership; docs/operations.md, "Brokers").
+   */
   roster(partitions: number): WorkerRoster | undefined;
+  /**
+   * The hand-off of due messages and the status events bus (SLUICE_BROKER_URL: NATS JetStream),
+   * made at first use; undefined without a broker.
+   */
+  readonly broker: MessageBroker | undefined;
   /** What `/readyz` shows of the backend, beside the database. */
   readonly probes: readonly ReadinessProbe[];
   /**

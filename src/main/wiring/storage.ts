@@ -10,6 +10,7 @@ import type { Settings } from '../../settings/settings.js';
 import { type Database, openDatabase } from '../../storage/database.js';
 import { migrateToLatest } from '../../storage/migrations/index.js';
 import { BlacklistRepository } from '../../storage/repositories/blacklist.js';
+import { BusEventsRepository } from '../../storage/repositories/bus-events.js';
 import { MessagesRepository } from '../../storage/repositories/messages.js';
 import { ProvidersRepository } from '../../storage/repositories/providers.js';
 import { QuietHoursRepository } from '../../storage/repositories/quiet-hours.js';
@@ -34,6 +35,8 @@ export interface Repositories {
   webhooks: WebhooksRepository;
   webhookEvents: WebhookEventsRepository;
   receipts: ReceiptsRepository;
+  /** The status events bus's outbox, written while the broker is on. */
+  busEvents: BusEventsRepository;
 }
 
 export interface StorageWing {
@@ -45,7 +48,11 @@ export interface StorageWing {
   close(): Promise<void>;
 }
 
-export async function openStorage(settings: Settings, options: { clock: Clock; logger: Logger; migrate: boolean }): Promise<StorageWing> {
+/** `busEvents`: the broker is on, so every status change also writes its bus event (`backend/broker.ts` decides). */
+export async function openStorage(
+  settings: Settings,
+  options: { clock: Clock; logger: Logger; migrate: boolean; busEvents: boolean },
+): Promise<StorageWing> {
   const { clock, logger } = options;
   // Every process of a deployment must seal and open with the same key: a new one is said aloud.
   const secretKey = resolveSecretKey(settings, (path) =>
@@ -65,18 +72,20 @@ export async function openStorage(settings: Settings, options: { clock: Clock; l
     throw error;
   }
   const secretBox = new SecretBox(secretKey);
+  const outbox = { bus: options.busEvents };
   const repositories: Repositories = {
     tenants: new TenantsRepository(database, { clock }),
     rules: new RulesRepository(database, { clock }),
     riskRules: new RiskRulesRepository(database, { clock }),
     blacklist: new BlacklistRepository(database, { clock }),
     providers: new ProvidersRepository(database, { clock, secretBox }),
-    messages: new MessagesRepository(database),
+    messages: new MessagesRepository(database, { outbox }),
     templates: new TemplatesRepository(database, { clock }),
     quietHours: new QuietHoursRepository(database, { clock }),
     webhooks: new WebhooksRepository(database, { clock, secretBox }),
     webhookEvents: new WebhookEventsRepository(database),
-    receipts: new ReceiptsRepository(database),
+    receipts: new ReceiptsRepository(database, outbox),
+    busEvents: new BusEventsRepository(database),
   };
   return {
     database,

@@ -11,6 +11,7 @@
  * | `settle.ts` | the guarded moves out of `sending`, one or many |
  * | `claim.ts` | the guarded claim and lease extension |
  * | `due.ts` | due candidates, next due time, the due-index rebuild listing |
+ * | `hand-off.ts` | the broker hand-off: marking due messages handed off, its due query and listing |
  * | `search.ts` | the admin search by recipient |
  * | `reads.ts`, `attempts.ts`, `cancel.ts`, `purge-finished.ts` | the rest |
  *
@@ -47,6 +48,17 @@ import { cancelMessage } from './messages/cancel.js';
 import { CLAIM_CHUNK, claimIds, extendLeases } from './messages/claim.js';
 import { checkPartition } from './messages/conditions.js';
 import { dueCandidates, listDueIds, nextDueAt } from './messages/due.js';
+import { type EventOutbox, WEBHOOKS_ONLY } from './messages/events.js';
+import {
+  type HandedOff,
+  type HandOffOptions,
+  handBack,
+  handOffCandidates,
+  handOffIds,
+  listHandOffIds,
+  nextHandOffAt,
+  returnHandOffs,
+} from './messages/hand-off.js';
 import { insertError, newMessageRow } from './messages/insert.js';
 import { purgeFinished } from './messages/purge-finished.js';
 import { countOpen, findByIdempotencyKey, findMessage } from './messages/reads.js';
@@ -65,6 +77,8 @@ import {
   toMessage,
 } from './messages/types.js';
 
+export type { EventOutbox } from './messages/events.js';
+export type { HandedOff, HandOffOptions } from './messages/hand-off.js';
 export type { RecentSearch, RecipientSearch } from './messages/search.js';
 export type {
   CancelResult,
@@ -80,12 +94,15 @@ export type {
 
 export class MessagesRepository {
   private readonly writer: GroupCommittedWrites;
+  private readonly outbox: EventOutbox;
 
+  /** `outbox`: where status events are written (the bus too, with the broker on); default webhooks only. */
   constructor(
     private readonly database: Database,
-    options: { groupCommit?: GroupCommitOptions } = {},
+    options: { groupCommit?: GroupCommitOptions; outbox?: EventOutbox } = {},
   ) {
-    this.writer = new GroupCommittedWrites(database, options.groupCommit);
+    this.outbox = options.outbox ?? WEBHOOKS_ONLY;
+    this.writer = new GroupCommittedWrites(database, options.groupCommit, this.outbox);
   }
 
   private get db() {
@@ -163,7 +180,7 @@ export class MessagesRepository {
     const unique = [...new Set(ids)];
     for (let start = 0; start < unique.length; start += CLAIM_CHUNK) {
       const chunk = unique.slice(start, start + CLAIM_CHUNK);
-      claimed.push(...(await this.writer.claim((trx) => claimIds(trx, this.database.capabilities, chunk, options))));
+      claimed.push(...(await this.writer.claim((trx) => claimIds(trx, this.database.capabilities, chunk, options, this.outbox))));
     }
     return claimed;
   }
@@ -189,7 +206,9 @@ export class MessagesRepository {
   ): Promise<Message[]> {
     checkPartition(selector);
     if (selector.limit <= 0) return [];
-    return this.writer.claim(async (trx) => claimIds(trx, this.database.capabilities, await dueCandidates(trx, selector), selector));
+    return this.writer.claim(async (trx) =>
+      claimIds(trx, this.database.capabilities, await dueCandidates(trx, selector), selector, this.outbox),
+    );
   }
 
   /**
@@ -212,6 +231,72 @@ export class MessagesRepository {
   ): Promise<{ id: string; dueAt: number; priority?: 'bulk' }[]> {
     checkPartition(selector);
     return listDueIds(this.db, selector);
+  }
+
+  /**
+   * Broker mode: marks those of `ids` (from the due index) that are due for a hand-off at `now` as
+   * handed off, in one guarded UPDATE per 500 (shared with the writes of the moment). Ids that
+   * are not (finished, sending under a live lease, handed off since `republishBefore`, their
+   * tenant suspended) are skipped. @returns the rows marked, to publish.
+   */
+  async handOff(ids: readonly string[], options: HandOffOptions): Promise<HandedOff[]> {
+    const marked: HandedOff[] = [];
+    const unique = [...new Set(ids)];
+    for (let start = 0; start < unique.length; start += CLAIM_CHUNK) {
+      const chunk = unique.slice(start, start + CLAIM_CHUNK);
+      let rows: HandedOff[] = [];
+      // Assigned, not appended: the writer may run the work again.
+      await this.writer.claim(async (trx) => {
+        rows = await handOffIds(trx, this.database.capabilities, chunk, options);
+        return [];
+      });
+      marked.push(...rows);
+    }
+    return marked;
+  }
+
+  /**
+   * Broker mode without a due index: marks up to `limit` messages of the partition due for a
+   * hand-off at `now` (pending, never handed off; with `republishBefore`, the sweep's too) and
+   * returns them. One dispatcher per partition calls it (the partition's lock holder).
+   */
+  async handOffDue(selector: PartitionSelector & HandOffOptions & { limit: number; sweep: boolean }): Promise<HandedOff[]> {
+    checkPartition(selector);
+    if (selector.limit <= 0) return [];
+    let rows: HandedOff[] = [];
+    await this.writer.claim(async (trx) => {
+      const ids = await handOffCandidates(trx, {
+        ...selector,
+        ...(selector.sweep ? {} : { republishBefore: undefined }),
+      });
+      rows = await handOffIds(trx, this.database.capabilities, ids, selector);
+      return [];
+    });
+    return rows;
+  }
+
+  /** Un-marks `ids` still marked by the hand-off at `handedOffAt` (their publish failed). @returns how many. */
+  returnHandOffs(ids: readonly string[], handedOffAt: number): Promise<number> {
+    return returnHandOffs(this.db, ids, handedOffAt);
+  }
+
+  /** Un-marks a pending message whose job the broker no longer holds. @returns whether it was pending. */
+  handBack(id: string): Promise<boolean> {
+    return handBack(this.db, id);
+  }
+
+  /** {@link nextDueAt} of the messages not handed off (broker mode without a due index). */
+  nextHandOffAt(selector: PartitionSelector & { until: number }): Promise<number | undefined> {
+    checkPartition(selector);
+    return nextHandOffAt(this.db, selector);
+  }
+
+  /** {@link listDueIds} in broker mode: what is due for a hand-off, the sweep's rows included. */
+  listHandOffIds(
+    selector: PartitionSelector & { now: number; republishBefore: number; afterId?: string; limit: number },
+  ): Promise<{ id: string; dueAt: number; priority?: 'bulk' }[]> {
+    checkPartition(selector);
+    return listHandOffIds(this.db, selector);
   }
 
   /**
@@ -246,9 +331,18 @@ export class MessagesRepository {
     });
   }
 
-  /** `sending → scheduled` at `dueAt` after a retryable failure. @returns whether it moved. */
-  markRetry(id: string, options: SettleOptions & { dueAt: number; error: string }): Promise<boolean> {
-    return this.settle(id, options, { status: 'scheduled', due_at: options.dueAt, last_error: options.error });
+  /**
+   * `sending → scheduled` at `dueAt` after a retryable failure. Broker mode says where the retry
+   * waits: `handedOffAt` a time, in the broker (the job is nak'ed with the delay); null, in the
+   * due index (handed off again when due). @returns whether it moved.
+   */
+  markRetry(id: string, options: SettleOptions & { dueAt: number; error: string; handedOffAt?: number | null }): Promise<boolean> {
+    return this.settle(id, options, {
+      status: 'scheduled',
+      due_at: options.dueAt,
+      last_error: options.error,
+      ...(options.handedOffAt === undefined ? {} : { handed_off_at: options.handedOffAt }),
+    });
   }
 
   /**
@@ -271,7 +365,7 @@ export class MessagesRepository {
    * @returns `'not-found'` (no such message for this tenant) or `'too-late'` (sending or finished).
    */
   cancel(tenantId: string, id: string, now: number): Promise<CancelResult> {
-    return cancelMessage(this.db, tenantId, id, now);
+    return cancelMessage(this.db, tenantId, id, now, this.outbox);
   }
 
   /**

@@ -13,7 +13,7 @@ import type { Receipt } from '../../providers/receipt.js';
 import type { Database } from '../database.js';
 import { sha256Hex } from '../ids.js';
 import type { Tables } from '../schema.js';
-import { writeSettleEvents } from './messages/events.js';
+import { type EventOutbox, WEBHOOKS_ONLY, writeSettleEvents } from './messages/events.js';
 
 /** What became of one receipt. */
 export type ReceiptOutcome = 'applied' | 'pending' | 'duplicate';
@@ -61,6 +61,7 @@ export async function applyPendingReceipts(
   trx: Kysely<Tables>,
   moved: readonly { providerId: string; providerMessageId: string }[],
   now: number,
+  outbox: EventOutbox = WEBHOOKS_ONLY,
 ): Promise<void> {
   for (let start = 0; start < moved.length; start += PENDING_CHUNK) {
     const chunk = moved.slice(start, start + PENDING_CHUNK);
@@ -91,12 +92,16 @@ export async function applyPendingReceipts(
         .where('provider_message_id', '=', row.provider_message_id)
         .execute();
     }
-    await writeSettleEvents(trx, events);
+    await writeSettleEvents(trx, events, outbox);
   }
 }
 
 export class ReceiptsRepository {
-  constructor(private readonly database: Database) {}
+  /** `outbox`: where the status events of the moves go (the bus too, with the broker on). */
+  constructor(
+    private readonly database: Database,
+    private readonly outbox: EventOutbox = WEBHOOKS_ONLY,
+  ) {}
 
   private get db() {
     return this.database.db;
@@ -183,7 +188,7 @@ export class ReceiptsRepository {
           .execute();
         outcomes.push('pending');
       }
-      await writeSettleEvents(trx, events);
+      await writeSettleEvents(trx, events, this.outbox);
       return outcomes;
     });
   }

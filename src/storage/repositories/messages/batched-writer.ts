@@ -11,7 +11,7 @@ import { retryTransient } from '../../errors.js';
 import { type GroupCommitOptions, type GroupCommitStats, GroupCommitWriter } from '../../group-commit.js';
 import type { DeliveryAttemptsTable, MessageRow, Tables } from '../../schema.js';
 import { applyPendingReceipts } from '../receipts.js';
-import { type StatusChange, writeEvents, writeSettleEvents } from './events.js';
+import { type EventOutbox, type StatusChange, WEBHOOKS_ONLY, writeEvents, writeSettleEvents } from './events.js';
 import { MessageInserts } from './insert.js';
 import { moveFromSending, moveManyFromSending, type Settle } from './settle.js';
 import { attemptRow, type Message } from './types.js';
@@ -42,6 +42,7 @@ async function writeBatch(
   capabilities: DialectCapabilities,
   inserts: MessageInserts,
   items: readonly WriteItem[],
+  outbox: EventOutbox,
 ): Promise<WriteResult[]> {
   const rows: MessageRow[] = [];
   const settles: { index: number; item: Extract<WriteItem, { kind: 'settle' }> }[] = [];
@@ -70,10 +71,11 @@ async function writeBatch(
   }
   if (attempts.length > 0) await trx.insertInto('delivery_attempts').values(attempts).execute();
   // The outbox rows of these changes, in their transaction: committed with them or not at all.
-  if (rows.length > 0) await writeEvents(trx, rows.map(acceptedChange));
+  if (rows.length > 0) await writeEvents(trx, rows.map(acceptedChange), outbox);
   await writeSettleEvents(
     trx,
     settles.flatMap(({ item }, position) => (moved[position] ? [{ id: item.id, status: item.changes.status, at: item.options.now }] : [])),
+    outbox,
   );
   // Receipts that came before these sends were settled: applied now, after the `sent` events.
   const sent = settles.flatMap(({ item }, position) =>
@@ -81,7 +83,7 @@ async function writeBatch(
       ? [{ providerId: item.changes.provider_id, providerMessageId: item.changes.provider_message_id }]
       : [],
   );
-  if (sent.length > 0) await applyPendingReceipts(trx, sent, settles[0]!.item.options.now);
+  if (sent.length > 0) await applyPendingReceipts(trx, sent, settles[0]!.item.options.now, outbox);
   for (const { index, item } of claims) results[index] = await item.run(trx);
   return results;
 }
@@ -102,11 +104,11 @@ function acceptedChange(row: MessageRow): StatusChange {
 export class GroupCommittedWrites {
   private readonly writer: GroupCommitWriter<WriteItem, WriteResult>;
 
-  constructor(database: Database, options?: GroupCommitOptions) {
+  constructor(database: Database, options?: GroupCommitOptions, outbox: EventOutbox = WEBHOOKS_ONLY) {
     const inserts = new MessageInserts();
     this.writer = new GroupCommitWriter<WriteItem, WriteResult>(
       database,
-      (trx, items) => writeBatch(trx, database.capabilities, inserts, items),
+      (trx, items) => writeBatch(trx, database.capabilities, inserts, items, outbox),
       options,
       // Only an accepted message must be on disk before its caller hears (the 202). A claim or an
       // outcome lost in an OS crash makes the message be sent again, as at-least-once allows; not

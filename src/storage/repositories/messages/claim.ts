@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import type { DialectCapabilities } from '../../database.js';
 import type { MessageRow, Tables } from '../../schema.js';
 import { byLaneThenDue, claimable, heldClaims, notSuspended } from './conditions.js';
-import { writeSettleEvents } from './events.js';
+import { type EventOutbox, WEBHOOKS_ONLY, writeSettleEvents } from './events.js';
 import { moveFromSending } from './settle.js';
 import { type ClaimOptions, type HeldClaim, type Message, toMessage } from './types.js';
 
@@ -30,6 +30,7 @@ export async function claimIds(
   capabilities: DialectCapabilities,
   ids: readonly string[],
   options: ClaimOptions,
+  outbox: EventOutbox = WEBHOOKS_ONLY,
 ): Promise<Message[]> {
   if (ids.length === 0) return [];
   const { now, leaseMs } = options;
@@ -68,7 +69,7 @@ export async function claimIds(
     )
       failed.push({ id: message.id, status: 'failed', at: now });
   }
-  await writeSettleEvents(trx, failed);
+  await writeSettleEvents(trx, failed, outbox);
   return claimed;
 }
 

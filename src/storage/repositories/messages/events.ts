@@ -3,12 +3,23 @@
  * changes themselves (the batch of `batched-writer.ts`, a cancel's, a claim's), so an event
  * exists if and only if its change committed. One row per subscribed webhook; none when the
  * tenant subscribed to nothing, so a deployment without webhooks pays one indexed read per batch.
+ * With the broker on ({@link EventOutbox}), every change also gets one `bus_events` row, the
+ * same event id and body, for the status events stream.
  */
 import type { Kysely } from 'kysely';
 import type { Channel } from '../../../core/channels.js';
 import { maskRecipient } from '../../../providers/mask.js';
-import { newId } from '../../ids.js';
-import type { EventType, MessageStatus, Tables, WebhookEventsTable } from '../../schema.js';
+import { newId, shardOf } from '../../ids.js';
+import type { BusEventsTable, EventType, MessageStatus, Tables, WebhookEventsTable } from '../../schema.js';
+
+/** Which outboxes a status change writes to: tenants' webhooks always, the bus while the broker is on. */
+export interface EventOutbox {
+  /** Every change also gets a `bus_events` row (the broker's status events stream). */
+  readonly bus: boolean;
+}
+
+/** Webhooks only: no broker. */
+export const WEBHOOKS_ONLY: EventOutbox = { bus: false };
 
 /** One status change of a message, as its event tells it. */
 export interface StatusChange {
@@ -40,7 +51,7 @@ const STEP: Readonly<Record<EventType, number>> = {
   'message.undelivered': 2,
 };
 
-/** How long a failing event is retried before it is `failed`, unless the repository is told otherwise. */
+/** How long a failing event is retried before it is `failed`. */
 export const DEFAULT_RETRY_MS = 24 * 3_600_000;
 
 /** Rows per INSERT: 13 columns each, well inside every dialect's parameter limit. */
@@ -74,9 +85,10 @@ export function eventBody(id: string, change: StatusChange): string {
 
 /**
  * Inserts the event rows of `changes` for every enabled webhook of their tenants subscribed to
- * their type, in `trx`. @returns how many rows were written.
+ * their type, and with `outbox.bus` one bus row per change, in `trx`. @returns how many webhook
+ * rows were written.
  */
-export async function writeEvents(trx: Kysely<Tables>, changes: readonly StatusChange[], retryMs = DEFAULT_RETRY_MS): Promise<number> {
+export async function writeEvents(trx: Kysely<Tables>, changes: readonly StatusChange[], outbox = WEBHOOKS_ONLY): Promise<number> {
   if (changes.length === 0) return 0;
   const tenants = [...new Set(changes.map((change) => change.tenantId))];
   const webhooks = await trx
@@ -85,7 +97,7 @@ export async function writeEvents(trx: Kysely<Tables>, changes: readonly StatusC
     .where('tenant_id', 'in', tenants)
     .where('enabled', '=', 1)
     .execute();
-  if (webhooks.length === 0) return 0;
+  if (webhooks.length === 0 && !outbox.bus) return 0;
   const byTenant = new Map<string, { id: string; events: Set<string> }[]>();
   for (const webhook of webhooks) {
     const list = byTenant.get(webhook.tenant_id) ?? [];
@@ -93,11 +105,22 @@ export async function writeEvents(trx: Kysely<Tables>, changes: readonly StatusC
     byTenant.set(webhook.tenant_id, list);
   }
   const rows: WebhookEventsTable[] = [];
+  const busRows: BusEventsTable[] = [];
   for (const change of changes) {
     const subscribed = (byTenant.get(change.tenantId) ?? []).filter((webhook) => webhook.events.has(change.type));
-    if (subscribed.length === 0) continue;
+    if (subscribed.length === 0 && !outbox.bus) continue;
     const eventId = `evt_${newId(change.at)}`;
     const body = eventBody(eventId, change);
+    if (outbox.bus)
+      busRows.push({
+        event_id: eventId,
+        message_id: change.messageId,
+        tenant_id: change.tenantId,
+        shard: shardOf(change.messageId),
+        type: change.type,
+        body,
+        created_at: change.at,
+      });
     for (const webhook of subscribed)
       rows.push({
         webhook_id: webhook.id,
@@ -110,7 +133,7 @@ export async function writeEvents(trx: Kysely<Tables>, changes: readonly StatusC
         status: 'pending',
         attempts: 0,
         next_at: change.at,
-        give_up_at: change.at + retryMs,
+        give_up_at: change.at + DEFAULT_RETRY_MS,
         last_error: null,
         created_at: change.at,
         updated_at: change.at,
@@ -120,6 +143,11 @@ export async function writeEvents(trx: Kysely<Tables>, changes: readonly StatusC
     await trx
       .insertInto('webhook_events')
       .values(rows.slice(start, start + INSERT_CHUNK))
+      .execute();
+  for (let start = 0; start < busRows.length; start += INSERT_CHUNK)
+    await trx
+      .insertInto('bus_events')
+      .values(busRows.slice(start, start + INSERT_CHUNK))
       .execute();
   return rows.length;
 }
@@ -131,6 +159,7 @@ export async function writeEvents(trx: Kysely<Tables>, changes: readonly StatusC
 export async function writeSettleEvents(
   trx: Kysely<Tables>,
   moved: readonly { id: string; status: MessageStatus; at: number }[],
+  outbox = WEBHOOKS_ONLY,
 ): Promise<void> {
   const final = moved.filter((move) => eventTypeOf(move.status) !== undefined);
   if (final.length === 0) return;
@@ -179,5 +208,5 @@ export async function writeSettleEvents(
         : {}),
     });
   }
-  await writeEvents(trx, changes);
+  await writeEvents(trx, changes, outbox);
 }

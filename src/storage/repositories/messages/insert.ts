@@ -38,6 +38,7 @@ export function newMessageRow(input: NewMessageRow): MessageRow {
     receipt_status: null,
     receipt_code: null,
     receipt_at: null,
+    handed_off_at: null,
   };
 }
 

@@ -17,6 +17,8 @@ export interface SettleChanges {
   provider_id?: string;
   provider_message_id?: string | null;
   attempts?: number;
+  /** Broker mode: a retry the broker keeps is marked handed off (now); one that goes back through the due index is not (null). */
+  handed_off_at?: number | null;
 }
 
 /** One settle: which message, under which claim, to what. */
@@ -27,7 +29,16 @@ export interface Settle {
 }
 
 /** The columns a settle may set, besides `updated_at` (every settle) and the cleared lease. */
-const SETTLE_COLUMNS = ['status', 'sent_at', 'due_at', 'last_error', 'provider_id', 'provider_message_id', 'attempts'] as const;
+const SETTLE_COLUMNS = [
+  'status',
+  'sent_at',
+  'due_at',
+  'last_error',
+  'provider_id',
+  'provider_message_id',
+  'attempts',
+  'handed_off_at',
+] as const;
 
 /** One settle's guarded UPDATE. @returns whether the row moved. */
 export async function moveFromSending(db: Kysely<Tables>, { id, options, changes }: Settle): Promise<boolean> {

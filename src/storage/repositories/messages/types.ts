@@ -34,6 +34,8 @@ export interface Message {
 
   /** The vendor's delivery receipt, once one arrived (SMS providers that push them). */
   receipt: MessageReceipt | null;
+  /** Broker mode: when it was last published to the broker (a retry waiting there too); null: not handed off. */
+  handedOffAt: number | null;
 }
 
 /** A vendor's delivery receipt as stored: its verdict, the vendor's own code, when. */
@@ -161,6 +163,7 @@ export function toMessage(row: MessageRow, payload?: MessagePayload): Message {
       row.receipt_status === null
         ? null
         : { status: row.receipt_status as MessageReceipt['status'], code: row.receipt_code ?? '', at: Number(row.receipt_at) },
+    handedOffAt: nullableNumber(row.handed_off_at ?? null),
   };
 }
 

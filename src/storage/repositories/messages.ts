@@ -12,7 +12,7 @@
  * | `claim.ts` | the guarded claim and lease extension |
  * | `due.ts` | due candidates, next due time, the due-index rebuild listing |
  * | `search.ts` | the admin search by recipient |
- * | `reads.ts`, `attempts.ts`, `cancel.ts`, `purge-finished.ts` | the rest |
+ * | `reads.ts`, `attempts.ts`, `cancel.ts`, `feedback.ts`, `purge-finished.ts` | the rest |
  *
  * Status moves are guarded UPDATEs (`... WHERE id = ? AND status IN (...)`), each reporting
  * whether it moved, so a late or repeated worker cannot move a message backwards:
@@ -47,6 +47,7 @@ import { cancelMessage } from './messages/cancel.js';
 import { CLAIM_CHUNK, claimIds, extendLeases } from './messages/claim.js';
 import { checkPartition } from './messages/conditions.js';
 import { dueCandidates, listDueIds, nextDueAt } from './messages/due.js';
+import { confirmMessage } from './messages/feedback.js';
 import { insertError, newMessageRow } from './messages/insert.js';
 import { purgeFinished } from './messages/purge-finished.js';
 import { countOpen, findByIdempotencyKey, findMessage } from './messages/reads.js';
@@ -76,6 +77,7 @@ export type {
   PartitionSelector,
   SettleOptions,
   StatusCount,
+  StoredFraudFlag,
 } from './messages/types.js';
 
 export class MessagesRepository {
@@ -272,6 +274,14 @@ export class MessagesRepository {
    */
   cancel(tenantId: string, id: string, now: number): Promise<CancelResult> {
     return cancelMessage(this.db, tenantId, id, now);
+  }
+
+  /**
+   * Feedback: marks the tenant's message confirmed (its code was used) at `now`, once. Resolves the
+   * message and whether this call confirmed it; undefined when it is not the tenant's.
+   */
+  confirm(tenantId: string, id: string, now: number): Promise<{ message: Message; confirmed: boolean } | undefined> {
+    return confirmMessage(this.db, tenantId, id, now);
   }
 
   /**

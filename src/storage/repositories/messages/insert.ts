@@ -38,6 +38,9 @@ export function newMessageRow(input: NewMessageRow): MessageRow {
     receipt_status: null,
     receipt_code: null,
     receipt_at: null,
+    confirmed_at: null,
+    cost_micros: input.costMicros ?? null,
+    fraud_flags: input.fraudFlags?.length ? JSON.stringify(input.fraudFlags) : null,
   };
 }
 

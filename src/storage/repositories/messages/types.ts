@@ -34,6 +34,19 @@ export interface Message {
 
   /** The vendor's delivery receipt, once one arrived (SMS providers that push them). */
   receipt: MessageReceipt | null;
+  /** When the tenant reported the message's code used (feedback); null: not confirmed. */
+  confirmedAt: number | null;
+  /** The estimated cost charged to the tenant's month, in millionths; null: none (or given back by a cancel). */
+  costMicros: number | null;
+  /** What SMS pumping protection in monitor mode would have refused; empty: nothing. */
+  fraudFlags: StoredFraudFlag[];
+}
+
+/** One line SMS pumping protection left on a message (admission/fraud-policy.ts `FraudFlag`, stored as JSON). */
+export interface StoredFraudFlag {
+  rule: string;
+  code: string;
+  message: string;
 }
 
 /** A vendor's delivery receipt as stored: its verdict, the vendor's own code, when. */
@@ -62,6 +75,9 @@ export interface NewMessageRow {
   requestHash?: string | null;
   /** Default `transactional`; `bulk` messages are claimed after due transactional ones. */
   priority?: 'transactional' | 'bulk';
+  /** The estimated cost SMS pumping protection charged to the tenant's month. */
+  costMicros?: number | null;
+  fraudFlags?: StoredFraudFlag[] | null;
 }
 
 export interface DeliveryAttempt {
@@ -161,6 +177,9 @@ export function toMessage(row: MessageRow, payload?: MessagePayload): Message {
       row.receipt_status === null
         ? null
         : { status: row.receipt_status as MessageReceipt['status'], code: row.receipt_code ?? '', at: Number(row.receipt_at) },
+    confirmedAt: nullableNumber(row.confirmed_at),
+    costMicros: nullableNumber(row.cost_micros),
+    fraudFlags: row.fraud_flags === null ? [] : (JSON.parse(row.fraud_flags) as StoredFraudFlag[]),
   };
 }
 

@@ -9,8 +9,10 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeWith, servers } from '../support/servers.js';
 import {
   attackIsRefused,
+  batchIsJudgedPerMessage,
   countriesAndSafeList,
   feedbackIsIsolated,
+  laterRefusalGivesVelocityBack,
   monitorRecordsTheAttack,
   prefixVelocityHolds,
   setPrices,
@@ -43,6 +45,8 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'SMS pumping protection 
     () => spendCapHolds(t),
     60_000,
   );
+  it('gives the prefix velocity back when a later step refuses', () => laterRefusalGivesVelocityBack(t));
+  it('judges each message of a batch', () => batchIsJudgedPerMessage(t));
   it("answers another tenant's feedback 404; a repeat is idempotent; batch messages take it", () => feedbackIsIsolated(t));
   it('refuses a country off the list, even for a safe number; the safe list skips velocity', () => countriesAndSafeList(t));
 

@@ -154,6 +154,41 @@ export async function spendCapHolds(t: TestApp): Promise<void> {
   expectError(await t.send(other.apiKey, sms(ordinaryNumber(3))), 429, 'SPEND_LIMIT_REACHED');
 }
 
+/** A later step's refusal gives the prefix's velocity back: a range of 2 an hour, 1 a minute per recipient. */
+export async function laterRefusalGivesVelocityBack(t: TestApp): Promise<void> {
+  const tenant = await t.createTenant();
+  await setPolicy(t, tenant.id, { mode: 'enforce', prefixes: [{ digits: 8, windowSeconds: 3600, limit: 2 }] });
+  await t.admin('PUT', `/v1/admin/tenants/${tenant.id}/rules/sms`, { rules: [{ windowSeconds: 60, limit: 1, banSeconds: 0 }] });
+  expect((await t.send(tenant.apiKey, sms(attackNumber(1)))).statusCode).toBe(202);
+  for (let i = 0; i < 3; i++) expectError(await t.send(tenant.apiKey, sms(attackNumber(1))), 429, 'RATE_LIMITED');
+  expect((await t.send(tenant.apiKey, sms(attackNumber(2)))).statusCode).toBe(202);
+  expect(expectError(await t.send(tenant.apiKey, sms(attackNumber(3))), 429, 'FRAUD_SUSPECTED')).toMatchObject({ rule: 'prefix' });
+}
+
+/** The batch API judges each message: in one batch to a range of 3 an hour, the first 3 pass and the rest are refused item by item. */
+export async function batchIsJudgedPerMessage(t: TestApp): Promise<void> {
+  const tenant = await t.createTenant();
+  await setPolicy(t, tenant.id, {
+    mode: 'enforce',
+    countries: { block: ['US'] },
+    prefixes: [{ digits: 8, windowSeconds: 3600, limit: 3 }],
+  });
+  const messages = [...Array.from({ length: 6 }, (_, i) => sms(attackNumber(i))), sms('+12025550123'), sms(ordinaryNumber(1))];
+  const batch = await t.call(tenant.apiKey, 'POST', '/v1/messages/batch', { messages });
+  expect(batch.statusCode, batch.body).toBe(200);
+  const results = batch.json().results as { index: number; id?: string; error?: { code: string } }[];
+  expect(results.map((result) => result.error?.code ?? 'accepted')).toEqual([
+    'accepted',
+    'accepted',
+    'accepted',
+    'FRAUD_SUSPECTED',
+    'FRAUD_SUSPECTED',
+    'FRAUD_SUSPECTED',
+    'DESTINATION_BLOCKED',
+    'accepted',
+  ]);
+}
+
 /** Feedback: the message's own tenant only (404 for another), once (a repeat answers the first time), batch messages too. */
 export async function feedbackIsIsolated(t: TestApp): Promise<void> {
   const owner = await t.createTenant();

@@ -8,8 +8,10 @@ import {
   ATTACK_POLICY,
   attackIsRefused,
   attackNumber,
+  batchIsJudgedPerMessage,
   countriesAndSafeList,
   feedbackIsIsolated,
+  laterRefusalGivesVelocityBack,
   monitorRecordsTheAttack,
   ordinaryNumber,
   prefixVelocityHolds,
@@ -40,6 +42,8 @@ describe('SMS pumping protection, in process', () => {
     () => spendCapHolds(t),
     30_000,
   );
+  it('gives the prefix velocity back when a later step refuses', () => laterRefusalGivesVelocityBack(t));
+  it('judges each message of a batch', () => batchIsJudgedPerMessage(t));
   it("answers another tenant's feedback 404; a repeat is idempotent; batch messages take it", () => feedbackIsIsolated(t));
   it('refuses a country off the list, even for a safe number; the safe list skips velocity', () => countriesAndSafeList(t));
 
@@ -66,6 +70,9 @@ describe('SMS pumping protection, in process', () => {
     expect(expectError(await put({ countries: { allow: ['CN', 'ZZ'] } }), 400, 'INVALID_REQUEST').field).toBe('countries.allow[1]');
     expectError(await put({ countries: { allow: ['CN'], block: ['GB'] } }), 400, 'INVALID_REQUEST');
     expectError(await put({ countries: { allow: ['cn'] } }), 400, 'INVALID_REQUEST');
+    // Hostile sizes: each list is refused before any entry is looked at.
+    expectError(await put({ countries: { block: Array.from({ length: 100_000 }, () => 'GB') } }), 400, 'INVALID_REQUEST');
+    expectError(await put({ safe: ['+1'.padEnd(17, '9')] }), 400, 'INVALID_REQUEST');
     expectError(
       await put({ prefixes: Array.from({ length: 9 }, () => ({ digits: 8, windowSeconds: 60, limit: 1 })) }),
       400,

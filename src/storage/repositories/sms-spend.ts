@@ -20,25 +20,6 @@ type SpendItem =
 /** The calendar month (UTC) of `ms`: `2026-12`. */
 export const monthOf = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
 
-async function ensureRows(trx: Kysely<Tables>, items: readonly SpendItem[]): Promise<void> {
-  const keys = new Map<string, SpendItem>();
-  for (const item of items) keys.set(`${item.tenantId} ${item.month}`, item);
-  for (const item of keys.values()) {
-    const found = await trx
-      .selectFrom('sms_spend')
-      .select('month')
-      .where('tenant_id', '=', item.tenantId)
-      .where('month', '=', item.month)
-      .executeTakeFirst();
-    // A racing insert from another instance fails this batch; its items are then written one by one, finding the row.
-    if (!found)
-      await trx
-        .insertInto('sms_spend')
-        .values({ tenant_id: item.tenantId, month: item.month, spent_micros: 0, updated_at: item.now })
-        .execute();
-  }
-}
-
 const reserveOne = async (trx: Kysely<Tables>, tenantId: string, month: string, cost: number, cap: number, now: number) =>
   (
     await trx
@@ -50,6 +31,24 @@ const reserveOne = async (trx: Kysely<Tables>, tenantId: string, month: string, 
       .executeTakeFirst()
   ).numUpdatedRows > 0n;
 
+/**
+ * A reserve that creates the tenant's month row when it is missing: the common case is one UPDATE;
+ * only a reserve that changed nothing looks for the row (an insert racing another instance's fails
+ * this batch, whose items are then written one by one and find the row).
+ */
+async function reserveCreating(trx: Kysely<Tables>, tenantId: string, month: string, cost: number, cap: number, now: number) {
+  if (await reserveOne(trx, tenantId, month, cost, cap, now)) return true;
+  const found = await trx
+    .selectFrom('sms_spend')
+    .select('month')
+    .where('tenant_id', '=', tenantId)
+    .where('month', '=', month)
+    .executeTakeFirst();
+  if (found) return false;
+  await trx.insertInto('sms_spend').values({ tenant_id: tenantId, month, spent_micros: 0, updated_at: now }).execute();
+  return reserveOne(trx, tenantId, month, cost, cap, now);
+}
+
 const releaseOne = (trx: Kysely<Tables>, tenantId: string, month: string, cost: number, now: number) =>
   trx
     .updateTable('sms_spend')
@@ -59,11 +58,11 @@ const releaseOne = (trx: Kysely<Tables>, tenantId: string, month: string, cost: 
     .execute();
 
 /**
- * One batch: the rows it needs, then the reserves grouped by (tenant, month, cap), each group one
- * UPDATE of its sum when that fits and one UPDATE per reserve, in order, when not; then releases.
+ * One batch: the reserves grouped by (tenant, month, cap), each group one UPDATE of its sum when
+ * that fits and one UPDATE per reserve, in order, when not (creating a missing month row); then
+ * releases (a release follows its reserve, so its row exists).
  */
 async function writeBatch(trx: Kysely<Tables>, items: readonly SpendItem[]): Promise<boolean[]> {
-  await ensureRows(trx, items);
   const results = items.map(() => true);
   const groups = new Map<string, number[]>();
   items.forEach((item, index) => {
@@ -79,7 +78,7 @@ async function writeBatch(trx: Kysely<Tables>, items: readonly SpendItem[]): Pro
     if (indexes.length > 1 && (await reserveOne(trx, first.tenantId, first.month, sum, first.capMicros, first.now))) continue;
     for (const index of indexes) {
       const item = items[index] as Extract<SpendItem, { kind: 'reserve' }>;
-      results[index] = await reserveOne(trx, item.tenantId, item.month, item.costMicros, item.capMicros, item.now);
+      results[index] = await reserveCreating(trx, item.tenantId, item.month, item.costMicros, item.capMicros, item.now);
     }
   }
   for (const item of items) if (item.kind === 'release') await releaseOne(trx, item.tenantId, item.month, item.costMicros, item.now);

@@ -14,11 +14,11 @@ import type { Benchmark } from './support/benchmark.js';
 import { startPrivateRedis } from './support/redis-server.js';
 import { formatCount, formatMs, markdownTable } from './support/table.js';
 
-const cli = new URL('../src/cli/main.ts', import.meta.url).pathname;
+export const cli = new URL('../src/cli/main.ts', import.meta.url).pathname;
 const bare = new URL('./support/bare-fastify.ts', import.meta.url).pathname;
 const peerStack = new URL('./support/peer-stack.ts', import.meta.url).pathname;
-const CONNECTIONS = 100;
-const ADMIN = 'bench-admin';
+export const CONNECTIONS = 100;
+export const ADMIN = 'bench-admin';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -30,7 +30,11 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startServer(script: string, args: string[], env: Record<string, string>): Promise<{ base: string; child: ChildProcess }> {
+export async function startServer(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ base: string; child: ChildProcess }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     env: { ...process.env, ...env, PORT: String(port), SLUICE_PORT: String(port) },
@@ -50,7 +54,7 @@ async function startServer(script: string, args: string[], env: Record<string, s
 }
 
 /** A tenant with the seed rules on sms; returns its API key. */
-async function setUpTenant(base: string): Promise<string> {
+export async function setUpTenant(base: string): Promise<string> {
   const headers = { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' };
   const tenant = (await (
     await fetch(`${base}/v1/admin/tenants`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })

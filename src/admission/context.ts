@@ -1,4 +1,5 @@
 import type { Channel } from '../core/channels.js';
+import type { FraudFlag } from './fraud-policy.js';
 import type { RenderBudget } from './render-budget.js';
 import type { RenderedTemplate, VendorTemplate } from './templates.js';
 
@@ -57,6 +58,18 @@ export interface ValidatedMessage {
   scheduled: boolean;
   /** Set when a step moved `dueAt` later than asked (`quiet-hours`): the answer says so. */
   deferredBy?: 'quiet-hours';
+  /** An SMS recipient's country (ISO 3166 alpha-2) as read by validation; undefined for other channels and non-geographic numbers. */
+  region: string | undefined;
+  /** What SMS pumping protection left on the message (the `fraud` step); absent when it had nothing to say. */
+  fraud?: MessageFraud;
+}
+
+/** What the `fraud` step writes on an accepted message. */
+export interface MessageFraud {
+  /** The estimated cost charged to the tenant's month, in millionths of the prices' currency; absent: nothing charged. */
+  costMicros?: number;
+  /** What a rule in monitor mode would have refused: the lines on the message's timeline. */
+  flags?: FraudFlag[];
 }
 
 /** The answer when a request is accepted (or an idempotent replay of an accepted one). */

@@ -2,6 +2,7 @@ import type { Decision } from '../limiter/index.js';
 import { AdmissionChain, type ChainObserver } from './chain.js';
 import { authInterceptor } from './interceptors/auth.js';
 import { blacklistInterceptor } from './interceptors/blacklist.js';
+import { type FraudDeps, fraudInterceptor } from './interceptors/fraud.js';
 import { frequencyInterceptor } from './interceptors/frequency.js';
 import { idempotencyInterceptor } from './interceptors/idempotency.js';
 import { persistInterceptor } from './interceptors/persist.js';
@@ -37,11 +38,13 @@ export interface DefaultChainDeps {
   templates?: TemplateLookup;
   /** Quiet hours: a `quiet-hours` step after validation, before frequency. */
   quietHours?: QuietHoursLookup;
+  /** SMS pumping protection: a `fraud` step just before frequency (docs/fraud.md). */
+  fraud?: FraudDeps;
 }
 
 /**
  * auth → tenant status → idempotency → [template] → quota → validation → blacklist →
- * [quiet-hours] → frequency → persist. Idempotency sits before the consuming steps so a replay
+ * [quiet-hours] → [fraud] → frequency → persist. Idempotency sits before the consuming steps so a replay
  * consumes nothing.
  */
 export function defaultChain(deps: DefaultChainDeps): AdmissionChain {
@@ -60,5 +63,6 @@ export function defaultChain(deps: DefaultChainDeps): AdmissionChain {
   );
   if (deps.templates) chain = chain.with(templateInterceptor(deps.templates), 'quota');
   if (deps.quietHours) chain = chain.with(quietHoursInterceptor(deps.quietHours), 'frequency');
+  if (deps.fraud) chain = chain.with(fraudInterceptor(deps.fraud), 'frequency');
   return chain;
 }

@@ -3,8 +3,9 @@
  * chain is tested with real stores and wired to whatever backs them (SQL + caches).
  */
 import type { Channel } from '../core/channels.js';
-import type { CheckRequest, Decision, FallbackPolicy, Rule } from '../limiter/index.js';
+import type { CheckRequest, Decision, FallbackPolicy, Rule, UndoRequest } from '../limiter/index.js';
 import type { AdmissionOutcome, TenantView, ValidatedMessage } from './context.js';
+import type { FraudMode, FraudOutcome, FraudPolicy, FraudRule, SmsPrices } from './fraud-policy.js';
 import type { QuietHours } from './quiet-hours.js';
 import type { StoredTemplate } from './templates.js';
 
@@ -105,4 +106,38 @@ export interface TemplateLookup {
 /** A tenant channel's quiet hours, as admission reads them (the live cache). */
 export interface QuietHoursLookup {
   get(tenantId: string, channel: Channel): Promise<QuietHours | undefined>;
+}
+
+/** A tenant's SMS fraud policy and the SMS prices, as admission reads them (the live caches). */
+export interface FraudPolicyLookup {
+  policy(tenantId: string): Promise<FraudPolicy | undefined>;
+  prices(): Promise<SmsPrices | undefined>;
+}
+
+/**
+ * The limiter as SMS pumping protection uses it: checks and undos (behind the breaker, as quotas
+ * are), and a peek of the confirmations a conversion rule counts (no fallback: it rejects while
+ * the shared store is away).
+ */
+export interface FraudLimiter {
+  check(request: CheckRequest): Promise<Decision & { degraded?: string }>;
+  undo(request: UndoRequest & { degraded?: string }): Promise<unknown>;
+  peek(request: Omit<CheckRequest, 'requestId'>): Promise<Decision>;
+}
+
+/**
+ * A tenant's estimated SMS spend per calendar month (UTC), in millionths of the prices' currency:
+ * money, so it is kept durably (SQL), and each change is atomic.
+ */
+export interface SpendLedger {
+  /** Adds `costMicros` to the tenant's `month` if the total stays within `capMicros` (true); else adds nothing (false). */
+  reserve(tenantId: string, month: string, costMicros: number, capMicros: number): Promise<boolean>;
+  /** Takes back what a reserve added (a later step refused the send); never below zero. */
+  release(tenantId: string, month: string, costMicros: number): Promise<void>;
+}
+
+/** Told each rule's decision on each send (metrics), and a failure to count it for the console. */
+export interface FraudObserver {
+  decided?(rule: FraudRule, outcome: FraudOutcome, mode: FraudMode): void;
+  tallyFailed?(error: unknown): void;
 }

@@ -2,6 +2,7 @@
  * The admin lookups (admin token): a tenant's messages and one message's timeline, a recipient's
  * ban and counts (a peek), and the rules dry run. Each reads only.
  */
+
 import { type Static, Type } from '@sinclair/typebox';
 import { MAX_RECIPIENT_LENGTH } from '../core/recipients.js';
 import { SEARCH_LIMITS } from '../services/admin-lookup-service.js';
@@ -13,6 +14,7 @@ import type {
 } from '../services/lookup-views.js';
 import { MAX_PREVIEW_SENDS } from '../services/rules-preview.js';
 import { ChannelName, Iso, MessageStatusName, viewOf } from './common.js';
+import { MessageFraudView } from './fraud.js';
 import { MessageView } from './messages.js';
 import { RuleBody, RuleView } from './rules.js';
 import { WebhookEventView } from './webhooks.js';
@@ -104,6 +106,7 @@ export const AdminMessageView = viewOf<AdminMessageViewType>()(
       events: Type.Array(WebhookEventView, {
         description: "Status callbacks of the message to the tenant's webhooks (pending, delivered or failed), by step",
       }),
+      fraud: Type.Optional(MessageFraudView),
     }),
   ]),
 );

@@ -4,7 +4,7 @@ import { PRIORITIES } from '../admission/context.js';
 import { PARAM_VALUE_LIMIT } from '../admission/template-patterns.js';
 import { CONTENT_LIMITS } from '../admission/templates.js';
 import { CHANNELS } from '../core/channels.js';
-import type { MessageView as MessageViewType } from '../services/views.js';
+import type { FeedbackView as FeedbackViewType, MessageView as MessageViewType } from '../services/views.js';
 import { ChannelName, Iso, KEY, MessageStatusName, Nullable, stringEnum, viewOf } from './common.js';
 
 const Params = Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: PARAM_VALUE_LIMIT }), Type.Number()]), {
@@ -96,6 +96,9 @@ export const MessageView = viewOf<MessageViewType>()(
         { description: "The vendor's delivery receipt (SMS providers that push them); null until one arrived" },
       ),
     ),
+    confirmedAt: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When the tenant reported the code used (feedback); absent until then' }),
+    ),
     deliveryAttempts: Type.Array(
       Type.Object({
         attempt: Type.Integer(),
@@ -109,3 +112,17 @@ export const MessageView = viewOf<MessageViewType>()(
   }),
 );
 export type MessageView = Static<typeof MessageView>;
+
+/** `POST /v1/messages/:id/feedback`: the tenant saw the message's code used (as Twilio's Message Feedback). */
+export const FeedbackBody = Type.Object(
+  { outcome: stringEnum(['confirmed'] as const, { description: 'confirmed: the code was used' }) },
+  { additionalProperties: false, examples: [{ outcome: 'confirmed' }] },
+);
+
+export const FeedbackView = viewOf<FeedbackViewType>()(
+  Type.Object({
+    id: Type.String(),
+    outcome: stringEnum(['confirmed'] as const),
+    confirmedAt: Type.String({ format: 'date-time', description: "The first report's time: a repeat changes nothing" }),
+  }),
+);

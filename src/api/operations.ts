@@ -26,6 +26,7 @@ export const TAGS = [
   { name: 'templates', description: 'Message templates and quiet hours per tenant channel (admin token)' },
   { name: 'providers', description: 'Delivery providers and their credentials (admin token)' },
   { name: 'webhooks', description: "Tenants' status callbacks and their events (admin token)" },
+  { name: 'fraud', description: "SMS pumping protection: tenants' policies, the SMS prices, what it refused (admin token)" },
   { name: 'receipts', description: "Vendors' delivery receipts (a provider's receipt token)" },
   { name: 'operations', description: 'Liveness, readiness and metrics (no credentials)' },
 ] as const;
@@ -41,6 +42,7 @@ export const OPERATIONS: Record<string, { operationId: string; tag: Tag }> = {
   'POST /v1/messages/batch': { operationId: 'sendMessages', tag: 'messages' },
   'GET /v1/messages/:id': { operationId: 'getMessage', tag: 'messages' },
   'DELETE /v1/messages/:id': { operationId: 'cancelMessage', tag: 'messages' },
+  'POST /v1/messages/:id/feedback': { operationId: 'sendMessageFeedback', tag: 'messages' },
   'POST /v1/frequency/check': { operationId: 'checkFrequency', tag: 'risk' },
   'POST /v1/risk/check': { operationId: 'checkRisk', tag: 'risk' },
   'POST /v1/risk/events': { operationId: 'recordRiskEvent', tag: 'risk' },
@@ -86,5 +88,10 @@ export const OPERATIONS: Record<string, { operationId: string; tag: Tag }> = {
   'POST /v1/admin/tenants/:id/webhooks/:webhookId/rotate-secret': { operationId: 'rotateWebhookSecret', tag: 'webhooks' },
   'GET /v1/admin/tenants/:id/webhooks/:webhookId/events': { operationId: 'listWebhookEvents', tag: 'webhooks' },
   'POST /v1/admin/tenants/:id/webhooks/:webhookId/events/:eventId/replay': { operationId: 'replayWebhookEvent', tag: 'webhooks' },
+  'PUT /v1/admin/tenants/:id/fraud/sms': { operationId: 'setFraudPolicy', tag: 'fraud' },
+  'GET /v1/admin/tenants/:id/fraud/sms': { operationId: 'getFraudPolicy', tag: 'fraud' },
+  'GET /v1/admin/tenants/:id/fraud/sms/status': { operationId: 'getFraudStatus', tag: 'fraud' },
+  'PUT /v1/admin/prices/sms': { operationId: 'setSmsPrices', tag: 'fraud' },
+  'GET /v1/admin/prices/sms': { operationId: 'getSmsPrices', tag: 'fraud' },
   'POST /v1/receipts/:id': { operationId: 'receiveReceipts', tag: 'receipts' },
 };

@@ -1,6 +1,6 @@
 /**
- * The `sluice` command tree: serve, migrate, tenant, rules, risk, template, blacklist, ban, provider, webhook, messages, send,
- * config check.
+ * The `sluice` command tree: serve, migrate, tenant, rules, risk, fraud, prices, template, blacklist, ban, provider, webhook,
+ * messages, send, config check.
  * Operator commands work directly on the database (no admin token needed), through the same
  * services as the admin API and checked by the same schemas.
  */
@@ -9,6 +9,7 @@ import { Command, Help } from 'commander';
 import { addBanCommands } from './commands/ban.js';
 import { addBlacklistCommands } from './commands/blacklist.js';
 import { addConfigCommands } from './commands/config.js';
+import { addFraudCommands } from './commands/fraud.js';
 import { addMessagesCommands } from './commands/messages.js';
 import { addMigrateCommand } from './commands/migrate.js';
 import { addProviderCommands } from './commands/provider.js';
@@ -48,6 +49,7 @@ export function createProgram(): Command {
     addTenantCommands,
     addRulesCommands,
     addRiskCommands,
+    addFraudCommands,
     addTemplateCommands,
     addBlacklistCommands,
     addBanCommands,

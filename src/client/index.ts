@@ -15,6 +15,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { BanLifted } from '../api/bans.js';
 import type { BlacklistAdded, BlacklistBody, BlacklistPage, BlacklistRemoveBody, BlacklistRemoved } from '../api/blacklists.js';
+import type { SmsPricesBody, SmsPricesView } from '../api/fraud.js';
 import type { Decision, FrequencyCheckBody } from '../api/frequency.js';
 import type {
   AdminMessageView,
@@ -25,7 +26,7 @@ import type {
   RulesPreviewBody,
   RulesPreviewView,
 } from '../api/lookups.js';
-import type { Accepted, Canceled, MessageView, SendBody } from '../api/messages.js';
+import type { Accepted, Canceled, FeedbackBody, FeedbackView, MessageView, SendBody } from '../api/messages.js';
 import type { NewProviderBody, ProviderDeleted, ProviderList, ProviderPatchBody, ProviderView } from '../api/providers.js';
 import type { RuleSetBody, RuleSetView } from '../api/rules.js';
 import type { ApiKeyList, CreatedTenant, IssuedApiKey, NewTenantBody, TenantDetails, TenantPage, TenantPatchBody } from '../api/tenants.js';
@@ -37,6 +38,9 @@ export type SendRequest = Static<typeof SendBody>;
 export type FrequencyCheckRequest = Static<typeof FrequencyCheckBody>;
 export type RuleSet = Static<typeof RuleSetBody>;
 export type {
+  FraudPolicyInput,
+  FraudPolicyView,
+  FraudStatusView,
   QuietHours,
   QuietHoursInput,
   RiskRuleSetInput,
@@ -59,6 +63,7 @@ export type {
   ProviderView,
   RuleSetView,
   RulesPreviewView,
+  SmsPricesView,
   TenantDetails,
   TenantPage,
 };
@@ -134,6 +139,20 @@ export class SluiceClient {
   /** `DELETE /v1/messages/:id`: cancels a message not yet sending (409 once it is). */
   cancelMessage(id: string): Promise<Result<Static<typeof Canceled>>> {
     return this.call({ method: 'DELETE', path: `/v1/messages/${encodeURIComponent(id)}`, auth: 'tenant', repeatable: true });
+  }
+
+  /**
+   * `POST /v1/messages/:id/feedback`: the message's code was used (docs/fraud.md); it counts one
+   * conversion. A repeat answers the first `confirmedAt`; another tenant's message is 404.
+   */
+  sendFeedback(id: string, feedback: Static<typeof FeedbackBody> = { outcome: 'confirmed' }): Promise<Result<Static<typeof FeedbackView>>> {
+    return this.call({
+      method: 'POST',
+      path: `/v1/messages/${encodeURIComponent(id)}/feedback`,
+      body: feedback,
+      auth: 'tenant',
+      repeatable: true,
+    });
   }
 
   /** `POST /v1/frequency/check`: a denial is a value (`allowed: false`), like any decision. */
@@ -215,6 +234,11 @@ export class SluiceClient {
       this.call({ method: 'DELETE', path: this.blacklistPath(scope), body, auth: 'admin', repeatable: true }),
     listBlacklist: (scope: string, page: { channel?: string; limit?: number; after?: string } = {}): Promise<Result<BlacklistPage>> =>
       this.call({ method: 'GET', path: this.blacklistPath(scope), query: page, auth: 'admin', repeatable: true }),
+    /** The SMS prices every tenant's spend cap is estimated with (docs/fraud.md). */
+    setSmsPrices: (body: Static<typeof SmsPricesBody>): Promise<Result<SmsPricesView>> =>
+      this.call({ method: 'PUT', path: '/v1/admin/prices/sms', body, auth: 'admin', repeatable: true }),
+    getSmsPrices: (): Promise<Result<SmsPricesView>> =>
+      this.call({ method: 'GET', path: '/v1/admin/prices/sms', auth: 'admin', repeatable: true }),
     createProvider: (body: Static<typeof NewProviderBody>): Promise<Result<ProviderView>> =>
       this.call({ method: 'POST', path: '/v1/admin/providers', body, auth: 'admin', repeatable: false }),
     listProviders: (filter: { scope?: string; channel?: string } = {}): Promise<Result<Static<typeof ProviderList>>> =>
@@ -225,7 +249,7 @@ export class SluiceClient {
       this.call({ method: 'DELETE', path: `/v1/admin/providers/${encodeURIComponent(id)}`, auth: 'admin', repeatable: true }),
   };
 
-  /** Key revocation, risk rule sets, templates, quiet hours and webhooks of a tenant (`adminToken`). */
+  /** Key revocation, risk rule sets, SMS pumping protection, templates, quiet hours and webhooks of a tenant (`adminToken`). */
   readonly tenantConfig = tenantConfigCalls(<T>(call: Call) => this.call<T>(call));
 
   private rulesPath(id: string, channel: string): string {

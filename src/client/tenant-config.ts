@@ -1,9 +1,10 @@
 /**
  * The admin calls on a tenant's configuration beyond `client.admin`: key revocation, risk rule
- * sets, templates, quiet hours and webhooks (`client.tenantConfig`). Same transport, same errors
+ * sets, SMS pumping protection, templates, quiet hours and webhooks (`client.tenantConfig`). Same transport, same errors
  * as values, same retries as every other call of `SluiceClient`.
  */
 import type { Static } from '@sinclair/typebox';
+import type { FraudPolicyBody, FraudPolicyView, FraudStatusView } from '../api/fraud.js';
 import type { RiskRuleSetBody, RiskRuleSetView } from '../api/risk.js';
 import type {
   QuietHoursBody,
@@ -33,7 +34,8 @@ export type TemplateInput = Static<typeof TemplateBody>;
 export type QuietHours = Static<typeof QuietHoursView>;
 export type QuietHoursInput = Static<typeof QuietHoursBody>;
 export type RiskRuleSetInput = Static<typeof RiskRuleSetBody>;
-export type { RiskRuleSetView, WebhookEventView, WebhookView, WebhookWithSecret };
+export type FraudPolicyInput = Static<typeof FraudPolicyBody>;
+export type { FraudPolicyView, FraudStatusView, RiskRuleSetView, WebhookEventView, WebhookView, WebhookWithSecret };
 
 /** What the group needs of the client: one call through its transport. */
 export type Caller = <T>(call: Call) => Promise<Result<T>>;
@@ -53,6 +55,15 @@ export function tenantConfigCalls(call: Caller) {
     /** A rule set the service refuses answers 400 INVALID_REQUEST naming the rule and field. */
     setRiskRuleSet: (id: string, action: string, body: RiskRuleSetInput): Promise<Result<RiskRuleSetView>> =>
       call({ method: 'PUT', path: `${tenant(id)}/risk/${e(action)}`, body, auth: 'admin', repeatable: true }),
+    /** The tenant's SMS pumping protection policy (docs/fraud.md); 404 without one. */
+    getFraudPolicy: (id: string): Promise<Result<FraudPolicyView>> =>
+      call({ method: 'GET', path: `${tenant(id)}/fraud/sms`, auth: 'admin', repeatable: true }),
+    /** Replaces it (`mode` defaults to monitor); an oversize or unknown list is a 400 value naming the field. */
+    setFraudPolicy: (id: string, body: FraudPolicyInput): Promise<Result<FraudPolicyView>> =>
+      call({ method: 'PUT', path: `${tenant(id)}/fraud/sms`, body, auth: 'admin', repeatable: true }),
+    /** The month's estimated spend against the cap, today's refusals and would-be refusals by rule. */
+    getFraudStatus: (id: string): Promise<Result<FraudStatusView>> =>
+      call({ method: 'GET', path: `${tenant(id)}/fraud/sms/status`, auth: 'admin', repeatable: true }),
     listTemplates: (id: string, filter: { channel?: string } = {}): Promise<Result<Static<typeof TemplateList>>> =>
       call({ method: 'GET', path: `${tenant(id)}/templates`, query: filter, auth: 'admin', repeatable: true }),
     getTemplateVersions: (id: string, channel: string, name: string): Promise<Result<Static<typeof TemplateVersions>>> =>

@@ -7,6 +7,10 @@ export const ERROR_CODES = {
   UNAUTHORIZED: { status: 401, meaning: 'The API key or admin token is missing, unknown or revoked.' },
   TENANT_SUSPENDED: { status: 403, meaning: 'The tenant is suspended; nothing it sends is accepted.' },
   BLACKLISTED: { status: 403, meaning: 'The recipient is on the tenant or the global blacklist for this channel.' },
+  DESTINATION_BLOCKED: {
+    status: 403,
+    meaning: "The SMS recipient's country is not allowed by the tenant's fraud policy (docs/fraud.md).",
+  },
   NOT_FOUND: { status: 404, meaning: 'No such resource, or it belongs to another tenant.' },
   CONFLICT: {
     status: 409,
@@ -21,6 +25,16 @@ export const ERROR_CODES = {
   },
   BANNED: { status: 429, meaning: 'The recipient is banned on this channel after breaching a rule; `Retry-After` says when the ban ends.' },
   QUOTA_EXCEEDED: { status: 429, meaning: "The tenant's QPS or daily quota for this channel is used up." },
+  FRAUD_SUSPECTED: {
+    status: 429,
+    meaning:
+      "SMS pumping protection: the number prefix is over its velocity, or its country (or prefix) converts below the policy's rate; `Retry-After` says when its window lets it recover (docs/fraud.md).",
+  },
+  SPEND_LIMIT_REACHED: {
+    status: 429,
+    meaning:
+      "The send's estimated cost would take the tenant's SMS spend this calendar month (UTC) past its cap; `Retry-After` is the next month's start.",
+  },
   AUTH_THROTTLED: {
     status: 429,
     meaning:

@@ -13,7 +13,12 @@
 import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { CHANNELS, type Channel } from './channels.js';
 
-export type NormalizeResult = { ok: true; recipient: string; key: string } | { ok: false; reason: string };
+/**
+ * A normaliser's answer. `region` (phones only) is the number's country as libphonenumber reads it
+ * (ISO 3166 alpha-2, `GB`; absent for a non-geographic number such as `+800`), from the parse
+ * that validated it, so SMS pumping protection needs no second parse.
+ */
+export type NormalizeResult = { ok: true; recipient: string; key: string; region?: string } | { ok: false; reason: string };
 
 /**
  * A phone number in E.164 (`+8613800138000`), its key too; numbers without `+` are read in
@@ -22,7 +27,10 @@ export type NormalizeResult = { ok: true; recipient: string; key: string } | { o
 export function normalizePhone(input: string, defaultRegion: string | undefined): NormalizeResult {
   const phone = parsePhoneNumberFromString(input, defaultRegion as CountryCode | undefined);
   if (!phone?.isValid()) return { ok: false, reason: `"${input.slice(0, 40)}" is not a valid phone number` };
-  return { ok: true, recipient: phone.number, key: phone.number };
+  const region = phone.country;
+  return region
+    ? { ok: true, recipient: phone.number, key: phone.number, region }
+    : { ok: true, recipient: phone.number, key: phone.number };
 }
 
 const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/;

@@ -21,6 +21,7 @@ import { adminLookupRoutes } from './routes/admin-lookups.js';
 import { banRoutes } from './routes/bans.js';
 import { batchRoutes } from './routes/batch.js';
 import { blacklistRoutes } from './routes/blacklists.js';
+import { fraudRoutes } from './routes/fraud.js';
 import { frequencyRoutes } from './routes/frequency.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
@@ -279,6 +280,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   await app.register(batchRoutes(deps));
   await app.register(templateRoutes(deps));
   await app.register(webhookRoutes(deps));
+  await app.register(fraudRoutes(deps));
   await app.register(receiptRoutes(deps));
   if (deps.console !== false) await app.register(consoleRoutes(options.consoleDir ?? DEFAULT_CONSOLE_DIR));
   return app;

@@ -45,6 +45,7 @@ export class Metrics {
   readonly decisions: Counter<'outcome' | 'channel' | 'rule'>;
   readonly admissionRejections: Counter<'interceptor' | 'code'>;
   readonly riskDecisions: Counter<'action' | 'rule' | 'outcome' | 'shadow'>;
+  readonly fraudDecisions: Counter<'rule' | 'outcome' | 'mode'>;
 
   // Redis and degradation
   readonly redisCommandDuration: Histogram<'operation'>;
@@ -114,6 +115,12 @@ export class Metrics {
       name: 'sluice_risk_decisions_total',
       help: 'Risk checks recorded, per rule: what the rule alone decided (allow|review|deny), by action, rule name and whether the rule is in shadow mode.',
       labelNames: ['action', 'rule', 'outcome', 'shadow'],
+      registers,
+    });
+    this.fraudDecisions = new Counter({
+      name: 'sluice_fraud_decisions_total',
+      help: 'SMS pumping protection: what each rule decided on each SMS of a tenant with a policy, by rule (country|prefix|conversion|spend), outcome (pass|refuse|would_refuse) and mode (enforce|monitor).',
+      labelNames: ['rule', 'outcome', 'mode'],
       registers,
     });
     this.admissionRejections = new Counter({

@@ -4,6 +4,7 @@
  * read and never change: the ban lookup peeks, the dry run replays in a store of its own. Every
  * query carries the tenant of the path, so one tenant's lookups never show another's data.
  */
+import type { FraudFlag } from '../admission/fraud-policy.js';
 import { frequencySubject } from '../admission/interceptors/frequency.js';
 import type { Channel } from '../core/channels.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
@@ -123,7 +124,14 @@ export class AdminLookups implements AdminLookupService {
         messageId,
       )
       .catch(unavailableUnlessSluiceError);
-    return { ...messageView(message, attempts), tenantId, events: events.map(eventView) };
+    const fraud =
+      message.costMicros !== null || message.fraudFlags.length > 0
+        ? {
+            ...(message.costMicros === null ? {} : { cost: message.costMicros / 1e6 }),
+            flags: message.fraudFlags as FraudFlag[],
+          }
+        : undefined;
+    return { ...messageView(message, attempts), tenantId, events: events.map(eventView), ...(fraud ? { fraud } : {}) };
   }
 
   async banStatus(tenantId: string, channel: Channel, to: string): Promise<BanStatusView> {

@@ -16,6 +16,9 @@ import type {
   ApiKeyView,
   BlacklistPage,
   FallbackView,
+  FeedbackView,
+  FraudPolicyView,
+  FraudStatusView,
   MessageView,
   ProviderView,
   QuietHoursView,
@@ -24,6 +27,7 @@ import type {
   RiskRuleView,
   RuleSetView,
   RuleView,
+  SmsPricesView,
   TemplateVersionView,
   TenantDetails,
   TenantPage,
@@ -79,6 +83,12 @@ export interface MessageService {
   get(tenantId: string, id: string): Promise<MessageView | undefined>;
   /** 'too-late' when already sending or done. */
   cancel(tenantId: string, id: string): Promise<'canceled' | 'not-found' | 'too-late'>;
+  /**
+   * Feedback: the tenant saw the message's code used. Counts one conversion for the message's
+   * country or prefix (docs/fraud.md), once: a repeat answers the first report's time. Undefined:
+   * not the tenant's message (404).
+   */
+  feedback(tenantId: string, id: string, outcome: 'confirmed'): Promise<FeedbackView | undefined>;
 }
 
 /**
@@ -291,6 +301,22 @@ export interface TemplateAdminService {
   removeQuietHours(tenantId: string, channel: Channel): Promise<boolean>;
 }
 
+/**
+ * SMS pumping protection (admin API and CLI): a tenant's policy, the SMS prices, what the
+ * protection did. NOT_FOUND for an unknown tenant, or a tenant without a policy (GET, status).
+ */
+export interface FraudAdminService {
+  /** Checks and replaces the tenant's policy; INVALID_REQUEST naming the field (a cap needs prices in its currency). */
+  setPolicy(tenantId: string, policy: Omit<FraudPolicyView, 'mode'> & { mode?: FraudPolicyView['mode'] }): Promise<FraudPolicyView>;
+  getPolicy(tenantId: string): Promise<FraudPolicyView>;
+  /** CONFLICT when a tenant's cap is in another currency. */
+  setPrices(prices: SmsPricesView): Promise<SmsPricesView>;
+  /** NOT_FOUND when none are set. */
+  getPrices(): Promise<SmsPricesView>;
+  /** The month's estimated spend against the cap and today's refusals by rule. */
+  status(tenantId: string): Promise<FraudStatusView>;
+}
+
 /** The services of a running sluice, each behind its contract. */
 export interface Services {
   messages: MessageService;
@@ -306,4 +332,5 @@ export interface Services {
   receipts: ReceiptService;
   health: HealthService;
   templates: TemplateAdminService;
+  fraud: FraudAdminService;
 }

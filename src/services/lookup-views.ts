@@ -4,7 +4,7 @@
  */
 import type { Channel } from '../core/channels.js';
 import type { MessageStatus } from '../storage/schema.js';
-import type { MessageView, RuleView, WebhookEventView } from './views.js';
+import type { MessageFraudView, MessageView, RuleView, WebhookEventView } from './views.js';
 
 /** A message as the admin search lists it: its view without the attempts (the detail has them). */
 export type MessageSummaryView = Omit<MessageView, 'deliveryAttempts'>;
@@ -32,6 +32,8 @@ export interface MessageSearchPage {
 export interface AdminMessageView extends MessageView {
   tenantId: string;
   events: WebhookEventView[];
+  /** SMS pumping protection's part: the charged cost and monitor mode's lines; absent when it left nothing. */
+  fraud?: MessageFraudView;
 }
 
 /** One rule of a recipient's channel and what it counts now. */

@@ -8,6 +8,7 @@ import type { Clock } from '../limiter/index.js';
 import { newMessageId } from '../storage/ids.js';
 import type { Message, MessagesRepository } from '../storage/repositories/messages.js';
 import type { BatchResult, MessageService, MessageView } from './contracts.js';
+import type { FeedbackView } from './views.js';
 
 /** Stable over key order, so `{a, b}` and `{b, a}` are the same request. */
 function canonicalJson(value: unknown): string {
@@ -37,6 +38,11 @@ export class AdmittingMessageService implements MessageService {
     private readonly canceled?: (tenantId: string, id: string) => Promise<void>,
     /** Most bytes a batch's rendered texts may take together (SLUICE_BATCH_RENDER_LIMIT_BYTES). */
     private readonly batchRenderLimitBytes = 16_777_216,
+    /**
+     * Told each message the first time its tenant confirms it (counts its conversion). Like
+     * `canceled`, it must not reject: the confirmation is stored whatever it does.
+     */
+    private readonly confirmed?: (message: Message) => Promise<void>,
   ) {}
 
   send(apiKey: string | undefined, request: SendRequest, idempotencyKey?: string) {
@@ -120,6 +126,13 @@ export class AdmittingMessageService implements MessageService {
     if (result === 'canceled') await this.canceled?.(tenantId, id);
     return result;
   }
+
+  async feedback(tenantId: string, id: string, outcome: 'confirmed'): Promise<FeedbackView | undefined> {
+    const found = await this.messages.confirm(tenantId, id, this.clock.now()).catch(unavailableUnlessSluiceError);
+    if (!found) return undefined;
+    if (found.confirmed) await this.confirmed?.(found.message);
+    return { id, outcome, confirmedAt: iso(found.message.confirmedAt)! };
+  }
 }
 
 export function messageView(message: Message, attempts: Awaited<ReturnType<MessagesRepository['listAttempts']>>): MessageView {
@@ -138,6 +151,7 @@ export function messageView(message: Message, attempts: Awaited<ReturnType<Messa
     ...(message.payload.stored ? { template: { name: message.payload.stored.name, version: message.payload.stored.version } } : {}),
 
     receipt: message.receipt && { status: message.receipt.status, code: message.receipt.code, at: iso(message.receipt.at)! },
+    ...(message.confirmedAt === null ? {} : { confirmedAt: iso(message.confirmedAt)! }),
     deliveryAttempts: attempts.map((attempt) => ({
       attempt: attempt.attemptNo,
       provider: attempt.providerId,

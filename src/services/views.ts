@@ -4,6 +4,7 @@
  * each held to its type here by the compiler (`viewOf` in `api/common.ts`): the services cannot
  * import `api/` (the layer above), so the shape is declared here and checked there.
  */
+import type { FraudFlag, FraudMode, FraudOutcome, FraudPolicy, FraudRule, SmsPrices } from '../admission/fraud-policy.js';
 import type { QuietHours } from '../admission/quiet-hours.js';
 import type { TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
@@ -39,6 +40,8 @@ export interface MessageView {
   template?: { name: string; version: number };
   /** The vendor's delivery receipt; null until one arrived. */
   receipt: { status: 'delivered' | 'undelivered'; code: string; at: string } | null;
+  /** When the tenant reported the code used (`POST /v1/messages/:id/feedback`); absent until then. */
+  confirmedAt?: string;
   deliveryAttempts: DeliveryAttemptView[];
 }
 
@@ -217,4 +220,44 @@ export interface TemplateVersionView extends Omit<TemplateSpec, 'vendor'> {
 /** A tenant channel's quiet hours. */
 export interface QuietHoursView extends QuietHours {
   channel: Channel;
+}
+
+/** A tenant's SMS fraud policy, as PUT takes it and GET answers it (docs/fraud.md). */
+export type FraudPolicyView = FraudPolicy;
+
+/** The SMS prices: what a message to each country is estimated to cost. */
+export type SmsPricesView = SmsPrices;
+
+/** One rule's refusals (or, in monitor mode, would-be refusals) today (UTC), on every instance. */
+export interface FraudTallyView {
+  rule: FraudRule;
+  outcome: Exclude<FraudOutcome, 'pass'>;
+  count: number;
+}
+
+/** What a tenant's protection did: its mode, this month's estimated spend against the cap, today's refusals by rule. */
+export interface FraudStatusView {
+  mode: FraudMode;
+  /** The calendar month (UTC), `2026-12`. */
+  month: string;
+  /** The month's estimated spend; `limit` and `currency` null without a cap. */
+  spend: { spent: number; limit: number | null; currency: string | null };
+  /** The day (UTC) the tallies count, `2026-12-01`. */
+  day: string;
+  today: FraudTallyView[];
+}
+
+/** What SMS pumping protection left on a message, as an operator reads it on the timeline. */
+export interface MessageFraudView {
+  /** The estimated cost charged to the tenant's month, in the prices' currency; absent: none (or given back). */
+  cost?: number;
+  /** What a rule in monitor mode would have refused. */
+  flags: FraudFlag[];
+}
+
+/** The answer to feedback: the message and when it was confirmed (the first report's time). */
+export interface FeedbackView {
+  id: string;
+  outcome: 'confirmed';
+  confirmedAt: string;
 }

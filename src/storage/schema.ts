@@ -170,6 +170,12 @@ export interface MessagesTable {
    * the due query leave it to the broker until the sweep's bound passes. NULL: not handed off.
    */
   handed_off_at: number | null;
+  /** When the tenant reported the message's code used (`POST /v1/messages/:id/feedback`, 0012); NULL: not confirmed. */
+  confirmed_at: number | null;
+  /** The estimated cost charged to the tenant's month (`sms_spend`), in millionths of the prices' currency; NULL: none, or given back by a cancel (0012). */
+  cost_micros: number | null;
+  /** JSON array of `{rule, code, message}`: what SMS pumping protection in monitor mode would have refused (0012); NULL: nothing. */
+  fraud_flags: string | null;
 }
 
 /** One version of a message template (0007); the current one is the highest, unless retired. */
@@ -191,6 +197,32 @@ export interface QuietHoursTable {
   channel: Channel;
   /** JSON: timeZone, windows, applies. */
   spec: string;
+  updated_at: number;
+}
+
+/** A tenant's fraud policy on a channel (0011; `sms` only today). */
+export interface FraudPoliciesTable {
+  tenant_id: string;
+  channel: Channel;
+  /** JSON: the policy as `PUT …/fraud/sms` takes it (admission/fraud-policy.ts `FraudPolicy`). */
+  spec: string;
+  updated_at: number;
+}
+
+/** What a message of a channel is estimated to cost (0011; `sms` only today): one row per channel. */
+export interface PricesTable {
+  channel: Channel;
+  /** JSON: `{currency, default, countries}` (admission/fraud-policy.ts `SmsPrices`). */
+  spec: string;
+  updated_at: number;
+}
+
+/** A tenant's estimated SMS spend in one calendar month (UTC), in millionths of the prices' currency (0011). */
+export interface SmsSpendTable {
+  tenant_id: string;
+  /** `2026-12`. */
+  month: string;
+  spent_micros: number;
   updated_at: number;
 }
 
@@ -318,6 +350,9 @@ export interface Tables {
   receipt_tokens: ReceiptTokensTable;
   pending_receipts: PendingReceiptsTable;
   bus_events: BusEventsTable;
+  fraud_policies: FraudPoliciesTable;
+  prices: PricesTable;
+  sms_spend: SmsSpendTable;
 }
 
 /** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */

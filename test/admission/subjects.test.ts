@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { frequencySubject } from '../../src/admission/interceptors/frequency.js';
-import { dailyQuotaSubject, isQuotaSubject, riskSubject, subjectTenant, tenantQpsSubject } from '../../src/admission/subjects.js';
+import {
+  dailyQuotaSubject,
+  fraudConversionSubject,
+  fraudPrefixSubject,
+  fraudTallySubject,
+  isQuotaSubject,
+  riskSubject,
+  subjectTenant,
+  tenantQpsSubject,
+} from '../../src/admission/subjects.js';
 
 describe('limiter subjects', () => {
   it('name their tenant, whatever the rest holds', () => {
@@ -10,6 +19,9 @@ describe('limiter subjects', () => {
       tenantQpsSubject(tenant),
       dailyQuotaSubject(tenant, 'sms'),
       riskSubject(tenant, 'a:b', 'quota:other'),
+      fraudPrefixSubject(tenant, '447911'),
+      fraudConversionSubject(tenant, 'GB', 'sent'),
+      fraudTallySubject(tenant, 'prefix', 'refuse'),
     ]) {
       expect(subjectTenant(subject)).toBe(tenant);
     }

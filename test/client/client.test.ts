@@ -154,6 +154,38 @@ describe('SluiceClient', () => {
     expect(await config.deleteWebhook(tenant.id, hook.value.id)).toMatchObject({ ok: true, value: { deleted: true } });
   });
 
+  it('SMS pumping protection: prices, a policy (an oversize one is a 400 value), its status, feedback on a refused range', async () => {
+    const tenant = await t.createTenant();
+    const stranger = await t.createTenant();
+    const { client: admin } = clientFor('');
+    const { client } = clientFor(tenant.apiKey, { retries: 0 });
+    const prices = { currency: 'USD', default: 0.05, countries: { GB: 0.04 } };
+    expect(await admin.admin.setSmsPrices(prices)).toEqual({ ok: true, status: 200, value: prices });
+    expect(await admin.admin.getSmsPrices()).toEqual({ ok: true, status: 200, value: prices });
+    const config = admin.tenantConfig;
+    expect(await config.getFraudPolicy(tenant.id)).toMatchObject({ ok: false, status: 404, error: { code: 'NOT_FOUND' } });
+    const oversize = await config.setFraudPolicy(tenant.id, { safe: Array.from({ length: 1001 }, (_, i) => `+44${i}`) });
+    expect(oversize).toMatchObject({ ok: false, status: 400, error: { code: 'INVALID_REQUEST' } });
+    const policy = { mode: 'enforce' as const, prefixes: [{ digits: 8, windowSeconds: 3600, limit: 1 }] };
+    expect(await config.setFraudPolicy(tenant.id, policy)).toEqual({ ok: true, status: 200, value: policy });
+    expect(await config.getFraudPolicy(tenant.id)).toEqual({ ok: true, status: 200, value: policy });
+
+    const first = await client.send({ channel: 'sms', to: '+447400123001', body: 'code 1' });
+    expect(first.ok).toBe(true);
+    const refused = await client.send({ channel: 'sms', to: '+447400123002', body: 'code 2' });
+    expect(refused).toMatchObject({ ok: false, status: 429, error: { code: 'FRAUD_SUSPECTED', rule: 'prefix' } });
+    if (!first.ok) return;
+    const confirmed = await client.sendFeedback(first.value.id);
+    expect(confirmed).toMatchObject({ ok: true, status: 200, value: { id: first.value.id, outcome: 'confirmed' } });
+    expect(await client.sendFeedback(first.value.id)).toEqual(confirmed);
+    const { client: other } = clientFor(stranger.apiKey);
+    expect(await other.sendFeedback(first.value.id)).toMatchObject({ ok: false, status: 404, error: { code: 'NOT_FOUND' } });
+    expect(await config.getFraudStatus(tenant.id)).toMatchObject({
+      ok: true,
+      value: { mode: 'enforce', today: expect.arrayContaining([{ rule: 'prefix', outcome: 'refuse', count: 1 }]) },
+    });
+  });
+
   it('the console lookups: search by recipient page by page, a message timeline, a ban peek, a rules dry run', async () => {
     const tenant = await t.createTenant();
     const { client: admin } = clientFor('');
@@ -202,6 +234,12 @@ describe('SluiceClient', () => {
       'GET /v1/messages/{id}',
       'DELETE /v1/messages/{id}',
       'POST /v1/frequency/check',
+      'POST /v1/messages/{id}/feedback',
+      'PUT /v1/admin/prices/sms',
+      'GET /v1/admin/prices/sms',
+      'GET /v1/admin/tenants/{id}/fraud/sms',
+      'PUT /v1/admin/tenants/{id}/fraud/sms',
+      'GET /v1/admin/tenants/{id}/fraud/sms/status',
       'POST /v1/admin/tenants',
       'GET /v1/admin/tenants',
       'GET /v1/admin/tenants/{id}',
@@ -244,7 +282,7 @@ describe('SluiceClient', () => {
     expect(used.filter((operation) => !documented.has(operation))).toEqual([]);
     // The client's methods, counted: a new one must be added to the list above.
     const client = new SluiceClient({ baseUrl });
-    const methods = ['send', 'getMessage', 'cancelMessage', 'checkFrequency'].filter(
+    const methods = ['send', 'getMessage', 'cancelMessage', 'sendFeedback', 'checkFrequency'].filter(
       (name) => typeof (client as never)[name] === 'function',
     );
     expect(methods.length + Object.keys(client.admin).length + Object.keys(client.tenantConfig).length).toBe(used.length);

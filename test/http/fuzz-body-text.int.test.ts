@@ -145,7 +145,7 @@ for (const backend of backends) {
   describeWith(backend.available, backend.variable, `text in JSON bodies on ${backend.name}`, () => {
     let database: { url: string; drop(): Promise<void> };
     let t: TestApp;
-    let ids: { tenant: string; apiKey: string; provider: string; webhook: string; receipts: string; receiptToken: string };
+    let ids: { tenant: string; apiKey: string; provider: string; webhook: string; receipts: string; receiptToken: string; message: string };
 
     beforeAll(async () => {
       database = await backend.create();
@@ -173,6 +173,14 @@ for (const backend of backends) {
       expect(vendor.statusCode, vendor.body).toBe(201);
       const token = await t.admin('POST', `/v1/admin/providers/${vendor.json().id}/receipt-token`);
       expect(token.statusCode, token.body).toBe(200);
+      // A message of the tenant's to give feedback on.
+      const sent = await t.app.inject({
+        method: 'POST',
+        url: '/v1/messages',
+        headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' },
+        payload: { channel: 'webhook', to: 'feedback-1', body: 'code 1234' },
+      });
+      expect(sent.statusCode, sent.body).toBe(202);
       ids = {
         tenant: tenant.id,
         apiKey: tenant.apiKey,
@@ -180,6 +188,7 @@ for (const backend of backends) {
         webhook: webhook.json().id,
         receipts: vendor.json().id,
         receiptToken: token.json().token,
+        message: sent.json().id,
       };
     });
     afterAll(async () => {
@@ -232,6 +241,9 @@ for (const backend of backends) {
       'POST /v1/admin/tenants/{id}/webhooks': { url: 'https://93.184.216.34/hook', description: 'ops' },
       'PATCH /v1/admin/tenants/{id}/webhooks/{webhookId}': { description: 'ops' },
       'POST /v1/receipts/{id}': [{ phone_number: '13800138000', success: true, biz_id: '1^0', err_code: 'DELIVERED' }],
+      'POST /v1/messages/{id}/feedback': { outcome: 'confirmed' },
+      'PUT /v1/admin/tenants/{id}/fraud/sms': { mode: 'monitor', countries: { block: ['KP'] }, safe: ['+8613800138000'] },
+      'PUT /v1/admin/prices/sms': { currency: 'USD', default: 0.05, countries: { GB: 0.04 } },
     });
 
     let created = 0;
@@ -242,7 +254,7 @@ for (const backend of backends) {
       const path = template.startsWith('/v1/admin/providers/')
         ? template.replace('{id}', ids.provider)
         : template
-            .replace('{id}', route.includes('/receipts/') ? ids.receipts : ids.tenant)
+            .replace('{id}', route.includes('/receipts/') ? ids.receipts : route.includes('/feedback') ? ids.message : ids.tenant)
             .replace('{channel}', route.includes('templates') ? 'sms' : 'webhook')
             .replace('{name}', 'otp')
             .replace('{action}', 'login')

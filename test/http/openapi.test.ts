@@ -328,6 +328,20 @@ describe('statuses', () => {
     const [event] = (await admin('GET', `${hooks}/${webhookId}/events?status=pending`)).json().events as { id: string }[];
     await admin('POST', `${hooks}/${webhookId}/events/${event!.id}/replay`);
 
+    // SMS pumping protection.
+    await tenantCall(apiKey, 'POST', `/v1/messages/${accepted}/feedback`, { outcome: 'confirmed' });
+    await tenantCall(apiKey, 'POST', '/v1/messages/unknown/feedback', { outcome: 'confirmed' });
+    await tenantCall(apiKey, 'POST', `/v1/messages/${accepted}/feedback`, { outcome: 'nope' });
+    await admin('PUT', '/v1/admin/prices/sms', { currency: 'USD', default: 0.05, countries: { GB: 0.04 } });
+    await admin('PUT', '/v1/admin/prices/sms', { currency: 'USD', default: -1 });
+    await admin('GET', '/v1/admin/prices/sms');
+    await admin('PUT', `/v1/admin/tenants/${id}/fraud/sms`, { mode: 'monitor', monthlySpend: { limit: 100, currency: 'USD' } });
+    await admin('PUT', `/v1/admin/tenants/${id}/fraud/sms`, { countries: { allow: ['ZZ'] } });
+    await admin('PUT', '/v1/admin/prices/sms', { currency: 'EUR', default: 0.05 });
+    await admin('GET', `/v1/admin/tenants/${id}/fraud/sms`);
+    await admin('GET', '/v1/admin/tenants/unknown/fraud/sms');
+    await admin('GET', `/v1/admin/tenants/${id}/fraud/sms/status`);
+
     // Admin lookups.
     await admin('GET', `/v1/admin/tenants/${id}/messages?to=${encodeURIComponent(phone(3))}&limit=1`);
     await admin('GET', `/v1/admin/tenants/${id}/messages?to=${encodeURIComponent(phone(3))}&limit=1000`);

@@ -81,6 +81,8 @@ for (const backend of backends) {
           '0008-messages-tenant-recipient-index',
           '0009-messages-tenant-index',
           '0010-broker-hand-off',
+          '0011-sms-fraud',
+          '0012-message-fraud-columns',
         ]);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);

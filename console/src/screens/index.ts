@@ -2,6 +2,7 @@
 import type { FunctionComponent } from 'preact';
 import { BansScreen } from './bans.js';
 import { BlacklistsScreen } from './blacklists.js';
+import { FraudScreen } from './fraud.js';
 import { MessagesScreen } from './messages.js';
 import { MetricsScreen } from './metrics.js';
 import { ProvidersScreen } from './providers.js';
@@ -29,6 +30,7 @@ export const SCREENS: Screen[] = [
   { id: 'rules', title: 'Rules', component: RulesScreen },
   { id: 'bans', title: 'Bans', component: BansScreen },
   { id: 'risk', title: 'Risk rule sets', component: RiskScreen },
+  { id: 'fraud', title: 'SMS fraud', component: FraudScreen },
   { id: 'templates', title: 'Templates', component: TemplatesScreen },
   { id: 'quiet-hours', title: 'Quiet hours', component: QuietHoursScreen },
   { id: 'webhooks', title: 'Webhooks', component: WebhooksScreen },

@@ -12,6 +12,10 @@ interface Step {
 
 function timeline(message: AdminMessageView): Step[] {
   const steps: Step[] = [{ at: message.createdAt, what: 'accepted', detail: `due ${message.dueAt}` }];
+  // Monitor mode's lines: what SMS pumping protection would have refused at acceptance.
+  for (const flag of message.fraud?.flags ?? [])
+    steps.push({ at: message.createdAt, what: `fraud (monitor): would refuse, ${flag.rule}`, detail: `${flag.code}: ${flag.message}` });
+  if (message.confirmedAt) steps.push({ at: message.confirmedAt, what: 'confirmed (feedback)', detail: 'the code was used' });
   for (const attempt of message.deliveryAttempts) {
     steps.push({
       at: attempt.startedAt,
@@ -63,6 +67,12 @@ export function MessageTimeline({ tenantId, messageId }: { tenantId: string; mes
             <dd>{value.providerMessageId ?? '—'}</dd>
             <dt>Last error</dt>
             <dd>{value.lastError ?? '—'}</dd>
+            {value.fraud?.cost !== undefined ? (
+              <>
+                <dt>Estimated cost</dt>
+                <dd>{value.fraud.cost}</dd>
+              </>
+            ) : null}
           </dl>
           <h3>Timeline</h3>
           <ol class="timeline">

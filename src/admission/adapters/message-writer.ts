@@ -36,6 +36,8 @@ export class AnnouncingMessageWriter implements MessageWriter {
         idempotencyKey: message.idempotencyKey ?? null,
         requestHash: message.requestHash ?? null,
         priority: message.priority,
+        costMicros: message.fraud?.costMicros ?? null,
+        fraudFlags: message.fraud?.flags ?? null,
       });
     } catch (error) {
       if (error instanceof DuplicateIdempotencyKeyError) throw new IdempotencyKeyTaken(error.message);

@@ -22,6 +22,8 @@ export function persistInterceptor(messages: MessageWriter): Interceptor {
         priority: message.priority,
         dueAt: message.dueAt,
         scheduled: message.scheduled,
+        region: message.region,
+        fraud: message.fraud,
         id: context.id,
         tenantId,
         createdAt: context.now,

@@ -91,6 +91,7 @@ export function validationInterceptor(options: ValidationOptions): Interceptor {
         priority,
         dueAt,
         scheduled,
+        region: normalized.region,
       };
       return undefined;
     },

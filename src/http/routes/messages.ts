@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifySchemaValidationError } from 'fastify';
 import { IdParam, NoQuery } from '../../api/common.js';
 import { errorResponses } from '../../api/errors.js';
-import { AcceptedNew, Canceled, MessageView, Replayed, SendBody, SendHeaders } from '../../api/messages.js';
+import { AcceptedNew, Canceled, FeedbackBody, FeedbackView, MessageView, Replayed, SendBody, SendHeaders } from '../../api/messages.js';
 import { SECURITY } from '../../api/operations.js';
 import { SluiceError } from '../../core/errors.js';
 import { authenticateTenant, bearerToken, tenantOf } from '../auth.js';
@@ -84,6 +84,27 @@ export const messageRoutes =
         if (result === 'not-found') throw new SluiceError('NOT_FOUND', 'no such message');
         if (result === 'too-late') throw new SluiceError('CONFLICT', 'the message is already sending or done; it cannot be canceled');
         return { id: request.params.id, status: 'canceled' as const };
+      },
+    );
+
+    app.post(
+      '/v1/messages/:id/feedback',
+      {
+        ...tenantRoute,
+        schema: {
+          summary:
+            'Feedback: the code a message carried was used. Counts one conversion for its country or prefix (SMS pumping protection); a repeat changes nothing',
+          security: SECURITY.tenant,
+          params: IdParam,
+          querystring: NoQuery,
+          body: FeedbackBody,
+          response: { ...errorResponses(400, 401, 404, 413, 415, 429), 200: FeedbackView },
+        },
+      },
+      async (request) => {
+        const answer = await deps.messages.feedback(tenantOf(request).id, request.params.id, request.body.outcome);
+        if (!answer) throw new SluiceError('NOT_FOUND', 'no such message');
+        return answer;
       },
     );
   };

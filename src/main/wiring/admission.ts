@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { BLACKLIST_CHANGED, BlacklistCache } from '../../admission/adapters/blacklist-cache.js';
+import { CachedFraudPolicies, loadFraudPolicy, loadPrices, SqlSpendLedger } from '../../admission/adapters/fraud-directory.js';
 import { LockingIdempotencyGuard } from '../../admission/adapters/idempotency-guard.js';
 import { CachedQuietHours, CachedTemplates, loadQuietHours, loadTemplate } from '../../admission/adapters/template-directory.js';
 import {
@@ -15,7 +16,10 @@ import {
 } from '../../admission/adapters/tenant-directory.js';
 import type { AdmissionChain } from '../../admission/chain.js';
 import { defaultChain } from '../../admission/default-chain.js';
-import type { MessageWriter } from '../../admission/ports.js';
+import type { FraudPolicy, SmsPrices } from '../../admission/fraud-policy.js';
+import type { FraudDeps } from '../../admission/interceptors/fraud.js';
+import type { QuotaCounter } from '../../admission/interceptors/quota.js';
+import type { FraudLimiter, MessageWriter } from '../../admission/ports.js';
 import type { QuietHours } from '../../admission/quiet-hours.js';
 import type { StoredTemplate } from '../../admission/templates.js';
 import { LiveCache, type LiveCacheOptions } from '../../infra/live-cache.js';
@@ -36,6 +40,8 @@ export interface ConfigCaches {
   tenantConfigs: LiveCache<TenantConfig>;
   templates: CachedTemplates;
   quietHours: CachedQuietHours;
+  /** SMS pumping protection's policies and prices. */
+  fraud: CachedFraudPolicies;
   /** Built at first use: it loads the whole table and checks it against SQL every few seconds. */
   blacklist(): BlacklistCache;
   /** After a change to a blacklist: reloads this instance's copy (when it has one), then tells the others. */
@@ -86,6 +92,10 @@ export function createConfigCaches({ settings, clock, logger, metrics, backend, 
   const quietHours = new CachedQuietHours(
     new LiveCache<QuietHours>({ ...options, name: 'quiet', load: (key) => loadQuietHours(repositories.quietHours, key) }),
   );
+  const fraud = new CachedFraudPolicies(
+    new LiveCache<FraudPolicy>({ ...options, name: 'fraud', load: (tenantId) => loadFraudPolicy(repositories.fraud, tenantId) }),
+    new LiveCache<SmsPrices>({ ...options, name: 'prices', load: (channel) => loadPrices(repositories.fraud, channel) }),
+  );
   let built: BlacklistCache | undefined;
   const blacklist = () => {
     if (!built) {
@@ -110,6 +120,7 @@ export function createConfigCaches({ settings, clock, logger, metrics, backend, 
     () => tenantConfigs.close(),
     () => templates.close(),
     () => quietHours.close(),
+    () => fraud.close(),
   );
   return {
     options,
@@ -117,8 +128,42 @@ export function createConfigCaches({ settings, clock, logger, metrics, backend, 
     tenantConfigs,
     templates,
     quietHours,
+    fraud,
     blacklist,
     blacklistChanged: () => (built ? built.changed() : backend.configBus.publish(BLACKLIST_CHANGED)),
+  };
+}
+
+/**
+ * The limiter as the fraud step uses it: checks and undos behind the breaker's fallback (as
+ * quotas), peeks of confirmations on the store itself (no fallback: they reject while it is away).
+ */
+export function fraudLimiter(backend: Backend): FraudLimiter {
+  const resilient: QuotaCounter = backend.resilientLimiter;
+  return {
+    check: (request) => resilient.check(request),
+    undo: (request) => resilient.undo(request),
+    peek: (request) => backend.limiter.peek(request),
+  };
+}
+
+/** SMS pumping protection's ports: the cached policies, the limiter, the SQL spend ledger, the metric. */
+export function fraudDeps(
+  { clock, logger, metrics, backend, storage }: Pick<WingContext, 'clock' | 'logger' | 'metrics' | 'backend' | 'storage'>,
+  caches: Pick<ConfigCaches, 'fraud'>,
+): FraudDeps {
+  const tallyErrors = new ThrottledLog<{ err: unknown }>(
+    (fields) => logger.warn(fields, "a fraud refusal could not be counted for the console's tallies (the limiter's store failed)"),
+    clock,
+  );
+  return {
+    policies: caches.fraud,
+    limiter: fraudLimiter(backend),
+    spend: new SqlSpendLedger(storage.repositories.smsSpend, clock),
+    observer: {
+      decided: (rule, outcome, mode) => metrics.fraudDecisions.inc({ rule, outcome, mode }),
+      tallyFailed: (error) => tallyErrors.record({ err: error }),
+    },
   };
 }
 
@@ -137,6 +182,7 @@ export function createAdmissionChain(
     clock,
   );
   return defaultChain({
+    fraud: fraudDeps({ clock, logger, metrics, backend, storage }, caches),
     directory: caches.directory,
     templates: caches.templates,
     quietHours: caches.quietHours,

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import { AnnouncingMessageWriter } from '../../admission/adapters/message-writer.js';
 import type { AdmissionOutcome } from '../../admission/context.js';
+import { recordConfirmation, releaseFraudCounts } from '../../admission/interceptors/fraud.js';
 import { releaseFrequencySlot } from '../../admission/interceptors/frequency.js';
 import type { NewMessage } from '../../admission/ports.js';
 import { subjectTenant } from '../../admission/subjects.js';
@@ -17,6 +18,7 @@ import { AdminLookups } from '../../services/admin-lookup-service.js';
 import { BanAdministration } from '../../services/ban-administration.js';
 import { BlacklistAdministration } from '../../services/blacklist-administration.js';
 import type { Services } from '../../services/contracts.js';
+import { FraudAdministration } from '../../services/fraud-administration.js';
 import { LimiterFrequencyCheckService } from '../../services/frequency-check-service.js';
 import { ReadinessService } from '../../services/health-service.js';
 import { AdmittingMessageService } from '../../services/message-service.js';
@@ -31,7 +33,7 @@ import type { CloseStack } from '../close-stack.js';
 import { lazily, once } from '../lazily.js';
 import { createRiskControl } from '../risk-control.js';
 import { createWebhooks } from '../webhooks.js';
-import { type ConfigCaches, createAdmissionChain } from './admission.js';
+import { type ConfigCaches, createAdmissionChain, fraudLimiter } from './admission.js';
 import type { StorageWing } from './storage.js';
 
 export interface ServicesWing {
@@ -102,13 +104,29 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
         );
       return result;
     };
-  // A canceled message gives its frequency slot back (a scheduled one holds it at its due time).
+  const fraud = { policies: caches.fraud, limiter: fraudLimiter(backend) };
+  // A canceled message gives back its frequency slot (a scheduled one holds it at its due time),
+  // its prefix and conversion counts, and its estimated cost (once: the refund clears it).
   const releaseSlot = async (tenantId: string, id: string) => {
     try {
       const message = await repositories.messages.findById(tenantId, id);
-      if (message) await releaseFrequencySlot(directory, backend.frequency, message, settings.defaultRegion);
+      if (message) {
+        await Promise.all([
+          releaseFrequencySlot(directory, backend.frequency, message, settings.defaultRegion),
+          releaseFraudCounts(fraud, message),
+          message.costMicros === null ? undefined : repositories.smsSpend.refund(tenantId, id, clock.now()),
+        ]);
+      }
     } catch (error) {
-      logger.error({ err: error, messageId: id }, 'cancel: giving the frequency slot back failed');
+      logger.error({ err: error, messageId: id }, 'cancel: giving the frequency slot, fraud counts or spend back failed');
+    }
+  };
+  // A confirmed SMS counts one conversion; failing to count it never fails the feedback.
+  const confirmed = async (message: Parameters<typeof recordConfirmation>[1]) => {
+    try {
+      await recordConfirmation(fraud, message, clock.now());
+    } catch (error) {
+      logger.error({ err: error, messageId: message.id }, 'feedback: counting the conversion failed');
     }
   };
   // Lifting a ban has no fallback: with Redis away it is a 503, not a 500.
@@ -117,7 +135,8 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
     reset: (subject: string) => limiter.reset(subject).then(announceBans(subject), unavailableUnlessSluiceError),
   };
   const services = lazily<Services>({
-    messages: () => new AdmittingMessageService(chain(), repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes),
+    messages: () =>
+      new AdmittingMessageService(chain(), repositories.messages, clock, releaseSlot, settings.batchRenderLimitBytes, confirmed),
     frequencyChecks: () =>
       new LimiterFrequencyCheckService({
         tenant: tenantOf,
@@ -167,6 +186,16 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
         invalidateQuietHours: (tenantId, channel) => caches.quietHours.invalidate(tenantId, channel),
       }),
     webhooks: () => webhooks().service,
+    fraud: () =>
+      new FraudAdministration({
+        tenants: repositories.tenants,
+        fraud: repositories.fraud,
+        spend: repositories.smsSpend,
+        limiter,
+        clock,
+        invalidatePolicy: (tenantId) => caches.fraud.invalidatePolicy(tenantId),
+        invalidatePrices: () => caches.fraud.invalidatePrices(),
+      }),
     receipts: () =>
       new ReceiptIntake({
         providers: repositories.providers,

@@ -11,12 +11,14 @@ import { type Database, openDatabase } from '../../storage/database.js';
 import { migrateToLatest } from '../../storage/migrations/index.js';
 import { BlacklistRepository } from '../../storage/repositories/blacklist.js';
 import { BusEventsRepository } from '../../storage/repositories/bus-events.js';
+import { FraudRepository } from '../../storage/repositories/fraud.js';
 import { MessagesRepository } from '../../storage/repositories/messages.js';
 import { ProvidersRepository } from '../../storage/repositories/providers.js';
 import { QuietHoursRepository } from '../../storage/repositories/quiet-hours.js';
 import { ReceiptsRepository } from '../../storage/repositories/receipts.js';
 import { RiskRulesRepository } from '../../storage/repositories/risk-rules.js';
 import { RulesRepository } from '../../storage/repositories/rules.js';
+import { SmsSpendRepository } from '../../storage/repositories/sms-spend.js';
 import { TemplatesRepository } from '../../storage/repositories/templates.js';
 import { TenantsRepository } from '../../storage/repositories/tenants.js';
 import { WebhookEventsRepository } from '../../storage/repositories/webhook-events.js';
@@ -37,6 +39,8 @@ export interface Repositories {
   receipts: ReceiptsRepository;
   /** The status events bus's outbox, written while the broker is on. */
   busEvents: BusEventsRepository;
+  fraud: FraudRepository;
+  smsSpend: SmsSpendRepository;
 }
 
 export interface StorageWing {
@@ -44,7 +48,7 @@ export interface StorageWing {
   repositories: Repositories;
   /** Keys the hashes of recipients and other tenant data in store keys (derived from, not equal to, the master key). */
   keySecret: Buffer;
-  /** Drains the group commit, then closes the database. */
+  /** Drains the group commits, then closes the database. */
   close(): Promise<void>;
 }
 
@@ -86,6 +90,8 @@ export async function openStorage(
     webhookEvents: new WebhookEventsRepository(database),
     receipts: new ReceiptsRepository(database, outbox),
     busEvents: new BusEventsRepository(database),
+    fraud: new FraudRepository(database, { clock }),
+    smsSpend: new SmsSpendRepository(database),
   };
   return {
     database,
@@ -93,6 +99,7 @@ export async function openStorage(
     keySecret: createHmac('sha256', secretKey).update('sluice redis key hashing').digest(),
     async close() {
       await repositories.messages.drain();
+      await repositories.smsSpend.drain();
       await database.close();
     },
   };

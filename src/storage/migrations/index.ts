@@ -17,6 +17,8 @@ import { templatesPriorityQuietHoursMigration } from './0007-templates-priority-
 import { messagesTenantRecipientIndexMigration } from './0008-messages-tenant-recipient-index.js';
 import { messagesTenantIndexMigration } from './0009-messages-tenant-index.js';
 import { brokerHandOffMigration } from './0010-broker-hand-off.js';
+import { smsFraudMigration } from './0011-sms-fraud.js';
+import { messageFraudColumnsMigration } from './0012-message-fraud-columns.js';
 
 /** What data migrations need of the settings. */
 export interface MigrationOptions {
@@ -37,6 +39,8 @@ export function migrationsFor(dialect: Dialect, options: MigrationOptions = {}):
     '0008-messages-tenant-recipient-index': messagesTenantRecipientIndexMigration(dialect),
     '0009-messages-tenant-index': messagesTenantIndexMigration(dialect),
     '0010-broker-hand-off': brokerHandOffMigration(dialect),
+    '0011-sms-fraud': smsFraudMigration(dialect),
+    '0012-message-fraud-columns': messageFraudColumnsMigration(dialect),
   };
 }
 

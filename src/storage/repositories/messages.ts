@@ -13,7 +13,7 @@
  * | `due.ts` | due candidates, next due time, the due-index rebuild listing |
  * | `hand-off.ts` | the broker hand-off: marking due messages handed off, its due query and listing |
  * | `search.ts` | the admin search by recipient |
- * | `reads.ts`, `attempts.ts`, `cancel.ts`, `purge-finished.ts` | the rest |
+ * | `reads.ts`, `attempts.ts`, `cancel.ts`, `feedback.ts`, `purge-finished.ts` | the rest |
  *
  * Status moves are guarded UPDATEs (`... WHERE id = ? AND status IN (...)`), each reporting
  * whether it moved, so a late or repeated worker cannot move a message backwards:
@@ -49,6 +49,7 @@ import { CLAIM_CHUNK, claimIds, extendLeases } from './messages/claim.js';
 import { checkPartition } from './messages/conditions.js';
 import { dueCandidates, listDueIds, nextDueAt } from './messages/due.js';
 import { type EventOutbox, WEBHOOKS_ONLY } from './messages/events.js';
+import { confirmMessage } from './messages/feedback.js';
 import {
   type HandedOff,
   type HandOffOptions,
@@ -90,6 +91,7 @@ export type {
   PartitionSelector,
   SettleOptions,
   StatusCount,
+  StoredFraudFlag,
 } from './messages/types.js';
 
 export class MessagesRepository {
@@ -366,6 +368,14 @@ export class MessagesRepository {
    */
   cancel(tenantId: string, id: string, now: number): Promise<CancelResult> {
     return cancelMessage(this.db, tenantId, id, now, this.outbox);
+  }
+
+  /**
+   * Feedback: marks the tenant's message confirmed (its code was used) at `now`, once. Resolves the
+   * message and whether this call confirmed it; undefined when it is not the tenant's.
+   */
+  confirm(tenantId: string, id: string, now: number): Promise<{ message: Message; confirmed: boolean } | undefined> {
+    return confirmMessage(this.db, tenantId, id, now);
   }
 
   /**

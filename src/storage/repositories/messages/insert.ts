@@ -39,6 +39,9 @@ export function newMessageRow(input: NewMessageRow): MessageRow {
     receipt_code: null,
     receipt_at: null,
     handed_off_at: null,
+    confirmed_at: null,
+    cost_micros: input.costMicros ?? null,
+    fraud_flags: input.fraudFlags?.length ? JSON.stringify(input.fraudFlags) : null,
   };
 }
 

@@ -36,6 +36,19 @@ export interface Message {
   receipt: MessageReceipt | null;
   /** Broker mode: when it was last published to the broker (a retry waiting there too); null: not handed off. */
   handedOffAt: number | null;
+  /** When the tenant reported the message's code used (feedback); null: not confirmed. */
+  confirmedAt: number | null;
+  /** The estimated cost charged to the tenant's month, in millionths; null: none (or given back by a cancel). */
+  costMicros: number | null;
+  /** What SMS pumping protection in monitor mode would have refused; empty: nothing. */
+  fraudFlags: StoredFraudFlag[];
+}
+
+/** One line SMS pumping protection left on a message (admission/fraud-policy.ts `FraudFlag`, stored as JSON). */
+export interface StoredFraudFlag {
+  rule: string;
+  code: string;
+  message: string;
 }
 
 /** A vendor's delivery receipt as stored: its verdict, the vendor's own code, when. */
@@ -64,6 +77,9 @@ export interface NewMessageRow {
   requestHash?: string | null;
   /** Default `transactional`; `bulk` messages are claimed after due transactional ones. */
   priority?: 'transactional' | 'bulk';
+  /** The estimated cost SMS pumping protection charged to the tenant's month. */
+  costMicros?: number | null;
+  fraudFlags?: StoredFraudFlag[] | null;
 }
 
 export interface DeliveryAttempt {
@@ -164,6 +180,9 @@ export function toMessage(row: MessageRow, payload?: MessagePayload): Message {
         ? null
         : { status: row.receipt_status as MessageReceipt['status'], code: row.receipt_code ?? '', at: Number(row.receipt_at) },
     handedOffAt: nullableNumber(row.handed_off_at ?? null),
+    confirmedAt: nullableNumber(row.confirmed_at),
+    costMicros: nullableNumber(row.cost_micros),
+    fraudFlags: row.fraud_flags === null ? [] : (JSON.parse(row.fraud_flags) as StoredFraudFlag[]),
   };
 }
 

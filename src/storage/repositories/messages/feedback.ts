@@ -1,0 +1,26 @@
+/** Feedback: the tenant reports a message's code used; `confirmed_at` is set once, by a guarded UPDATE. */
+import type { Kysely } from 'kysely';
+import type { Tables } from '../../schema.js';
+import { findMessage } from './reads.js';
+import type { Message } from './types.js';
+
+/**
+ * Marks the tenant's message confirmed at `now` unless it is already. Resolves the message (with
+ * its `confirmedAt`) and whether this call confirmed it; undefined when it is not the tenant's.
+ */
+export async function confirmMessage(
+  db: Kysely<Tables>,
+  tenantId: string,
+  id: string,
+  now: number,
+): Promise<{ message: Message; confirmed: boolean } | undefined> {
+  const moved = await db
+    .updateTable('messages')
+    .set({ confirmed_at: now })
+    .where('id', '=', id)
+    .where('tenant_id', '=', tenantId)
+    .where('confirmed_at', 'is', null)
+    .executeTakeFirst();
+  const message = await findMessage(db, id, tenantId);
+  return message && { message, confirmed: moved.numUpdatedRows > 0n };
+}

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { Benchmark } from './support/benchmark.js';
+import { processCpuMicros } from './support/cpu.js';
 import { startPrivateRedis } from './support/redis-server.js';
 import { formatCount, formatMs, markdownTable } from './support/table.js';
 
@@ -30,9 +31,21 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startServer(script: string, args: string[], env: Record<string, string>): Promise<{ base: string; child: ChildProcess }> {
+interface Server {
+  base: string;
+  child: ChildProcess;
+}
+
+/**
+ * `BENCH_PROFILE_DIR`: the sluice servers run with `--cpu-prof` into that folder (stopped with
+ * SIGTERM, so the profile is written on their way out); the profiler's own cost lowers the rates.
+ */
+const profileDir = process.env.BENCH_PROFILE_DIR;
+
+async function startServer(script: string, args: string[], env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const profile = profileDir && script === cli ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script, ...args], {
     env: { ...process.env, ...env, PORT: String(port), SLUICE_PORT: String(port) },
     stdio: 'ignore',
   });
@@ -47,6 +60,13 @@ async function startServer(script: string, args: string[], env: Record<string, s
   }
   child.kill('SIGKILL');
   throw new Error(`${script} did not start`);
+}
+
+/** Stops a sluice server and waits for its exit (SIGTERM: its shutdown drains and, profiled, writes the profile). */
+async function stop(server: Server): Promise<void> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
 }
 
 /** A tenant with the seed rules on sms; returns its API key. */
@@ -70,28 +90,46 @@ interface Row {
   p50: number;
   p99: number;
   non2xx: number;
+  /** The server process's CPU (user + system, all threads) over the measured span, per accepted message, µs. */
+  cpuPerMessage: number;
 }
 
-async function load(name: string, base: string, apiKey: string, seconds: number): Promise<Row> {
+/** Runs `measure` and returns its result with the CPU the server process `pid` used meanwhile, µs. */
+async function withServerCpu<T>(pid: number, measure: () => Promise<T>): Promise<T & { serverCpuMicros: number }> {
+  const before = processCpuMicros(pid);
+  const result = await measure();
+  return { ...result, serverCpuMicros: processCpuMicros(pid) - before };
+}
+
+async function load(name: string, server: Server, apiKey: string, seconds: number): Promise<Row> {
   let counter = 0;
-  const result = await autocannon({
-    url: `${base}/v1/messages`,
-    connections: CONNECTIONS,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
-        // A new recipient each time: every request passes the rules and becomes a stored message.
-        setupRequest: (request) => {
-          counter++;
-          const number = `+86138${String(counter % 100_000_000).padStart(8, '0')}`;
-          return { ...request, body: JSON.stringify({ channel: 'sms', to: number, body: 'Your code is 1234' }) };
+  const { serverCpuMicros, ...result } = await withServerCpu(server.child.pid!, () =>
+    autocannon({
+      url: `${base}/v1/messages`,
+      connections: CONNECTIONS,
+      duration: seconds,
+      requests: [
+        {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+          // A new recipient each time: every request passes the rules and becomes a stored message.
+          setupRequest: (request) => {
+            counter++;
+            const number = `+86138${String(counter % 100_000_000).padStart(8, '0')}`;
+            return { ...request, body: JSON.stringify({ channel: 'sms', to: number, body: 'Your code is 1234' }) };
+          },
         },
-      },
-    ],
-  });
-  return { name, accepted: result['2xx'] / seconds, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+      ],
+    }),
+  );
+  return {
+    name,
+    accepted: result['2xx'] / seconds,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    cpuPerMessage: serverCpuMicros / result['2xx'],
+  };
 }
 
 /** Messages per batch request, and the connections that carry them (each request is 100 messages' work). */
@@ -103,27 +141,34 @@ const BATCH_CONNECTIONS = 10;
  * are counted in the server's SQLite file afterwards (`accepted` of the row), not inferred from
  * 200s: a 200 batch may hold refused messages.
  */
-async function loadBatch(name: string, base: string, apiKey: string, seconds: number): Promise<Omit<Row, 'accepted'>> {
+async function loadBatch(
+  name: string,
+  server: Server,
+  apiKey: string,
+  seconds: number,
+): Promise<Omit<Row, 'accepted' | 'cpuPerMessage'> & { serverCpuMicros: number }> {
   let counter = 0;
-  const result = await autocannon({
-    url: `${base}/v1/messages/batch`,
-    connections: BATCH_CONNECTIONS,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
-        setupRequest: (request) => {
-          const messages = Array.from({ length: BATCH }, () => {
-            counter++;
-            return { channel: 'sms', to: `+86139${String(counter % 100_000_000).padStart(8, '0')}`, body: 'Your code is 1234' };
-          });
-          return { ...request, body: JSON.stringify({ messages }) };
+  const { serverCpuMicros, ...result } = await withServerCpu(server.child.pid!, () =>
+    autocannon({
+      url: `${base}/v1/messages/batch`,
+      connections: BATCH_CONNECTIONS,
+      duration: seconds,
+      requests: [
+        {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+          setupRequest: (request) => {
+            const messages = Array.from({ length: BATCH }, () => {
+              counter++;
+              return { channel: 'sms', to: `+86139${String(counter % 100_000_000).padStart(8, '0')}`, body: 'Your code is 1234' };
+            });
+            return { ...request, body: JSON.stringify({ messages }) };
+          },
         },
-      },
-    ],
-  });
-  return { name, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+      ],
+    }),
+  );
+  return { name, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, serverCpuMicros };
 }
 
 async function storedMessages(dbFile: string): Promise<number> {
@@ -147,7 +192,7 @@ export const benchmark: Benchmark = {
     context.progress('bare fastify');
     const peer = await startServer(bare, [], {});
     try {
-      rows.push(await load('bare Fastify (no work)', peer.base, 'x', context.seconds));
+      rows.push(await load('bare Fastify (no work)', peer, 'x', context.seconds));
     } finally {
       peer.child.kill('SIGKILL');
     }
@@ -159,9 +204,9 @@ export const benchmark: Benchmark = {
       SLUICE_SECRET_KEY_FILE: join(dir, 'k1'),
     });
     try {
-      rows.push(await load('sluice embedded (SQLite)', embedded.base, await setUpTenant(embedded.base), context.seconds));
+      rows.push(await load('sluice embedded (SQLite)', embedded, await setUpTenant(embedded.base), context.seconds));
     } finally {
-      embedded.child.kill('SIGKILL');
+      await stop(embedded);
     }
 
     context.progress('sluice Redis + SQLite');
@@ -173,9 +218,9 @@ export const benchmark: Benchmark = {
       SLUICE_REDIS_URL: redis.url,
     });
     try {
-      rows.push(await load('sluice Redis + SQLite', withRedis.base, await setUpTenant(withRedis.base), context.seconds));
+      rows.push(await load('sluice Redis + SQLite', withRedis, await setUpTenant(withRedis.base), context.seconds));
     } finally {
-      withRedis.child.kill('SIGKILL');
+      await stop(withRedis);
     }
 
     // The same server, a fresh database, batches of 100: what one batch request saves.
@@ -188,19 +233,14 @@ export const benchmark: Benchmark = {
       SLUICE_REDIS_URL: redis.url,
       SLUICE_REDIS_KEY_PREFIX: 'batch:',
     });
-    let batchRow: Omit<Row, 'accepted'>;
+    let batchRow: Awaited<ReturnType<typeof loadBatch>>;
     try {
-      batchRow = await loadBatch(
-        `sluice Redis + SQLite, batch of ${BATCH}`,
-        batched.base,
-        await setUpTenant(batched.base),
-        context.seconds,
-      );
+      batchRow = await loadBatch(`sluice Redis + SQLite, batch of ${BATCH}`, batched, await setUpTenant(batched.base), context.seconds);
     } finally {
-      batched.child.kill('SIGTERM');
-      await new Promise((resolve) => batched.child.once('exit', resolve));
+      await stop(batched);
     }
-    rows.push({ ...batchRow, accepted: (await storedMessages(batchDb)) / context.seconds });
+    const batchAccepted = await storedMessages(batchDb);
+    rows.push({ ...batchRow, accepted: batchAccepted / context.seconds, cpuPerMessage: batchRow.serverCpuMicros / batchAccepted });
     const single = rows.find((row) => row.name === 'sluice Redis + SQLite')!.accepted;
     const batchRatio = rows.at(-1)!.accepted / single;
 
@@ -210,10 +250,15 @@ export const benchmark: Benchmark = {
     const { Redis } = await import('ioredis');
     const counter = new Redis(redis.url);
     try {
-      rows.push(await load('peer stack, queue.add', peerStackServer.base, 'x', context.seconds));
+      rows.push(await load('peer stack, queue.add', peerStackServer, 'x', context.seconds));
       const before = await counter.llen('bull:messages:wait');
-      const peerBatch = await loadBatch(`peer stack, addBulk of ${BATCH}`, peerStackServer.base, 'x', context.seconds);
-      rows.push({ ...peerBatch, accepted: ((await counter.llen('bull:messages:wait')) - before) / context.seconds });
+      const peerBatch = await loadBatch(`peer stack, addBulk of ${BATCH}`, peerStackServer, 'x', context.seconds);
+      const peerBatchAccepted = (await counter.llen('bull:messages:wait')) - before;
+      rows.push({
+        ...peerBatch,
+        accepted: peerBatchAccepted / context.seconds,
+        cpuPerMessage: peerBatch.serverCpuMicros / peerBatchAccepted,
+      });
     } finally {
       peerStackServer.child.kill('SIGKILL');
       counter.disconnect();
@@ -232,6 +277,7 @@ export const benchmark: Benchmark = {
         { header: 'p50 ms', align: 'right' },
         { header: 'p99 ms', align: 'right' },
         { header: 'non-2xx', align: 'right' },
+        { header: 'server CPU µs/msg', align: 'right' },
       ],
       rows.map((row) => [
         row.name,
@@ -240,8 +286,9 @@ export const benchmark: Benchmark = {
         formatMs(row.p50),
         formatMs(row.p99),
         String(row.non2xx),
+        row.cpuPerMessage.toFixed(0),
       ]),
     );
-    return `autocannon, ${CONNECTIONS} connections (${BATCH_CONNECTIONS} for batches of ${BATCH}: accepted messages counted in the database; p50/p99 per request), ${context.seconds} s per row; each server in its own process (API role), distinct recipients, the seed's three rules on, SQLite synchronous=FULL with group commit.\n\n${table}\n\nTarget: sluice ≥ 50 % of bare Fastify's requests/s with every message durable in SQLite. Batches of ${BATCH} vs single sends (Redis + SQLite): ${batchRatio.toFixed(1)}× (target ≥ 5×). sluice Redis mode vs the peer stack: single sends ${(single / peerSingle).toFixed(2)}× (target ≥ 1.5×), batches vs addBulk ${(sluiceBatch / peerBatchRate).toFixed(2)}× (target ≥ 2×).`;
+    return `autocannon, ${CONNECTIONS} connections (${BATCH_CONNECTIONS} for batches of ${BATCH}: accepted messages counted in the database; p50/p99 per request), ${context.seconds} s per row; each server in its own process (API role), distinct recipients, the seed's three rules on, SQLite synchronous=FULL with group commit.\n\n${table}\n\nTarget: sluice ≥ 50 % of bare Fastify's requests/s with every message durable in SQLite. Batches of ${BATCH} vs single sends (Redis + SQLite): ${batchRatio.toFixed(1)}× (target ≥ 5×). sluice Redis mode vs the peer stack: single sends ${(single / peerSingle).toFixed(2)}× (target ≥ 1×), batches vs addBulk ${(sluiceBatch / peerBatchRate).toFixed(2)}× (target ≥ 2×).`;
   },
 };

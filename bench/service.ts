@@ -105,7 +105,7 @@ async function load(name: string, server: Server, apiKey: string, seconds: numbe
   let counter = 0;
   const { serverCpuMicros, ...result } = await withServerCpu(server.child.pid!, () =>
     autocannon({
-      url: `${base}/v1/messages`,
+      url: `${server.base}/v1/messages`,
       connections: CONNECTIONS,
       duration: seconds,
       requests: [
@@ -150,7 +150,7 @@ async function loadBatch(
   let counter = 0;
   const { serverCpuMicros, ...result } = await withServerCpu(server.child.pid!, () =>
     autocannon({
-      url: `${base}/v1/messages/batch`,
+      url: `${server.base}/v1/messages/batch`,
       connections: BATCH_CONNECTIONS,
       duration: seconds,
       requests: [

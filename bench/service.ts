@@ -15,7 +15,8 @@ import { processCpuMicros } from './support/cpu.js';
 import { startPrivateRedis } from './support/redis-server.js';
 import { formatCount, formatMs, markdownTable } from './support/table.js';
 
-const cli = new URL('../src/cli/main.ts', import.meta.url).pathname;
+/** `BENCH_SLUICE_CLI`: another checkout's `src/cli/main.ts`, to measure a build before a change beside it. */
+const cli = process.env.BENCH_SLUICE_CLI ?? new URL('../src/cli/main.ts', import.meta.url).pathname;
 const bare = new URL('./support/bare-fastify.ts', import.meta.url).pathname;
 const peerStack = new URL('./support/peer-stack.ts', import.meta.url).pathname;
 const CONNECTIONS = 100;
@@ -94,20 +95,39 @@ interface Row {
   cpuPerMessage: number;
 }
 
-/** Runs `measure` and returns its result with the CPU the server process `pid` used meanwhile, µs. */
-async function withServerCpu<T>(pid: number, measure: () => Promise<T>): Promise<T & { serverCpuMicros: number }> {
-  const before = processCpuMicros(pid);
-  const result = await measure();
-  return { ...result, serverCpuMicros: processCpuMicros(pid) - before };
+/**
+ * Unmeasured load before each measured row: the first seconds of a fresh process are its JIT
+ * compiling the path (and tsx its sources), which would count in the row's CPU per message.
+ */
+const warmUpSeconds = (seconds: number) => Math.min(3, Math.max(1, seconds / 2));
+
+/**
+ * Warms the server up, then measures `seconds` of `run` and the server process's CPU over exactly
+ * that span; `accepted` counts the messages stored so far (called before the span, and after it
+ * with its result).
+ */
+async function measured(
+  server: Server,
+  seconds: number,
+  run: (seconds: number) => Promise<autocannon.Result>,
+  accepted: (result?: autocannon.Result) => Promise<number>,
+): Promise<{ result: autocannon.Result; acceptedPerSecond: number; cpuPerMessage: number }> {
+  await run(warmUpSeconds(seconds));
+  const storedBefore = await accepted();
+  const cpuBefore = processCpuMicros(server.child.pid!);
+  const result = await run(seconds);
+  const cpu = processCpuMicros(server.child.pid!) - cpuBefore;
+  const count = (await accepted(result)) - storedBefore;
+  return { result, acceptedPerSecond: count / seconds, cpuPerMessage: cpu / count };
 }
 
 async function load(name: string, server: Server, apiKey: string, seconds: number): Promise<Row> {
   let counter = 0;
-  const { serverCpuMicros, ...result } = await withServerCpu(server.child.pid!, () =>
+  const run = (duration: number) =>
     autocannon({
       url: `${server.base}/v1/messages`,
       connections: CONNECTIONS,
-      duration: seconds,
+      duration,
       requests: [
         {
           method: 'POST',
@@ -120,16 +140,10 @@ async function load(name: string, server: Server, apiKey: string, seconds: numbe
           },
         },
       ],
-    }),
-  );
-  return {
-    name,
-    accepted: result['2xx'] / seconds,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    cpuPerMessage: serverCpuMicros / result['2xx'],
-  };
+    });
+  // A single send's 2xx is one accepted message.
+  const { result, acceptedPerSecond, cpuPerMessage } = await measured(server, seconds, run, async (done) => done?.['2xx'] ?? 0);
+  return { name, accepted: acceptedPerSecond, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, cpuPerMessage };
 }
 
 /** Messages per batch request, and the connections that carry them (each request is 100 messages' work). */
@@ -138,21 +152,16 @@ const BATCH_CONNECTIONS = 10;
 
 /**
  * `POST /v1/messages/batch` with {@link BATCH} distinct recipients per request. Accepted messages
- * are counted in the server's SQLite file afterwards (`accepted` of the row), not inferred from
- * 200s: a 200 batch may hold refused messages.
+ * are counted where they are stored (`stored`: the server's SQLite file, the peer's queue), not
+ * inferred from 200s: a 200 batch may hold refused messages.
  */
-async function loadBatch(
-  name: string,
-  server: Server,
-  apiKey: string,
-  seconds: number,
-): Promise<Omit<Row, 'accepted' | 'cpuPerMessage'> & { serverCpuMicros: number }> {
+async function loadBatch(name: string, server: Server, apiKey: string, seconds: number, stored: () => Promise<number>): Promise<Row> {
   let counter = 0;
-  const { serverCpuMicros, ...result } = await withServerCpu(server.child.pid!, () =>
+  const run = (duration: number) =>
     autocannon({
       url: `${server.base}/v1/messages/batch`,
       connections: BATCH_CONNECTIONS,
-      duration: seconds,
+      duration,
       requests: [
         {
           method: 'POST',
@@ -166,9 +175,9 @@ async function loadBatch(
           },
         },
       ],
-    }),
-  );
-  return { name, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, serverCpuMicros };
+    });
+  const { result, acceptedPerSecond, cpuPerMessage } = await measured(server, seconds, run, stored);
+  return { name, accepted: acceptedPerSecond, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, cpuPerMessage };
 }
 
 async function storedMessages(dbFile: string): Promise<number> {
@@ -233,14 +242,15 @@ export const benchmark: Benchmark = {
       SLUICE_REDIS_URL: redis.url,
       SLUICE_REDIS_KEY_PREFIX: 'batch:',
     });
-    let batchRow: Awaited<ReturnType<typeof loadBatch>>;
     try {
-      batchRow = await loadBatch(`sluice Redis + SQLite, batch of ${BATCH}`, batched, await setUpTenant(batched.base), context.seconds);
+      rows.push(
+        await loadBatch(`sluice Redis + SQLite, batch of ${BATCH}`, batched, await setUpTenant(batched.base), context.seconds, () =>
+          storedMessages(batchDb),
+        ),
+      );
     } finally {
       await stop(batched);
     }
-    const batchAccepted = await storedMessages(batchDb);
-    rows.push({ ...batchRow, accepted: batchAccepted / context.seconds, cpuPerMessage: batchRow.serverCpuMicros / batchAccepted });
     const single = rows.find((row) => row.name === 'sluice Redis + SQLite')!.accepted;
     const batchRatio = rows.at(-1)!.accepted / single;
 
@@ -251,14 +261,9 @@ export const benchmark: Benchmark = {
     const counter = new Redis(redis.url);
     try {
       rows.push(await load('peer stack, queue.add', peerStackServer, 'x', context.seconds));
-      const before = await counter.llen('bull:messages:wait');
-      const peerBatch = await loadBatch(`peer stack, addBulk of ${BATCH}`, peerStackServer, 'x', context.seconds);
-      const peerBatchAccepted = (await counter.llen('bull:messages:wait')) - before;
-      rows.push({
-        ...peerBatch,
-        accepted: peerBatchAccepted / context.seconds,
-        cpuPerMessage: peerBatch.serverCpuMicros / peerBatchAccepted,
-      });
+      rows.push(
+        await loadBatch(`peer stack, addBulk of ${BATCH}`, peerStackServer, 'x', context.seconds, () => counter.llen('bull:messages:wait')),
+      );
     } finally {
       peerStackServer.child.kill('SIGKILL');
       counter.disconnect();

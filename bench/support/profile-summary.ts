@@ -1,7 +1,9 @@
 /**
- * `npx tsx bench/support/profile-summary.ts <file.cpuprofile> [top]`: a `--cpu-prof` profile's
- * self time by module (a package under node_modules, a file of src/, or Node's internals) and by
- * function, in percent of the sampled time, so a flat profile can be read as where the time goes.
+ * `npx tsx bench/support/profile-summary.ts <file.cpuprofile> [top] [from-s] [to-s]`: a
+ * `--cpu-prof` profile's self time by module (a package under node_modules, a file of src/, or
+ * Node's internals) and by function, in percent of the busy (not idle) time, so a flat profile can
+ * be read as where the time goes. `from-s`/`to-s` keep the samples of that span (seconds since the
+ * profile started): the load, without the start-up's compiling.
  */
 import { readFileSync } from 'node:fs';
 
@@ -28,10 +30,19 @@ function moduleOf(url: string, name: string): string {
   return url;
 }
 
-function summarise(file: string, top: number): string {
+function summarise(file: string, top: number, fromSeconds: number, toSeconds: number): string {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const idle = new Set(profile.nodes.filter((node) => node.callFrame.functionName === '(idle)').map((node) => node.id));
   const selfById = new Map<number, number>();
-  for (const [index, id] of profile.samples.entries()) selfById.set(id, (selfById.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
+  let at = 0;
+  let idleMicros = 0;
+  for (const [index, id] of profile.samples.entries()) {
+    const delta = profile.timeDeltas[index] ?? 0;
+    at += delta;
+    if (at < fromSeconds * 1e6 || at > toSeconds * 1e6) continue;
+    if (idle.has(id)) idleMicros += delta;
+    else selfById.set(id, (selfById.get(id) ?? 0) + delta);
+  }
   const total = [...selfById.values()].reduce((sum, value) => sum + value, 0);
   const byModule = new Map<string, number>();
   const byFunction = new Map<string, number>();
@@ -50,9 +61,9 @@ function summarise(file: string, top: number): string {
       .slice(0, top)
       .map(([name, micros]) => `${((micros / total) * 100).toFixed(1).padStart(5)} %  ${name}`)
       .join('\n');
-  return `${file}: ${(total / 1e6).toFixed(1)} s sampled\n\nby module\n${list(byModule)}\n\nby function\n${list(byFunction)}\n`;
+  return `${file}: ${(total / 1e6).toFixed(1)} s busy, ${(idleMicros / 1e6).toFixed(1)} s idle (percentages of busy)\n\nby module\n${list(byModule)}\n\nby function\n${list(byFunction)}\n`;
 }
 
-const [file, top] = process.argv.slice(2);
-if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top]');
-process.stdout.write(summarise(file, Number(top ?? 30)));
+const [file, top, from, to] = process.argv.slice(2);
+if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top] [from-s] [to-s]');
+process.stdout.write(summarise(file, Number(top ?? 30), Number(from ?? 0), Number(to ?? Number.POSITIVE_INFINITY)));

@@ -18,9 +18,9 @@ import { formatCount, formatMs, markdownTable } from './support/table.js';
 /** `BENCH_SLUICE_CLI`: another checkout's `src/cli/main.ts`, to measure a build before a change beside it. */
 const cli = process.env.BENCH_SLUICE_CLI ?? new URL('../src/cli/main.ts', import.meta.url).pathname;
 const bare = new URL('./support/bare-fastify.ts', import.meta.url).pathname;
-const peerStack = new URL('./support/peer-stack.ts', import.meta.url).pathname;
-const CONNECTIONS = 100;
-const ADMIN = 'bench-admin';
+export const peerStack = new URL('./support/peer-stack.ts', import.meta.url).pathname;
+export const CONNECTIONS = 100;
+export const ADMIN = 'bench-admin';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -32,7 +32,7 @@ function freePort(): Promise<number> {
   });
 }
 
-interface Server {
+export interface Server {
   base: string;
   child: ChildProcess;
 }
@@ -43,7 +43,7 @@ interface Server {
  */
 const profileDir = process.env.BENCH_PROFILE_DIR;
 
-async function startServer(script: string, args: string[], env: Record<string, string>): Promise<Server> {
+export async function startServer(script: string, args: string[], env: Record<string, string>): Promise<Server> {
   const port = await freePort();
   const profile = profileDir && script === cli ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const child = spawn(process.execPath, [...profile, '--import', 'tsx', script, ...args], {
@@ -64,14 +64,14 @@ async function startServer(script: string, args: string[], env: Record<string, s
 }
 
 /** Stops a sluice server and waits for its exit (SIGTERM: its shutdown drains and, profiled, writes the profile). */
-async function stop(server: Server): Promise<void> {
+export async function stop(server: Server): Promise<void> {
   const exited = new Promise((resolve) => server.child.once('exit', resolve));
   server.child.kill('SIGTERM');
   await exited;
 }
 
 /** A tenant with the seed rules on sms; returns its API key. */
-async function setUpTenant(base: string): Promise<string> {
+export async function setUpTenant(base: string): Promise<string> {
   const headers = { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' };
   const tenant = (await (
     await fetch(`${base}/v1/admin/tenants`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })
@@ -85,7 +85,7 @@ async function setUpTenant(base: string): Promise<string> {
   return tenant.apiKey;
 }
 
-interface Row {
+export interface Row {
   name: string;
   accepted: number;
   p50: number;
@@ -121,8 +121,10 @@ async function measured(
   return { result, acceptedPerSecond: count / seconds, cpuPerMessage: cpu / count };
 }
 
-async function load(name: string, server: Server, apiKey: string, seconds: number): Promise<Row> {
-  let counter = 0;
+/** Recipients handed out so far, by every load of this process: each is new to every server's rules. */
+let recipients = 0;
+
+export async function load(name: string, server: Server, apiKey: string, seconds: number): Promise<Row> {
   const run = (duration: number) =>
     autocannon({
       url: `${server.base}/v1/messages`,
@@ -134,8 +136,8 @@ async function load(name: string, server: Server, apiKey: string, seconds: numbe
           headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
           // A new recipient each time: every request passes the rules and becomes a stored message.
           setupRequest: (request) => {
-            counter++;
-            const number = `+86138${String(counter % 100_000_000).padStart(8, '0')}`;
+            recipients++;
+            const number = `+86138${String(recipients % 100_000_000).padStart(8, '0')}`;
             return { ...request, body: JSON.stringify({ channel: 'sms', to: number, body: 'Your code is 1234' }) };
           },
         },
@@ -147,16 +149,21 @@ async function load(name: string, server: Server, apiKey: string, seconds: numbe
 }
 
 /** Messages per batch request, and the connections that carry them (each request is 100 messages' work). */
-const BATCH = 100;
-const BATCH_CONNECTIONS = 10;
+export const BATCH = 100;
+export const BATCH_CONNECTIONS = 10;
 
 /**
  * `POST /v1/messages/batch` with {@link BATCH} distinct recipients per request. Accepted messages
  * are counted where they are stored (`stored`: the server's SQLite file, the peer's queue), not
  * inferred from 200s: a 200 batch may hold refused messages.
  */
-async function loadBatch(name: string, server: Server, apiKey: string, seconds: number, stored: () => Promise<number>): Promise<Row> {
-  let counter = 0;
+export async function loadBatch(
+  name: string,
+  server: Server,
+  apiKey: string,
+  seconds: number,
+  stored: () => Promise<number>,
+): Promise<Row> {
   const run = (duration: number) =>
     autocannon({
       url: `${server.base}/v1/messages/batch`,
@@ -168,8 +175,8 @@ async function loadBatch(name: string, server: Server, apiKey: string, seconds: 
           headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
           setupRequest: (request) => {
             const messages = Array.from({ length: BATCH }, () => {
-              counter++;
-              return { channel: 'sms', to: `+86139${String(counter % 100_000_000).padStart(8, '0')}`, body: 'Your code is 1234' };
+              recipients++;
+              return { channel: 'sms', to: `+86139${String(recipients % 100_000_000).padStart(8, '0')}`, body: 'Your code is 1234' };
             });
             return { ...request, body: JSON.stringify({ messages }) };
           },
@@ -180,7 +187,7 @@ async function loadBatch(name: string, server: Server, apiKey: string, seconds: 
   return { name, accepted: acceptedPerSecond, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, cpuPerMessage };
 }
 
-async function storedMessages(dbFile: string): Promise<number> {
+export async function storedMessages(dbFile: string): Promise<number> {
   const { default: Sqlite } = await import('better-sqlite3');
   const db = new Sqlite(dbFile, { readonly: true });
   try {

@@ -11,12 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { Benchmark } from './support/benchmark.js';
+import { processCpuMicros } from './support/cpu.js';
 import { startPrivateRedis } from './support/redis-server.js';
 import { formatCount, formatMs, markdownTable } from './support/table.js';
 
-export const cli = new URL('../src/cli/main.ts', import.meta.url).pathname;
+/** `BENCH_SLUICE_CLI`: another checkout's `src/cli/main.ts`, to measure a build before a change beside it. */
+export const cli = process.env.BENCH_SLUICE_CLI ?? new URL('../src/cli/main.ts', import.meta.url).pathname;
 const bare = new URL('./support/bare-fastify.ts', import.meta.url).pathname;
-const peerStack = new URL('./support/peer-stack.ts', import.meta.url).pathname;
+export const peerStack = new URL('./support/peer-stack.ts', import.meta.url).pathname;
 export const CONNECTIONS = 100;
 export const ADMIN = 'bench-admin';
 
@@ -30,13 +32,21 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startServer(
-  script: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ base: string; child: ChildProcess }> {
+export interface Server {
+  base: string;
+  child: ChildProcess;
+}
+
+/**
+ * `BENCH_PROFILE_DIR`: the sluice servers run with `--cpu-prof` into that folder (stopped with
+ * SIGTERM, so the profile is written on their way out); the profiler's own cost lowers the rates.
+ */
+const profileDir = process.env.BENCH_PROFILE_DIR;
+
+export async function startServer(script: string, args: string[], env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const profile = profileDir && script === cli ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script, ...args], {
     env: { ...process.env, ...env, PORT: String(port), SLUICE_PORT: String(port) },
     stdio: 'ignore',
   });
@@ -51,6 +61,13 @@ export async function startServer(
   }
   child.kill('SIGKILL');
   throw new Error(`${script} did not start`);
+}
+
+/** Stops a sluice server and waits for its exit (SIGTERM: its shutdown drains and, profiled, writes the profile). */
+export async function stop(server: Server): Promise<void> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
 }
 
 /** A tenant with the seed rules on sms; returns its API key. */
@@ -68,69 +85,109 @@ export async function setUpTenant(base: string): Promise<string> {
   return tenant.apiKey;
 }
 
-interface Row {
+export interface Row {
   name: string;
   accepted: number;
   p50: number;
   p99: number;
   non2xx: number;
+  /** The server process's CPU (user + system, all threads) over the measured span, per accepted message, µs. */
+  cpuPerMessage: number;
 }
 
-async function load(name: string, base: string, apiKey: string, seconds: number): Promise<Row> {
-  let counter = 0;
-  const result = await autocannon({
-    url: `${base}/v1/messages`,
-    connections: CONNECTIONS,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
-        // A new recipient each time: every request passes the rules and becomes a stored message.
-        setupRequest: (request) => {
-          counter++;
-          const number = `+86138${String(counter % 100_000_000).padStart(8, '0')}`;
-          return { ...request, body: JSON.stringify({ channel: 'sms', to: number, body: 'Your code is 1234' }) };
+/**
+ * Unmeasured load before each measured row: the first seconds of a fresh process are its JIT
+ * compiling the path (and tsx its sources), which would count in the row's CPU per message.
+ */
+const warmUpSeconds = (seconds: number) => Math.min(3, Math.max(1, seconds / 2));
+
+/**
+ * Warms the server up, then measures `seconds` of `run` and the server process's CPU over exactly
+ * that span; `accepted` counts the messages stored so far (called before the span, and after it
+ * with its result).
+ */
+async function measured(
+  server: Server,
+  seconds: number,
+  run: (seconds: number) => Promise<autocannon.Result>,
+  accepted: (result?: autocannon.Result) => Promise<number>,
+): Promise<{ result: autocannon.Result; acceptedPerSecond: number; cpuPerMessage: number }> {
+  await run(warmUpSeconds(seconds));
+  const storedBefore = await accepted();
+  const cpuBefore = processCpuMicros(server.child.pid!);
+  const result = await run(seconds);
+  const cpu = processCpuMicros(server.child.pid!) - cpuBefore;
+  const count = (await accepted(result)) - storedBefore;
+  return { result, acceptedPerSecond: count / seconds, cpuPerMessage: cpu / count };
+}
+
+/** Recipients handed out so far, by every load of this process: each is new to every server's rules. */
+let recipients = 0;
+
+export async function load(name: string, server: Server, apiKey: string, seconds: number): Promise<Row> {
+  const run = (duration: number) =>
+    autocannon({
+      url: `${server.base}/v1/messages`,
+      connections: CONNECTIONS,
+      duration,
+      requests: [
+        {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+          // A new recipient each time: every request passes the rules and becomes a stored message.
+          setupRequest: (request) => {
+            recipients++;
+            const number = `+86138${String(recipients % 100_000_000).padStart(8, '0')}`;
+            return { ...request, body: JSON.stringify({ channel: 'sms', to: number, body: 'Your code is 1234' }) };
+          },
         },
-      },
-    ],
-  });
-  return { name, accepted: result['2xx'] / seconds, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+      ],
+    });
+  // A single send's 2xx is one accepted message.
+  const { result, acceptedPerSecond, cpuPerMessage } = await measured(server, seconds, run, async (done) => done?.['2xx'] ?? 0);
+  return { name, accepted: acceptedPerSecond, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, cpuPerMessage };
 }
 
 /** Messages per batch request, and the connections that carry them (each request is 100 messages' work). */
-const BATCH = 100;
-const BATCH_CONNECTIONS = 10;
+export const BATCH = 100;
+export const BATCH_CONNECTIONS = 10;
 
 /**
  * `POST /v1/messages/batch` with {@link BATCH} distinct recipients per request. Accepted messages
- * are counted in the server's SQLite file afterwards (`accepted` of the row), not inferred from
- * 200s: a 200 batch may hold refused messages.
+ * are counted where they are stored (`stored`: the server's SQLite file, the peer's queue), not
+ * inferred from 200s: a 200 batch may hold refused messages.
  */
-async function loadBatch(name: string, base: string, apiKey: string, seconds: number): Promise<Omit<Row, 'accepted'>> {
-  let counter = 0;
-  const result = await autocannon({
-    url: `${base}/v1/messages/batch`,
-    connections: BATCH_CONNECTIONS,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
-        setupRequest: (request) => {
-          const messages = Array.from({ length: BATCH }, () => {
-            counter++;
-            return { channel: 'sms', to: `+86139${String(counter % 100_000_000).padStart(8, '0')}`, body: 'Your code is 1234' };
-          });
-          return { ...request, body: JSON.stringify({ messages }) };
+export async function loadBatch(
+  name: string,
+  server: Server,
+  apiKey: string,
+  seconds: number,
+  stored: () => Promise<number>,
+): Promise<Row> {
+  const run = (duration: number) =>
+    autocannon({
+      url: `${server.base}/v1/messages/batch`,
+      connections: BATCH_CONNECTIONS,
+      duration,
+      requests: [
+        {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+          setupRequest: (request) => {
+            const messages = Array.from({ length: BATCH }, () => {
+              recipients++;
+              return { channel: 'sms', to: `+86139${String(recipients % 100_000_000).padStart(8, '0')}`, body: 'Your code is 1234' };
+            });
+            return { ...request, body: JSON.stringify({ messages }) };
+          },
         },
-      },
-    ],
-  });
-  return { name, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+      ],
+    });
+  const { result, acceptedPerSecond, cpuPerMessage } = await measured(server, seconds, run, stored);
+  return { name, accepted: acceptedPerSecond, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, cpuPerMessage };
 }
 
-async function storedMessages(dbFile: string): Promise<number> {
+export async function storedMessages(dbFile: string): Promise<number> {
   const { default: Sqlite } = await import('better-sqlite3');
   const db = new Sqlite(dbFile, { readonly: true });
   try {
@@ -151,7 +208,7 @@ export const benchmark: Benchmark = {
     context.progress('bare fastify');
     const peer = await startServer(bare, [], {});
     try {
-      rows.push(await load('bare Fastify (no work)', peer.base, 'x', context.seconds));
+      rows.push(await load('bare Fastify (no work)', peer, 'x', context.seconds));
     } finally {
       peer.child.kill('SIGKILL');
     }
@@ -163,9 +220,9 @@ export const benchmark: Benchmark = {
       SLUICE_SECRET_KEY_FILE: join(dir, 'k1'),
     });
     try {
-      rows.push(await load('sluice embedded (SQLite)', embedded.base, await setUpTenant(embedded.base), context.seconds));
+      rows.push(await load('sluice embedded (SQLite)', embedded, await setUpTenant(embedded.base), context.seconds));
     } finally {
-      embedded.child.kill('SIGKILL');
+      await stop(embedded);
     }
 
     context.progress('sluice Redis + SQLite');
@@ -177,9 +234,9 @@ export const benchmark: Benchmark = {
       SLUICE_REDIS_URL: redis.url,
     });
     try {
-      rows.push(await load('sluice Redis + SQLite', withRedis.base, await setUpTenant(withRedis.base), context.seconds));
+      rows.push(await load('sluice Redis + SQLite', withRedis, await setUpTenant(withRedis.base), context.seconds));
     } finally {
-      withRedis.child.kill('SIGKILL');
+      await stop(withRedis);
     }
 
     // The same server, a fresh database, batches of 100: what one batch request saves.
@@ -192,19 +249,15 @@ export const benchmark: Benchmark = {
       SLUICE_REDIS_URL: redis.url,
       SLUICE_REDIS_KEY_PREFIX: 'batch:',
     });
-    let batchRow: Omit<Row, 'accepted'>;
     try {
-      batchRow = await loadBatch(
-        `sluice Redis + SQLite, batch of ${BATCH}`,
-        batched.base,
-        await setUpTenant(batched.base),
-        context.seconds,
+      rows.push(
+        await loadBatch(`sluice Redis + SQLite, batch of ${BATCH}`, batched, await setUpTenant(batched.base), context.seconds, () =>
+          storedMessages(batchDb),
+        ),
       );
     } finally {
-      batched.child.kill('SIGTERM');
-      await new Promise((resolve) => batched.child.once('exit', resolve));
+      await stop(batched);
     }
-    rows.push({ ...batchRow, accepted: (await storedMessages(batchDb)) / context.seconds });
     const single = rows.find((row) => row.name === 'sluice Redis + SQLite')!.accepted;
     const batchRatio = rows.at(-1)!.accepted / single;
 
@@ -214,10 +267,10 @@ export const benchmark: Benchmark = {
     const { Redis } = await import('ioredis');
     const counter = new Redis(redis.url);
     try {
-      rows.push(await load('peer stack, queue.add', peerStackServer.base, 'x', context.seconds));
-      const before = await counter.llen('bull:messages:wait');
-      const peerBatch = await loadBatch(`peer stack, addBulk of ${BATCH}`, peerStackServer.base, 'x', context.seconds);
-      rows.push({ ...peerBatch, accepted: ((await counter.llen('bull:messages:wait')) - before) / context.seconds });
+      rows.push(await load('peer stack, queue.add', peerStackServer, 'x', context.seconds));
+      rows.push(
+        await loadBatch(`peer stack, addBulk of ${BATCH}`, peerStackServer, 'x', context.seconds, () => counter.llen('bull:messages:wait')),
+      );
     } finally {
       peerStackServer.child.kill('SIGKILL');
       counter.disconnect();
@@ -236,6 +289,7 @@ export const benchmark: Benchmark = {
         { header: 'p50 ms', align: 'right' },
         { header: 'p99 ms', align: 'right' },
         { header: 'non-2xx', align: 'right' },
+        { header: 'server CPU µs/msg', align: 'right' },
       ],
       rows.map((row) => [
         row.name,
@@ -244,8 +298,9 @@ export const benchmark: Benchmark = {
         formatMs(row.p50),
         formatMs(row.p99),
         String(row.non2xx),
+        row.cpuPerMessage.toFixed(0),
       ]),
     );
-    return `autocannon, ${CONNECTIONS} connections (${BATCH_CONNECTIONS} for batches of ${BATCH}: accepted messages counted in the database; p50/p99 per request), ${context.seconds} s per row; each server in its own process (API role), distinct recipients, the seed's three rules on, SQLite synchronous=FULL with group commit.\n\n${table}\n\nTarget: sluice ≥ 50 % of bare Fastify's requests/s with every message durable in SQLite. Batches of ${BATCH} vs single sends (Redis + SQLite): ${batchRatio.toFixed(1)}× (target ≥ 5×). sluice Redis mode vs the peer stack: single sends ${(single / peerSingle).toFixed(2)}× (target ≥ 1.5×), batches vs addBulk ${(sluiceBatch / peerBatchRate).toFixed(2)}× (target ≥ 2×).`;
+    return `autocannon, ${CONNECTIONS} connections (${BATCH_CONNECTIONS} for batches of ${BATCH}: accepted messages counted in the database; p50/p99 per request), ${context.seconds} s per row; each server in its own process (API role), distinct recipients, the seed's three rules on, SQLite synchronous=FULL with group commit.\n\n${table}\n\nTarget: sluice ≥ 50 % of bare Fastify's requests/s with every message durable in SQLite. Batches of ${BATCH} vs single sends (Redis + SQLite): ${batchRatio.toFixed(1)}× (target ≥ 5×). sluice Redis mode vs the peer stack: single sends ${(single / peerSingle).toFixed(2)}× (target ≥ 1×), batches vs addBulk ${(sluiceBatch / peerBatchRate).toFixed(2)}× (target ≥ 2×).`;
   },
 };

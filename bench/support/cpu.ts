@@ -5,6 +5,7 @@
  * CPU time per decision is the steadier figure on a shared machine: throughput falls when other
  * processes take the cores, the work each decision needs changes much less.
  */
+import { readFileSync } from 'node:fs';
 import { infoField } from './machine.js';
 
 /** What a CPU meter needs of an ioredis client. */
@@ -46,3 +47,20 @@ export async function startCpuMeter(redis?: InfoClient): Promise<() => Promise<C
     };
   };
 }
+
+/**
+ * CPU time (user + system, every thread) another process on this machine has used so far, in
+ * microseconds: `/proc/<pid>/stat`'s utime + stime, the figure that process's own
+ * `process.cpuUsage()` reports (both are its rusage), read from outside so a server under test
+ * needs no extra endpoint. Linux only; resolution one clock tick (10 ms), so spans of seconds.
+ */
+export function processCpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
+}
+
+/** `getconf CLK_TCK`: 100 on every Linux Node supports. */
+const CLOCK_TICKS_PER_SECOND = 100;

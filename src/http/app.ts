@@ -16,6 +16,7 @@ import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './console.js';
 import type { HttpDeps } from './deps.js';
 import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
 import { nameOperation } from './openapi.js';
+import { lazyRequestLogger } from './request-logger.js';
 import type { RequestsInProgress } from './requests-in-progress.js';
 import { adminLookupRoutes } from './routes/admin-lookups.js';
 import { banRoutes } from './routes/bans.js';
@@ -149,6 +150,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
       redact: REDACTED_PATHS,
       serializers: { err: errorSerializer, req: requestSerializer },
     },
+    // A request's child logger is built at its first line: most requests write none.
+    childLoggerFactory: lazyRequestLogger,
     ajv: API_AJV_OPTIONS,
     // Two lines per request at `info` would be thousands a second under load, and writing them
     // costs more than the request; the HTTP histogram counts every request, 5xx are logged.

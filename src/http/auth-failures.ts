@@ -78,6 +78,8 @@ export class AddressFailureLimit implements AuthFailureLimit {
   }
 
   blockedFor(address: string): number {
+    // Nothing blocked or being counted: no address needs its key (asked on every request).
+    if (this.blocked.size === 0 && this.counting.size === 0) return 0;
     const key = addressKey(address);
     const until = this.blocked.get(key);
     if (until !== undefined) {

@@ -4,12 +4,19 @@ import type { TenantView } from '../admission/context.js';
 import { SluiceError } from '../core/errors.js';
 import type { HttpDeps } from './deps.js';
 
+/** The last header read and its token: a send reads it twice (its hook and its handler), a client sends the same one again and again. */
+let lastHeader: string | undefined;
+let lastToken: string | undefined;
+
 /** The token of `Authorization: Bearer <token>`, or undefined. */
 export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (typeof header !== 'string') return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
+  if (header === lastHeader) return lastToken;
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  lastHeader = header;
+  lastToken = token;
+  return token;
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest();

@@ -55,7 +55,17 @@ export async function loadTenantIdByKeyHash(database: Database, keyHash: string)
 
 const NO_RULES: ChannelPolicy = { rules: [], dailyLimit: null };
 
+/** Keys whose hash is kept: a key in use is hashed once, not on every request (twice per send). */
+const MAX_KEY_HASHES = 1024;
+
 export class CachedTenantDirectory implements TenantDirectory {
+  /**
+   * Clear key → its hash, for keys that found a tenant only, so wrong keys cannot churn it;
+   * the oldest goes first. The hash of a key never changes: revoking a key invalidates the
+   * hash's entry in the live cache (`invalidateApiKeys`), which every lookup still reads.
+   */
+  private readonly keyHashes = new Map<string, string>();
+
   constructor(
     private readonly apiKeys: LiveCache<string>,
     private readonly tenants: LiveCache<TenantConfig>,
@@ -63,8 +73,15 @@ export class CachedTenantDirectory implements TenantDirectory {
 
   async tenantByApiKey(apiKey: string): Promise<TenantView | undefined> {
     if (apiKey.length > 200) return undefined;
-    const tenantId = await this.apiKeys.get(hashApiKey(apiKey));
-    return tenantId ? (await this.tenants.get(tenantId))?.tenant : undefined;
+    const known = this.keyHashes.get(apiKey);
+    const keyHash = known ?? hashApiKey(apiKey);
+    const tenantId = await this.apiKeys.get(keyHash);
+    const tenant = tenantId ? (await this.tenants.get(tenantId))?.tenant : undefined;
+    if (tenant && known === undefined) {
+      if (this.keyHashes.size >= MAX_KEY_HASHES) this.keyHashes.delete(this.keyHashes.keys().next().value!);
+      this.keyHashes.set(apiKey, keyHash);
+    }
+    return tenant;
   }
 
   async channelPolicy(tenantId: string, channel: Channel): Promise<ChannelPolicy> {
@@ -73,6 +90,8 @@ export class CachedTenantDirectory implements TenantDirectory {
 
   /** After keys are revoked: every instance forgets them at once, not when their cache entry expires. */
   async invalidateApiKeys(keyHashes: string[]): Promise<void> {
+    const revoked = new Set(keyHashes);
+    for (const [key, hash] of this.keyHashes) if (revoked.has(hash)) this.keyHashes.delete(key);
     await Promise.all(keyHashes.map((hash) => this.apiKeys.invalidate(hash)));
   }
 

@@ -58,6 +58,11 @@ export function quotaInterceptor(directory: TenantDirectory, limiter: QuotaCount
     name: 'quota',
     async run(context) {
       const tenant = context.tenant!;
+      // Unknown channels are rejected by validation, after this step.
+      const channel = context.request.channel;
+      const dailyLimit = isChannel(channel) ? (await directory.channelPolicy(tenant.id, channel)).dailyLimit : null;
+      // No quota set: nothing to count, and nothing made per message to count it.
+      if (!tenant.qpsLimit && dailyLimit === null) return undefined;
       const undos: Undo[] = [];
       const take = async (subject: string, rules: Rule[], what: string) => {
         // No request id: quotas need no per-attempt log (a daily quota would keep one id per send);
@@ -72,14 +77,9 @@ export function quotaInterceptor(directory: TenantDirectory, limiter: QuotaCount
       };
       try {
         if (tenant.qpsLimit) await take(tenantQpsSubject(tenant.id), tenantQpsRules(tenant.qpsLimit), 'requests per second');
-        // Unknown channels are rejected by validation, after this step.
-        const channel = context.request.channel;
-        if (isChannel(channel)) {
-          const { dailyLimit } = await directory.channelPolicy(tenant.id, channel);
-          if (dailyLimit !== null) {
-            const rules = rulesFor(dailyRules, dailyLimit, (limit) => ({ windowMs: DAY_MS, limit, algorithm: 'fixed-window' }));
-            await take(dailyQuotaSubject(tenant.id, channel), rules, `daily ${channel} quota`);
-          }
+        if (dailyLimit !== null) {
+          const rules = rulesFor(dailyRules, dailyLimit, (limit) => ({ windowMs: DAY_MS, limit, algorithm: 'fixed-window' }));
+          await take(dailyQuotaSubject(tenant.id, channel), rules, `daily ${channel} quota`);
         }
       } catch (error) {
         await undoAll();

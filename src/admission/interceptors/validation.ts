@@ -12,6 +12,8 @@ export interface ValidationOptions {
   immediateSlackMs?: number;
 }
 
+const has = (text: string | undefined) => typeof text === 'string' && text.length > 0;
+
 const invalid = (message: string, field: string) => new SluiceError('INVALID_REQUEST', message, { details: { field } });
 
 /**
@@ -34,7 +36,6 @@ export function validationInterceptor(options: ValidationOptions): Interceptor {
       const normalized = normalizeRecipient(channel, request.to, options.defaultRegion);
       if (!normalized.ok) throw invalid(normalized.reason, 'to');
 
-      const has = (text: string | undefined) => typeof text === 'string' && text.length > 0;
       if (channel === 'sms' && !has(request.template) && !has(content.body))
         throw invalid('sms needs `template` (with `params`) or `body`', 'template');
       if (channel === 'email' && (!has(content.subject) || (!has(content.body) && !has(content.html)))) {

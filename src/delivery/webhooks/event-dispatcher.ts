@@ -33,7 +33,7 @@ import { retryDelayMs } from '../attempt.js';
 import { PartitionLock } from '../partition-lock.js';
 import type { DeliveryMetrics } from '../ports.js';
 import type { PartitionShare } from '../roster.js';
-import { signatureHeader, standardWebhookHeaders } from './signature.js';
+import { signatureHeader, standardWebhookHeaders } from '../../core/webhook-signature.js';
 
 /** Posts one event; the default is one bounded HTTP POST. */
 export type EventPoster = (request: {

@@ -274,17 +274,30 @@ describe('sluice CLI', { timeout: 180_000 }, () => {
   it('tenant new-key, keys and revoke-key manage API keys as the admin API does', async () => {
     await sluice('migrate');
     const tenant = JSON.parse(await sluice('tenant', 'create', 'rotating')) as { id: string; apiKey: string };
-    const issued = await attempt(['tenant', 'new-key', tenant.id, '--keep-others']);
+    type Keys = { keys: { id: string; revokedAt: string | null }[] };
+    const [first] = (JSON.parse(await sluice('tenant', 'keys', tenant.id)) as Keys).keys;
+    // Without a flag the other keys keep working (revoking is the explicit choice), and it says so.
+    const issued = await attempt(['tenant', 'new-key', tenant.id]);
     expect(issued.stderr).toContain('shown once');
+    expect(issued.stderr).toContain(`other keys still work (${first!.id} `);
     const second = JSON.parse(issued.stdout) as { keyId: string; apiKey: string };
     expect(second.apiKey).toMatch(/^sk_/);
     expect(await sluice('tenant', 'revoke-key', tenant.id, second.keyId)).toContain(`revoked ${second.keyId}`);
-    const { keys } = JSON.parse(await sluice('tenant', 'keys', tenant.id)) as { keys: { id: string; revokedAt: string | null }[] };
+    const { keys } = JSON.parse(await sluice('tenant', 'keys', tenant.id)) as Keys;
     expect(keys.map((key) => [key.id === second.keyId, key.revokedAt === null])).toEqual([
       [false, true],
       [true, false],
     ]);
     await refused(['tenant', 'revoke-key', tenant.id, second.keyId], `NOT_FOUND: tenant ${tenant.id} has no active key`);
+    // --keep-others still works (the default now); --revoke-others revokes the rest at once.
+    expect((await attempt(['tenant', 'new-key', tenant.id, '--keep-others'])).code).toBe(0);
+    const third = JSON.parse(await sluice('tenant', 'new-key', tenant.id, '--revoke-others')) as { keyId: string };
+    const after = (JSON.parse(await sluice('tenant', 'keys', tenant.id)) as Keys).keys;
+    expect(after.filter((key) => key.revokedAt === null).map((key) => key.id)).toEqual([third.keyId]);
+    await refused(
+      ['tenant', 'new-key', tenant.id, '--revoke-others', '--keep-others'],
+      'INVALID_REQUEST: give --revoke-others or --keep-others',
+    );
   });
 
   it("blacklist add, remove and list a tenant's list or the global one (--global), checked as the API checks them", async () => {

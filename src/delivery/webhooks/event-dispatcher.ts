@@ -22,6 +22,7 @@
 
 import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
+import { signatureHeader, standardWebhookHeaders } from '../../core/webhook-signature.js';
 import { fixedLookup, resolveWebhookTarget, type WebhookUrlPolicy } from '../../core/webhook-urls.js';
 import type { HostResolver } from '../../infra/host-resolver.js';
 import type { LeaseLock } from '../../infra/lock/index.js';
@@ -33,7 +34,6 @@ import { retryDelayMs } from '../attempt.js';
 import { PartitionLock } from '../partition-lock.js';
 import type { DeliveryMetrics } from '../ports.js';
 import type { PartitionShare } from '../roster.js';
-import { signatureHeader, standardWebhookHeaders } from '../../core/webhook-signature.js';
 
 /** Posts one event; the default is one bounded HTTP POST. */
 export type EventPoster = (request: {

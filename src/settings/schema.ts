@@ -9,6 +9,7 @@ import { dialectOfUrl, sqlitePathOfUrl } from '../core/urls.js';
 import { BROKER_SETTINGS } from './broker-settings.js';
 import { DNS_SETTINGS } from './dns-settings.js';
 import { type SettingSpec, spec } from './spec.js';
+import { TENANT_SETTINGS } from './tenant-settings.js';
 import { WEBHOOK_SETTINGS } from './webhook-settings.js';
 
 export const SETTINGS = {
@@ -350,6 +351,7 @@ export const SETTINGS = {
   ...WEBHOOK_SETTINGS,
   ...BROKER_SETTINGS,
   ...DNS_SETTINGS,
+  ...TENANT_SETTINGS,
   degradeAlertMs: spec({
     env: 'SLUICE_DEGRADE_ALERT_MS',
     kind: 'int',

@@ -48,6 +48,10 @@ describe('sluice CLI', { timeout: 180_000 }, () => {
     const first = await attempt(['tenant', 'create', 'acme']);
     // The first command to need the secret key makes it, and says so on stderr; stdout stays the answer.
     expect(first.stderr).toContain('created a new secret key');
+    // It says which rules the tenant starts with (SLUICE_NEW_TENANT_RULES), so sends are not unlimited unawares.
+    expect(first.stderr).toContain(
+      'Its sms and email rules (WINDOW_SECONDS:LIMIT:BAN_SECONDS, from SLUICE_NEW_TENANT_RULES): 60:3:600 3600:10:600 86400:50:600',
+    );
     const tenant = JSON.parse(first.stdout) as { id: string; apiKey: string };
     expect(tenant.apiKey).toMatch(/^sk_/);
     expect(await sluice('tenant', 'list')).toContain('"name": "acme"');

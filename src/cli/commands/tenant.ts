@@ -20,6 +20,13 @@ export function addTenantCommands(program: Command, context: CommandContext): vo
         const created = await tenants.createTenant(body.name, body.qpsLimit ?? null);
         console.log(JSON.stringify(created, null, 2));
         console.error(SHOWN_ONCE);
+        for (const warning of created.warnings) console.error(`warning: ${warning}`);
+        if (created.rules.length > 0) {
+          const rules = created.rules.map((rule) => `${rule.windowSeconds}:${rule.limit}:${rule.banSeconds}`).join(' ');
+          console.error(
+            `Its sms and email rules (WINDOW_SECONDS:LIMIT:BAN_SECONDS, from SLUICE_NEW_TENANT_RULES): ${rules}; change them with sluice rules set ${created.id} sms …`,
+          );
+        }
       }),
     );
   tenant

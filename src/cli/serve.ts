@@ -36,6 +36,33 @@ export async function serve(settings: Settings, options: DemoOptions): Promise<v
     printConsole(settings, address);
   } else if (options.demo)
     logger.warn('--demo prints a curl line for the API, and this process does not serve it (SLUICE_ROLES=worker): ignored');
+  else if (servesApi && (await service.services.tenants.listTenants({ limit: 1 })).tenants.length === 0)
+    printNextSteps(settings, service.description.db, address);
+}
+
+/** On a database without tenants (a first start): what to do next, instead of a bare "serving". */
+function printNextSteps(settings: Settings, db: string, address: string): void {
+  const admin = settings.adminToken
+    ? `The admin API is on (SLUICE_ADMIN_TOKEN): ${address}/docs lists it${settings.console ? `, and the console is at ${address}/console/` : ''}.`
+    : `The admin API${settings.console ? ' and the console' : ''} are off until SLUICE_ADMIN_TOKEN is set: restart with\n` +
+      `    SLUICE_ADMIN_TOKEN=$(openssl rand -hex 24)   (24 characters or more; keep it, it is the admin password)${
+        settings.console ? `\n  and open ${address}/console/ to sign in with it.` : ''
+      }`;
+  console.log(`
+sluice is serving ${address} on ${db}, which has no tenant yet. Next:
+
+  1. Create a tenant and its API key (shown once), in another terminal in this folder and with the
+     same settings (SLUICE_* variables, or -c FILE):
+       npx sluice tenant create NAME
+     A new tenant gets the frequency rules of SLUICE_NEW_TENANT_RULES for sms and email:
+       npx sluice rules show ID sms
+  2. ${admin}
+  3. Send with the key: curl -si ${address}/v1/messages -H 'Authorization: Bearer sk_…' \\
+       -H 'Content-Type: application/json' -d '{"channel":"sms","to":"+8613800138000","body":"hello"}'
+     (no provider is stored yet: the console provider prints each message here).
+
+Or try the demo, which does step 1 for you: stop sluice, then npm start -- --demo (README.md, "After the demo").
+`);
 }
 
 /** Where the admin console is, and what signing in to it needs. */

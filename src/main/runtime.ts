@@ -30,6 +30,8 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Default true: apply pending migrations on start. */
   migrate?: boolean;
+  /** The database must exist with sluice's tables (CLI commands); default false: create it. */
+  requireSchema?: boolean;
   metrics?: Metrics;
 }
 
@@ -64,7 +66,12 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(settings.logLevel, settings.logFormat);
   const metrics = options.metrics ?? new Metrics();
-  const storage = await openStorage(settings, { clock, logger, migrate: options.migrate ?? true });
+  const storage = await openStorage(settings, {
+    clock,
+    logger,
+    migrate: options.migrate ?? true,
+    requireSchema: options.requireSchema ?? false,
+  });
   const closers = new CloseStack();
   closers.push(() => storage.close());
   try {

@@ -76,3 +76,13 @@ export async function pendingMigrations(database: Database): Promise<string[]> {
   const migrations = await migratorFor(database).getMigrations();
   return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
+
+/**
+ * Whether sluice's schema is there: at least one migration applied. A command other than
+ * `migrate` and `serve` refuses a database without it rather than create the tables (a wrong
+ * SLUICE_DB_URL would otherwise look like an empty sluice). Reads only; creates nothing.
+ */
+export async function hasSchema(database: Database): Promise<boolean> {
+  const migrations = await migratorFor(database).getMigrations();
+  return migrations.some((m) => m.executedAt !== undefined);
+}

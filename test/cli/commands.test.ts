@@ -66,7 +66,8 @@ describe('sluice CLI', { timeout: 180_000 }, () => {
         { windowSeconds: 3600, limit: 10, banSeconds: 0 },
       ],
       fallback: null,
-      version: 1,
+      // Version 1 is the rules the tenant was created with (SLUICE_NEW_TENANT_RULES).
+      version: 2,
     });
     expect((await attempt(['rules', 'set', tenant.id, 'sms', 'sixty:1'])).stderr).toContain('WINDOW_SECONDS:LIMIT');
     // Risk rules: JSON in, the admin API's GET answer out; a missing parameter is named.

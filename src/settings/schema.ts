@@ -8,6 +8,7 @@ import { isSupportedCountry } from 'libphonenumber-js/max';
 import { dialectOfUrl, sqlitePathOfUrl } from '../core/urls.js';
 import { BROKER_SETTINGS } from './broker-settings.js';
 import { DNS_SETTINGS } from './dns-settings.js';
+import { LIMITER_SNAPSHOT_SETTINGS } from './limiter-snapshot-settings.js';
 import { type SettingSpec, spec } from './spec.js';
 import { TENANT_SETTINGS } from './tenant-settings.js';
 import { WEBHOOK_SETTINGS } from './webhook-settings.js';
@@ -352,6 +353,7 @@ export const SETTINGS = {
   ...BROKER_SETTINGS,
   ...DNS_SETTINGS,
   ...TENANT_SETTINGS,
+  ...LIMITER_SNAPSHOT_SETTINGS,
   degradeAlertMs: spec({
     env: 'SLUICE_DEGRADE_ALERT_MS',
     kind: 'int',

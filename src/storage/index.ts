@@ -33,6 +33,7 @@ export * from './group-commit.js';
 export * from './ids.js';
 export { MigrationError, type MigrationOptions, migrateToLatest, migrationsFor, pendingMigrations } from './migrations/index.js';
 export * from './repositories/blacklist.js';
+export * from './repositories/limiter-snapshots.js';
 export * from './repositories/messages.js';
 export * from './repositories/providers.js';
 export * from './repositories/quiet-hours.js';

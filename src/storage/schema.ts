@@ -281,6 +281,13 @@ export interface DeliveryAttemptsTable {
   provider_message_id: string | null;
 }
 
+/** The embedded limiter's snapshot (main/limiter-snapshots.ts): one row per name, replaced at each save. */
+export interface LimiterSnapshotsTable {
+  name: string;
+  taken_at: number;
+  body: string;
+}
+
 /** Every table sluice stores, keyed by table name: the `Kysely<Tables>` type parameter. */
 export interface Tables {
   tenants: TenantsTable;
@@ -298,6 +305,7 @@ export interface Tables {
   webhook_events: WebhookEventsTable;
   receipt_tokens: ReceiptTokensTable;
   pending_receipts: PendingReceiptsTable;
+  limiter_snapshots: LimiterSnapshotsTable;
 }
 
 /** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */

@@ -80,6 +80,7 @@ for (const backend of backends) {
           '0007-templates-priority-quiet-hours',
           '0008-messages-tenant-recipient-index',
           '0009-messages-tenant-index',
+          '0013-limiter-snapshots',
         ]);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);

@@ -26,6 +26,7 @@ export function embeddedBackend({ settings, clock, metrics, keySecret }: Backend
     kind: 'embedded',
     limiter,
     sharedLimiter: undefined,
+    memoryStore: memory,
     degrading: undefined,
     resilientLimiter: limiter,
     frequency: new LocalFrequencyGate(limiter, (ms, outcome) =>

@@ -139,6 +139,7 @@ export function redisBackend({ settings, clock, logger, metrics, keySecret }: Ba
     kind: client.isCluster ? 'redis-cluster' : 'redis',
     limiter,
     sharedLimiter: limiter,
+    memoryStore: undefined,
     degrading,
     resilientLimiter: degrading,
     frequency: new DegradingFrequencyGate(degrading, { divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate }),

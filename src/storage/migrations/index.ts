@@ -16,6 +16,7 @@ import { webhooksMigration } from './0006-webhooks.js';
 import { templatesPriorityQuietHoursMigration } from './0007-templates-priority-quiet-hours.js';
 import { messagesTenantRecipientIndexMigration } from './0008-messages-tenant-recipient-index.js';
 import { messagesTenantIndexMigration } from './0009-messages-tenant-index.js';
+import { limiterSnapshotsMigration } from './0013-limiter-snapshots.js';
 
 /** What data migrations need of the settings. */
 export interface MigrationOptions {
@@ -35,6 +36,7 @@ export function migrationsFor(dialect: Dialect, options: MigrationOptions = {}):
     '0007-templates-priority-quiet-hours': templatesPriorityQuietHoursMigration(dialect),
     '0008-messages-tenant-recipient-index': messagesTenantRecipientIndexMigration(dialect),
     '0009-messages-tenant-index': messagesTenantIndexMigration(dialect),
+    '0013-limiter-snapshots': limiterSnapshotsMigration(dialect),
   };
 }
 

@@ -48,8 +48,7 @@ function printNextSteps(settings: Settings, db: string, address: string): void {
       `    SLUICE_ADMIN_TOKEN=$(openssl rand -hex 24)   (24 characters or more; keep it, it is the admin password)${
         settings.console ? `\n  and open ${address}/console/ to sign in with it.` : ''
       }`;
-  console.log(`
-sluice is serving ${address} on ${db}, which has no tenant yet. Next:
+  printApart(`sluice is serving ${address} on ${db}, which has no tenant yet. Next:
 
   1. Create a tenant and its API key (shown once), in another terminal in this folder and with the
      same settings (SLUICE_* variables, or -c FILE):
@@ -61,8 +60,13 @@ sluice is serving ${address} on ${db}, which has no tenant yet. Next:
        -H 'Content-Type: application/json' -d '{"channel":"sms","to":"+8613800138000","body":"hello"}'
      (no provider is stored yet: the console provider prints each message here).
 
-Or try the demo, which does step 1 for you: stop sluice, then npm start -- --demo (README.md, "After the demo").
-`);
+Or try the demo, which does step 1 for you: stop sluice, then npm start -- --demo (README.md, "After the demo").`);
+}
+
+/** Text for the person at the terminal, set apart from the log lines around it by rules. */
+function printApart(text: string): void {
+  const rule = '─'.repeat(72);
+  console.log(`\n${rule}\n${text}\n${rule}\n`);
 }
 
 /** Where the admin console is, and what signing in to it needs. */
@@ -91,8 +95,7 @@ async function printDemo(services: Services, db: string, address: string): Promi
     params: { code: { type: 'string', pattern: '^\\d{4,8}$' } },
     body: 'Your code is {{code}}',
   });
-  console.log(`
-Demo tenant "${tenant.name}" (${tenant.id}) created with the seed rules for sms and email:
+  printApart(`Demo tenant "${tenant.name}" (${tenant.id}) created with the seed rules for sms and email:
 1 min 3, 1 h 10, 1 day 50; ban 10 min on breach. Its API key is shown once: ${tenant.apiKey}
 
 Send a message with the stored template "otp" (the console provider prints the rendered text here);
@@ -103,6 +106,5 @@ the 4th to one number within a minute is 429:
 Status callbacks: subscribe a local endpoint to the tenant's message events (signed, docs/api.md):
 
   node -e "require('http').createServer((q,s)=>{let b='';q.on('data',c=>b+=c).on('end',()=>{console.log(q.headers['sluice-signature'],b);s.end()})}).listen(9000)"
-  SLUICE_WEBHOOK_ALLOW_PRIVATE=true node dist/cli/main.js webhook add ${tenant.id} http://127.0.0.1:9000/events
-`);
+  SLUICE_WEBHOOK_ALLOW_PRIVATE=true node dist/cli/main.js webhook add ${tenant.id} http://127.0.0.1:9000/events`);
 }

@@ -102,6 +102,7 @@ export async function startRoles(runtime: Runtime, options: RolesOptions): Promi
         await feed?.close();
         await snapshots?.close();
         await runtime.close();
+        logger.info('sluice stopped');
       })();
       return stopped;
     },

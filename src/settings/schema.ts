@@ -295,7 +295,7 @@ export const SETTINGS = {
     default: 'auto',
     oneOf: ['auto', 'json', 'pretty'],
     description:
-      'How log lines are written: `json` (one pino JSON object a line, for collectors), `pretty` (coloured and readable, for a person), or `auto`: pretty when standard output is a terminal, JSON otherwise.',
+      'How log lines are written: `json` (one pino JSON object a line, for collectors), `pretty` (coloured and readable, for a person), or `auto`: pretty when standard output is a terminal, JSON otherwise. Fastify lines (`Server listening`) take the same format; the texts `serve` prints for the person at the terminal (the demo, the next steps on a new database) are set apart from the log by rules, and a stop ends with `sluice stopped`.',
   }),
   partitions: spec({
     env: 'SLUICE_PARTITIONS',

@@ -36,12 +36,16 @@ const WARM_UP_MS = 1000;
 
 export function redisBackend({ settings, clock, logger, metrics, keySecret }: BackendContext): Backend {
   // One line per 10 s of outage and one when it ends, not ioredis's line per reconnect attempt.
-  const redisErrors = new ThrottledLog<{ err: Error }>((fields) => logger.warn(fields, 'Redis connection error'), clock);
+  // The error's message, not its stack: the same stack every 10 s of an outage tells nothing.
+  const redisErrors = new ThrottledLog<{ error: string }>(
+    (fields) => logger.warn(fields, 'Redis connection error; reconnecting (decisions use the fallback meanwhile)'),
+    clock,
+  );
   let redisDown = false;
   const client = createRedisClient(settings, {
     onError: (error) => {
       redisDown = true;
-      redisErrors.record({ err: error });
+      redisErrors.record({ error: error.message });
     },
     onReady: () => {
       if (redisDown) logger.info('Redis connection restored');
@@ -191,6 +195,14 @@ export function redisBackend({ settings, clock, logger, metrics, keySecret }: Ba
       { name: 'limiter', check: async () => ({ ok: true, detail: `breaker ${degrading.state()}` }) },
     ],
     async startupWarnings() {
+      // Unreachable at start: said once, plainly, rather than as a stack and a policy "unknown".
+      try {
+        await redisReadiness(client, EVICTION_CHECK_MS);
+      } catch {
+        return [
+          'Redis is unreachable: frequency rules, quotas and pacing use their fallback (SLUICE_FALLBACK_MODE) until it answers; sluice keeps reconnecting, and logs its connection errors at most once per 10 s with the count held back (repeated)',
+        ];
+      }
       // Redis evicting limiter keys when full would lift bans and reset counts without a word.
       const warning = await redisEvictionWarning(client, EVICTION_CHECK_MS);
       return warning ? [warning] : [];

@@ -67,8 +67,9 @@ export async function startRoles(runtime: Runtime, options: RolesOptions): Promi
   for (const warning of await backend.startupWarnings(runtime.database.dialect !== 'sqlite'))
     logger.warn({ backend: backend.kind }, warning);
   await runtime.warmUp();
-  // Before the first decision: a ban saved before a restart holds from the first request on.
-  const snapshots: LimiterSnapshots | undefined = await keepLimiterSnapshots(runtime);
+  // Before the first decision: a ban saved before a restart holds from the first request on. Only
+  // an instance serving the API decides on recipients; a worker's save would replace its snapshot.
+  const snapshots: LimiterSnapshots | undefined = settings.roles.includes('api') ? await keepLimiterSnapshots(runtime) : undefined;
   runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countOpen());
 
   // Listen before starting the dispatchers: a port in use must end the process, not leave a

@@ -83,6 +83,9 @@ export function restoreSnapshot(
     if (item.l?.length) {
       state.log = new SubjectLog();
       for (const [time, id] of item.l) state.log.insert(time, id ?? undefined);
+      // An entry counted later than its decision (a scheduled send) is read as the store reads one.
+      const newest = item.l[item.l.length - 1]![0];
+      if (newest > now) state.scheduled = newest;
     }
     for (const [windowMs, limit, window, count] of item.f ?? []) {
       const counter = createCounter('fixed-window', windowMs, limit) as FixedWindowCounter;

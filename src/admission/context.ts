@@ -11,8 +11,11 @@ export type Priority = (typeof PRIORITIES)[number];
 export interface SendRequest {
   channel: string;
   to: string;
+  /** A template stored for the tenant and channel. */
   template?: string;
-  /** A stored template's params (numbers for its `number` params), or a pass-through vendor template's. */
+  /** SMS: the vendor's own template code, passed through with `params` (no stored template). */
+  vendorTemplate?: string;
+  /** A stored template's params (numbers for its `number` params), or a vendor template's. */
   params?: Record<string, string | number>;
   subject?: string;
   body?: string;
@@ -40,8 +43,8 @@ export interface ValidatedMessage {
   recipientKey: string;
   /**
    * What the provider sends. With a stored template: its rendered texts, the version pinned
-   * (`stored`) and the vendor templates; `template` is then absent (it names a vendor template
-   * only on a pass-through send).
+   * (`stored`) and the vendor templates; `template` is then absent (it is a send's
+   * `vendorTemplate`, the vendor's code passed through).
    */
   payload: {
     template?: string;

@@ -32,7 +32,9 @@ const CAMPAIGN = {
 /** The campaign's shared fields, checked with the envelope (a bad one would fail every message). */
 const campaignFields = {
   channel: SendBody.properties.channel,
-  template: Type.String({ minLength: 1, maxLength: 128 }),
+  // One of the two (the route refuses neither and both).
+  template: SendBody.properties.template,
+  vendorTemplate: SendBody.properties.vendorTemplate,
   params: SendBody.properties.params,
   sendAt: SendBody.properties.sendAt,
   priority: Type.Optional(Priority),

@@ -16,7 +16,21 @@ export const SendBody = Type.Object(
   {
     channel: stringEnum(CHANNELS, { description: 'sms, email or webhook' }),
     to: Type.String({ minLength: 1, maxLength: 320, description: 'Phone (E.164 or national), email address, or webhook target' }),
-    template: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    template: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: 'A template stored for the tenant and channel (404 NOT_FOUND when none has this name), rendered with `params`',
+      }),
+    ),
+    vendorTemplate: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description:
+          "SMS: the vendor's approved template code (Aliyun TemplateCode, Tencent TemplateId), sent with `params` as given; instead of `template` and `body`",
+      }),
+    ),
     params: Type.Optional(Params),
     subject: Type.Optional(Type.String({ maxLength: CONTENT_LIMITS.subject })),
     body: Type.Optional(Type.String({ maxLength: CONTENT_LIMITS.body })),

@@ -1,7 +1,13 @@
 /** Tenants and their API keys (admin token): what the routes take and answer. */
 import { type Static, Type } from '@sinclair/typebox';
-import type { ApiKeyView as ApiKeyViewType, TenantDetails as TenantDetailsType, TenantPage as TenantPageType } from '../services/views.js';
+import type {
+  ApiKeyView as ApiKeyViewType,
+  CreatedTenantView as CreatedTenantViewType,
+  TenantDetails as TenantDetailsType,
+  TenantPage as TenantPageType,
+} from '../services/views.js';
 import { Iso, Nullable, perChannelObject, TenantStatusName, viewOf } from './common.js';
+import { RuleView } from './rules.js';
 
 /**
  * A tenant's quotas are limiter rules (token bucket per second, fixed window per UTC day): a value
@@ -44,11 +50,19 @@ export const TenantQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const CreatedTenant = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  apiKey: Type.String({ description: 'Shown once, never again' }),
-});
+export const CreatedTenant = viewOf<CreatedTenantViewType>()(
+  Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    apiKey: Type.String({ description: 'Shown once, never again' }),
+    rules: Type.Array(RuleView, {
+      description: 'The frequency rules set on its sms and email channels (SLUICE_NEW_TENANT_RULES); empty: none',
+    }),
+    warnings: Type.Array(Type.String(), {
+      description: 'What to know at once, e.g. that with no rules its sends to one recipient are unlimited',
+    }),
+  }),
+);
 
 /** A tenant as the admin API and the CLI show it: its daily quota on every channel (null: unlimited). */
 export const TenantDetails = viewOf<TenantDetailsType>()(

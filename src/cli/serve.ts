@@ -36,6 +36,37 @@ export async function serve(settings: Settings, options: DemoOptions): Promise<v
     printConsole(settings, address);
   } else if (options.demo)
     logger.warn('--demo prints a curl line for the API, and this process does not serve it (SLUICE_ROLES=worker): ignored');
+  else if (servesApi && (await service.services.tenants.listTenants({ limit: 1 })).tenants.length === 0)
+    printNextSteps(settings, service.description.db, address);
+}
+
+/** On a database without tenants (a first start): what to do next, instead of a bare "serving". */
+function printNextSteps(settings: Settings, db: string, address: string): void {
+  const admin = settings.adminToken
+    ? `The admin API is on (SLUICE_ADMIN_TOKEN): ${address}/docs lists it${settings.console ? `, and the console is at ${address}/console/` : ''}.`
+    : `The admin API${settings.console ? ' and the console' : ''} are off until SLUICE_ADMIN_TOKEN is set: restart with\n` +
+      `    SLUICE_ADMIN_TOKEN=$(openssl rand -hex 24)   (24 characters or more; keep it, it is the admin password)${
+        settings.console ? `\n  and open ${address}/console/ to sign in with it.` : ''
+      }`;
+  printApart(`sluice is serving ${address} on ${db}, which has no tenant yet. Next:
+
+  1. Create a tenant and its API key (shown once), in another terminal in this folder and with the
+     same settings (SLUICE_* variables, or -c FILE):
+       npx sluice tenant create NAME
+     A new tenant gets the frequency rules of SLUICE_NEW_TENANT_RULES for sms and email:
+       npx sluice rules show ID sms
+  2. ${admin}
+  3. Send with the key: curl -si ${address}/v1/messages -H 'Authorization: Bearer sk_…' \\
+       -H 'Content-Type: application/json' -d '{"channel":"sms","to":"+8613800138000","body":"hello"}'
+     (no provider is stored yet: the console provider prints each message here).
+
+Or try the demo, which does step 1 for you: stop sluice, then npm start -- --demo (README.md, "After the demo").`);
+}
+
+/** Text for the person at the terminal, set apart from the log lines around it by rules. */
+function printApart(text: string): void {
+  const rule = '─'.repeat(72);
+  console.log(`\n${rule}\n${text}\n${rule}\n`);
 }
 
 /** Where the admin console is, and what signing in to it needs. */
@@ -64,8 +95,7 @@ async function printDemo(services: Services, db: string, address: string): Promi
     params: { code: { type: 'string', pattern: '^\\d{4,8}$' } },
     body: 'Your code is {{code}}',
   });
-  console.log(`
-Demo tenant "${tenant.name}" (${tenant.id}) created with the seed rules for sms and email:
+  printApart(`Demo tenant "${tenant.name}" (${tenant.id}) created with the seed rules for sms and email:
 1 min 3, 1 h 10, 1 day 50; ban 10 min on breach. Its API key is shown once: ${tenant.apiKey}
 
 Send a message with the stored template "otp" (the console provider prints the rendered text here);
@@ -76,6 +106,5 @@ the 4th to one number within a minute is 429:
 Status callbacks: subscribe a local endpoint to the tenant's message events (signed, docs/api.md):
 
   node -e "require('http').createServer((q,s)=>{let b='';q.on('data',c=>b+=c).on('end',()=>{console.log(q.headers['sluice-signature'],b);s.end()})}).listen(9000)"
-  SLUICE_WEBHOOK_ALLOW_PRIVATE=true node dist/cli/main.js webhook add ${tenant.id} http://127.0.0.1:9000/events
-`);
+  SLUICE_WEBHOOK_ALLOW_PRIVATE=true node dist/cli/main.js webhook add ${tenant.id} http://127.0.0.1:9000/events`);
 }

@@ -64,7 +64,8 @@ export class PartitionLock {
       if (!won) share?.held(-1);
     }
     if (!won) return 'none';
-    this.options.logger.info({ partition: this.options.partition }, 'dispatcher holds its partition');
+    // debug: every dispatcher takes one at every start, which tells an operator nothing.
+    this.options.logger.debug({ partition: this.options.partition }, 'dispatcher holds its partition');
     return 'taken';
   }
 

@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { TAGS } from '../api/operations.js';
 import { SluiceError } from '../core/errors.js';
 import { hasControlCharacter, nulField } from '../core/text.js';
@@ -144,12 +144,22 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     http: { requestTimeout, connectionsCheckingInterval: 1000 },
     // `request.ip`, the address wrong credentials count under: the proxy's unless it is trusted.
     trustProxy: deps.trustProxy ?? false,
-    logger: {
-      level: deps.logLevel ?? 'info',
-      // Keys, tokens and recipients never reach the log (src/infra/logging.ts).
-      redact: REDACTED_PATHS,
-      serializers: { err: errorSerializer, req: requestSerializer },
-    },
+    // Keys, tokens and recipients never reach the log (src/infra/logging.ts). The process's logger
+    // when given, so that Fastify's lines ("Server listening") have its format, not raw JSON.
+    ...(deps.logger
+      ? {
+          loggerInstance: deps.logger.child(
+            {},
+            { level: deps.logLevel ?? deps.logger.level, serializers: { req: requestSerializer } },
+          ) as FastifyBaseLogger,
+        }
+      : {
+          logger: {
+            level: deps.logLevel ?? 'info',
+            redact: REDACTED_PATHS,
+            serializers: { err: errorSerializer, req: requestSerializer },
+          },
+        }),
     // A request's child logger is built at its first line: most requests write none.
     childLoggerFactory: lazyRequestLogger,
     ajv: API_AJV_OPTIONS,

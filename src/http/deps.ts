@@ -2,6 +2,7 @@
  * What the HTTP app is built from (`buildHttpApp`): the services, tenant authentication, the HTTP
  * settings it applies and the ports it reports to. `main/http-deps.ts` makes it from the runtime.
  */
+import type { Logger } from 'pino';
 import type { TenantView } from '../admission/context.js';
 import type { Services } from '../services/contracts.js';
 
@@ -47,6 +48,11 @@ export interface HttpDeps extends Services {
   /** Absent: wrong credentials are not limited. */
   authFailures?: AuthFailureLimit;
   logLevel?: string;
+  /**
+   * The process's logger, whose format Fastify's own lines share (readable on a terminal, JSON
+   * for collectors); absent: Fastify's JSON logger at {@link logLevel}.
+   */
+  logger?: Logger;
   /** Serve the admin console at /console (`SLUICE_CONSOLE`); default true. */
   console?: boolean;
 }

@@ -1,6 +1,8 @@
 /**
  * What a CLI command runs on: the services of a runtime made for that one command (logs on stderr
- * at `warn`, no HTTP, no roles), built as the command reads them, then closed.
+ * at `warn`, no HTTP, no roles), built as the command reads them, then closed. The database must
+ * exist with sluice's tables: a command run from another folder, or with a wrong SLUICE_DB_URL,
+ * is refused naming the database, instead of creating an empty one and answering from it.
  */
 import pino from 'pino';
 import { loggerOptions } from '../infra/logging.js';
@@ -10,7 +12,7 @@ import { createRuntime } from './runtime.js';
 
 export async function withServices<T>(settings: Settings, work: (services: Services) => Promise<T>): Promise<T> {
   // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
-  const runtime = await createRuntime(settings, { logger: pino(loggerOptions('warn'), pino.destination(2)) });
+  const runtime = await createRuntime(settings, { logger: pino(loggerOptions('warn'), pino.destination(2)), requireSchema: true });
   try {
     return await work(runtime.services);
   } finally {

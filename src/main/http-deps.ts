@@ -52,6 +52,7 @@ export function httpDeps({ settings, services, directory, metrics, clock, logger
         }
       : {}),
     logLevel: settings.logLevel,
+    logger,
     console: settings.console,
   };
 }

@@ -31,6 +31,8 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Default true: apply pending migrations on start. */
   migrate?: boolean;
+  /** The database must exist with sluice's tables (CLI commands); default false: create it. */
+  requireSchema?: boolean;
   metrics?: Metrics;
 }
 
@@ -70,6 +72,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     logger,
     migrate: options.migrate ?? true,
     busEvents: brokerConfigured(settings),
+    requireSchema: options.requireSchema ?? false,
   });
   const closers = new CloseStack();
   closers.push(() => storage.close());

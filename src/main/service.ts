@@ -15,6 +15,7 @@ import { type HttpRole, startHttp } from './api.js';
 import type { Backend } from './backend/backend.js';
 import { type DemoOptions, serveRuntime } from './demo-runtime.js';
 import { type DueFeed, dueFeedDeps, startDueFeed } from './due-feed.js';
+import { keepLimiterSnapshots, type LimiterSnapshots } from './limiter-snapshots.js';
 import type { Runtime } from './runtime.js';
 import { startWorker } from './worker.js';
 
@@ -34,8 +35,8 @@ export interface Service {
   /**
    * Stops: the HTTP server stops answering and the handlers still running finish (bounded by
    * `SLUICE_SHUTDOWN_TIMEOUT_MS`); the dispatchers stop (their sends in flight finish, their
-   * waiting claims go back); the feed indexes the last accepts; then the runtime drains the group
-   * commit and closes the backend and the database.
+   * waiting claims go back); the feed indexes the last accepts; the embedded limiter's state is
+   * saved; then the runtime drains the group commit and closes the backend and the database.
    */
   stop(): Promise<void>;
 }
@@ -66,6 +67,9 @@ export async function startRoles(runtime: Runtime, options: RolesOptions): Promi
   for (const warning of await backend.startupWarnings(runtime.database.dialect !== 'sqlite'))
     logger.warn({ backend: backend.kind }, warning);
   await runtime.warmUp();
+  // Before the first decision: a ban saved before a restart holds from the first request on. Only
+  // an instance serving the API decides on recipients; a worker's save would replace its snapshot.
+  const snapshots: LimiterSnapshots | undefined = settings.roles.includes('api') ? await keepLimiterSnapshots(runtime) : undefined;
   runtime.metrics.setMessageCounts(() => runtime.repositories.messages.countOpen());
 
   // Listen before starting the dispatchers: a port in use must end the process, not leave a
@@ -77,6 +81,7 @@ export async function startRoles(runtime: Runtime, options: RolesOptions): Promi
   try {
     http = await startHttp({ http: options.http ?? runtime.http, settings, logger, routes: servesApi ? 'all' : 'operations' });
   } catch (error) {
+    await snapshots?.close({ save: false });
     await runtime.close();
     throw error;
   }
@@ -96,7 +101,9 @@ export async function startRoles(runtime: Runtime, options: RolesOptions): Promi
         await http.close();
         await delivery?.stop();
         await feed?.close();
+        await snapshots?.close();
         await runtime.close();
+        logger.info('sluice stopped');
       })();
       return stopped;
     },

@@ -1,19 +1,23 @@
 /**
  * Generic HTTP webhook (kind `http`): POST the message as JSON to a configured URL, signed so the
- * receiver can check it came from this sluice and is fresh:
+ * receiver can check it came from this sluice and is fresh, by the two schemes of status
+ * callbacks (`core/webhook-signature.ts`), with the message id as the signed id:
  *
- *   X-Sluice-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + body)>
+ *   webhook-id: <id>   webhook-timestamp: <unix seconds>
+ *   webhook-signature: v1,<base64 HMAC-SHA256(key, id + "." + timestamp + "." + body)>   (Standard Webhooks)
+ *   X-Sluice-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + body)>  (the earlier header)
  *   X-Sluice-Message-Id: <id>       Idempotency-Key: <id>
  *
- * The body is `{id, tenantId, channel, to, subject, body, params}`. A receiver verifies by
- * recomputing v1 over the raw body bytes and rejecting stale `t`; it drops a retried delivery by the
- * Idempotency-Key. Any 2xx is success; the provider message id is the answer's JSON `id` when there
- * is one, else the sluice id. 408/425/429/5xx are retryable (honouring `Retry-After`), other 4xx
- * permanent.
+ * The Standard Webhooks key is the secret's part after `whsec_`, base64-decoded, as that scheme's
+ * libraries read it; `X-Sluice-Signature` stays keyed by the secret's whole text. The body is
+ * `{id, tenantId, channel, to, subject, body, params}`. A receiver verifies over the raw body bytes
+ * and refuses a stale timestamp; it drops a retried delivery by the id (a retry carries the same
+ * one). Any 2xx is success; the provider message id is the answer's JSON `id` when there is one,
+ * else the sluice id. 408/425/429/5xx are retryable (honouring `Retry-After`), other 4xx permanent.
  */
-import { createHmac } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import type { Channel } from '../core/channels.js';
+import { signatureHeader, standardWebhookHeaders } from '../core/webhook-signature.js';
 import type { Clock } from '../limiter/clock.js';
 import { answerStatusError, isRecord, parseJson, postOnce } from './http-request.js';
 import type { OutboundMessage, Provider, SendResult } from './provider.js';
@@ -23,16 +27,15 @@ export interface HttpWebhookProviderOptions {
   id: string;
   channel: Channel;
   url: string;
+  /**
+   * Keys both signatures. A receiver verifying with a Standard Webhooks library needs it as that
+   * scheme writes secrets: `whsec_` and the key in base64 (`whsec_$(openssl rand -base64 32)`).
+   */
   signingSecret: string;
   timeoutMs: number;
   clock: Clock;
   /** Resolves the vendor's host for a new connection (the process's bounded resolver); absent: `dns.lookup`. */
   lookup?: LookupFunction | undefined;
-}
-
-function sluiceSignature(secret: string, timestampSeconds: number, body: string): string {
-  const v1 = createHmac('sha256', secret).update(`${timestampSeconds}.${body}`, 'utf8').digest('hex');
-  return `t=${timestampSeconds},v1=${v1}`;
 }
 
 export function createHttpWebhookProvider(options: HttpWebhookProviderOptions): Provider {
@@ -56,7 +59,8 @@ export function createHttpWebhookProvider(options: HttpWebhookProviderOptions): 
         url: options.url,
         headers: {
           'Content-Type': 'application/json; charset=utf-8',
-          'X-Sluice-Signature': sluiceSignature(options.signingSecret, timestamp, body),
+          ...standardWebhookHeaders(message.id, timestamp, body, [options.signingSecret]),
+          'X-Sluice-Signature': signatureHeader(body, [options.signingSecret], timestamp),
           'X-Sluice-Message-Id': message.id,
           'Idempotency-Key': message.id,
         },

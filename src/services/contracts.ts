@@ -15,6 +15,7 @@ import type { ReceiptService } from './receipt-service.js';
 import type {
   ApiKeyView,
   BlacklistPage,
+  CreatedTenantView,
   FallbackView,
   FeedbackView,
   FraudPolicyView,
@@ -40,6 +41,7 @@ export type {
   ApiKeyView,
   BlacklistEntryView,
   BlacklistPage,
+  CreatedTenantView,
   FallbackView,
   MessageView,
   ProviderView,
@@ -149,7 +151,8 @@ export type BlacklistScope = { tenant: string } | 'global';
  * NOT_FOUND is `undefined` (the API's 404).
  */
 export interface TenantAdminService {
-  createTenant(name: string, qpsLimit?: number | null): Promise<{ id: string; name: string; apiKey: string }>;
+  /** A tenant, its first API key (shown once) and the frequency rules it starts with (SLUICE_NEW_TENANT_RULES). */
+  createTenant(name: string, qpsLimit?: number | null): Promise<CreatedTenantView>;
   /** The tenant's API keys, active and revoked, without secrets (the first characters only); undefined: no such tenant. */
   listApiKeys(tenantId: string): Promise<ApiKeyView[] | undefined>;
   /**

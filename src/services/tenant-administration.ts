@@ -2,10 +2,10 @@
  * Tenants and their API keys, for the admin API and the CLI (contract: `TenantAdminService`). A
  * change to a tenant or its keys drops every instance's cached copy before it answers.
  */
-import { perChannel } from '../core/channels.js';
+import { type Channel, perChannel } from '../core/channels.js';
 import { SluiceError } from '../core/errors.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
-import type { ApiKeyView, TenantAdminService, TenantDetails, TenantPage } from './contracts.js';
+import type { ApiKeyView, CreatedTenantView, RuleView, TenantAdminService, TenantDetails, TenantPage } from './contracts.js';
 
 /** What an admin change tells the tenant config cache (the tenant directory). */
 export interface ConfigInvalidation {
@@ -19,7 +19,20 @@ export interface TenantAdministrationDeps {
   tenants: TenantsRepository;
   /** The tenant config cache: a change drops every instance's copy. */
   directory: ConfigInvalidation;
+  /**
+   * The frequency rules a new tenant gets on {@link NEW_TENANT_RULE_CHANNELS} (SLUICE_NEW_TENANT_RULES;
+   * empty: none, and the creation warns), and how they are set (the rule administration's check
+   * and invalidation). Absent: none.
+   */
+  newTenantRules?: { rules: RuleView[]; set(tenantId: string, channel: Channel, rules: RuleView[]): Promise<unknown> };
 }
+
+/**
+ * The channels a new tenant gets rules on: those whose recipients are people (SMS costs per
+ * message and is pumped; email is a person's inbox). A webhook recipient is an operator's
+ * endpoint, whose volume is the tenant's own business.
+ */
+export const NEW_TENANT_RULE_CHANNELS: readonly Channel[] = ['sms', 'email'];
 
 export class TenantAdministration implements TenantAdminService {
   constructor(private readonly deps: TenantAdministrationDeps) {}
@@ -36,9 +49,23 @@ export class TenantAdministration implements TenantAdminService {
     };
   }
 
-  async createTenant(name: string, qpsLimit?: number | null) {
+  async createTenant(name: string, qpsLimit?: number | null): Promise<CreatedTenantView> {
     const created = await this.deps.tenants.create({ name, qpsLimit: qpsLimit ?? null });
-    return { id: created.tenant.id, name: created.tenant.name, apiKey: created.apiKey };
+    const id = created.tenant.id;
+    const rules = this.deps.newTenantRules?.rules ?? [];
+    for (const channel of rules.length > 0 ? NEW_TENANT_RULE_CHANNELS : []) await this.deps.newTenantRules!.set(id, channel, rules);
+    return {
+      id,
+      name: created.tenant.name,
+      apiKey: created.apiKey,
+      rules,
+      warnings:
+        rules.length > 0
+          ? []
+          : [
+              `no frequency rules (SLUICE_NEW_TENANT_RULES=none): sends to one recipient are unlimited until rules are set (PUT /v1/admin/tenants/${id}/rules/sms, or sluice rules set ${id} sms 60:3:600 3600:10:600)`,
+            ],
+    };
   }
 
   async listApiKeys(tenantId: string): Promise<ApiKeyView[] | undefined> {

@@ -70,6 +70,17 @@ export interface ApiKeyView {
   revokedAt: string | null;
 }
 
+/** A tenant just created: its first API key, shown once, and the frequency rules it starts with. */
+export interface CreatedTenantView {
+  id: string;
+  name: string;
+  apiKey: string;
+  /** The rules set on its sms and email channels (SLUICE_NEW_TENANT_RULES); empty: none. */
+  rules: RuleView[];
+  /** What the operator should know at once: no rules, so sends to one recipient are unlimited. */
+  warnings: string[];
+}
+
 /** A frequency rule as the admin API and the CLI write and read it (seconds). */
 export interface RuleView {
   windowSeconds: number;

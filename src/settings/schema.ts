@@ -8,7 +8,9 @@ import { isSupportedCountry } from 'libphonenumber-js/max';
 import { dialectOfUrl, sqlitePathOfUrl } from '../core/urls.js';
 import { BROKER_SETTINGS } from './broker-settings.js';
 import { DNS_SETTINGS } from './dns-settings.js';
+import { LIMITER_SNAPSHOT_SETTINGS } from './limiter-snapshot-settings.js';
 import { type SettingSpec, spec } from './spec.js';
+import { TENANT_SETTINGS } from './tenant-settings.js';
 import { WEBHOOK_SETTINGS } from './webhook-settings.js';
 
 export const SETTINGS = {
@@ -293,7 +295,7 @@ export const SETTINGS = {
     default: 'auto',
     oneOf: ['auto', 'json', 'pretty'],
     description:
-      'How log lines are written: `json` (one pino JSON object a line, for collectors), `pretty` (coloured and readable, for a person), or `auto`: pretty when standard output is a terminal, JSON otherwise.',
+      'How log lines are written: `json` (one pino JSON object a line, for collectors), `pretty` (coloured and readable, for a person), or `auto`: pretty when standard output is a terminal, JSON otherwise. Fastify lines (`Server listening`) take the same format; the texts `serve` prints for the person at the terminal (the demo, the next steps on a new database) are set apart from the log by rules, and a stop ends with `sluice stopped`.',
   }),
   partitions: spec({
     env: 'SLUICE_PARTITIONS',
@@ -350,6 +352,8 @@ export const SETTINGS = {
   ...WEBHOOK_SETTINGS,
   ...BROKER_SETTINGS,
   ...DNS_SETTINGS,
+  ...TENANT_SETTINGS,
+  ...LIMITER_SNAPSHOT_SETTINGS,
   degradeAlertMs: spec({
     env: 'SLUICE_DEGRADE_ALERT_MS',
     kind: 'int',

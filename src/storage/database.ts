@@ -18,8 +18,8 @@
  * `sqliteSynchronous: 'normal'` drops the per-commit fsync: a process crash loses nothing (the WAL
  * is written at commit), an OS crash or power cut may lose the last commits.
  */
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, MysqlDialect, PostgresDialect, type SqliteDatabase, SqliteDialect, sql, type Transaction } from 'kysely';
 import { createPool } from 'mysql2';
@@ -118,6 +118,12 @@ export interface OpenDatabaseOptions {
   /** SQLite: ms to wait on a lock held by another process (e.g. `sluice migrate`). Default 5000. */
   sqliteBusyTimeoutMs?: number;
   /**
+   * SQLite: whether a missing file is created (default true: `migrate` and `serve`); false refuses
+   * with {@link DatabaseMissingError}, so a command run from another folder does not start a new,
+   * empty database there.
+   */
+  create?: boolean;
+  /**
    * Errors of idle pooled connections (server restart, network cut). pg emits them on the pool
    * and an unhandled one would crash the process; queries in flight still fail normally. Default: ignored.
    */
@@ -126,9 +132,29 @@ export interface OpenDatabaseOptions {
 
 const PG_INT8_OID = 20;
 
+/** No database where one must already be: a SQLite file missing, or (`requireSchema`) a database without sluice's tables. */
+export class DatabaseMissingError extends Error {
+  override name = 'DatabaseMissingError';
+}
+
 /**
- * Opens (and for SQLite creates, with parent directories) the database at `url`. Does not
- * migrate: call `migrateToLatest(database)` (the `migrate` CLI and `serve` do).
+ * Makes `path`'s folder for a new SQLite file: the folder itself, not a chain of them, so a typo
+ * in SLUICE_DB_URL (`sqlite:/srv/slucie/data/x.db`) ends with an error naming the folder that is
+ * missing rather than with a database in a new tree of folders.
+ */
+function makeSqliteFolder(path: string): void {
+  const folder = dirname(resolve(path));
+  if (existsSync(folder)) return;
+  if (!existsSync(dirname(folder)))
+    throw new DatabaseMissingError(
+      `cannot create the database ${resolve(path)}: the folder ${dirname(folder)} does not exist (sluice creates the database's own folder only)`,
+    );
+  mkdirSync(folder);
+}
+
+/**
+ * Opens (and for SQLite creates, with its folder, unless `create: false`) the database at `url`.
+ * Does not migrate: call `migrateToLatest(database)` (the `migrate` CLI and `serve` do).
  */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
   const dialect = dialectOfUrl(url);
@@ -139,7 +165,12 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     case 'sqlite': {
       const path = sqlitePathOfUrl(url);
       if (path !== ':memory:') {
-        mkdirSync(dirname(path), { recursive: true });
+        if (options.create === false && !existsSync(path))
+          throw new DatabaseMissingError(
+            `no database at ${resolve(path)} (SLUICE_DB_URL=${url}${isAbsolute(path) ? '' : `, relative to ${process.cwd()}`}): ` +
+              'run the command where the database is, set SLUICE_DB_URL, or create it with `sluice migrate`',
+          );
+        makeSqliteFolder(path);
         // Recipients and bodies are personal data: a new database is the owner's alone (SQLite
         // gives its -wal and -shm files the database file's mode). An existing file keeps its mode.
         closeSync(openSync(path, 'a', 0o600));

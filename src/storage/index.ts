@@ -35,6 +35,7 @@ export * from './ids.js';
 export { MigrationError, type MigrationOptions, migrateToLatest, migrationsFor, pendingMigrations } from './migrations/index.js';
 export * from './repositories/blacklist.js';
 export * from './repositories/bus-events.js';
+export * from './repositories/limiter-snapshots.js';
 export * from './repositories/messages.js';
 export * from './repositories/providers.js';
 export * from './repositories/quiet-hours.js';

@@ -318,6 +318,13 @@ export interface DeliveryAttemptsTable {
   provider_message_id: string | null;
 }
 
+/** The embedded limiter's snapshot (main/limiter-snapshots.ts): one row per name, replaced at each save. */
+export interface LimiterSnapshotsTable {
+  name: string;
+  taken_at: number;
+  body: string;
+}
+
 /** Every table sluice stores, keyed by table name: the `Kysely<Tables>` type parameter. */
 /** A status event waiting to be published on the bus (0010): the outbox of the broker's events stream. */
 export interface BusEventsTable {
@@ -353,6 +360,7 @@ export interface Tables {
   fraud_policies: FraudPoliciesTable;
   prices: PricesTable;
   sms_spend: SmsSpendTable;
+  limiter_snapshots: LimiterSnapshotsTable;
 }
 
 /** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */

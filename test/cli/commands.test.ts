@@ -48,6 +48,10 @@ describe('sluice CLI', { timeout: 180_000 }, () => {
     const first = await attempt(['tenant', 'create', 'acme']);
     // The first command to need the secret key makes it, and says so on stderr; stdout stays the answer.
     expect(first.stderr).toContain('created a new secret key');
+    // It says which rules the tenant starts with (SLUICE_NEW_TENANT_RULES), so sends are not unlimited unawares.
+    expect(first.stderr).toContain(
+      'Its sms and email rules (WINDOW_SECONDS:LIMIT:BAN_SECONDS, from SLUICE_NEW_TENANT_RULES): 60:3:600 3600:10:600 86400:50:600',
+    );
     const tenant = JSON.parse(first.stdout) as { id: string; apiKey: string };
     expect(tenant.apiKey).toMatch(/^sk_/);
     expect(await sluice('tenant', 'list')).toContain('"name": "acme"');
@@ -62,7 +66,8 @@ describe('sluice CLI', { timeout: 180_000 }, () => {
         { windowSeconds: 3600, limit: 10, banSeconds: 0 },
       ],
       fallback: null,
-      version: 1,
+      // Version 1 is the rules the tenant was created with (SLUICE_NEW_TENANT_RULES).
+      version: 2,
     });
     expect((await attempt(['rules', 'set', tenant.id, 'sms', 'sixty:1'])).stderr).toContain('WINDOW_SECONDS:LIMIT');
     // Risk rules: JSON in, the admin API's GET answer out; a missing parameter is named.
@@ -274,17 +279,30 @@ describe('sluice CLI', { timeout: 180_000 }, () => {
   it('tenant new-key, keys and revoke-key manage API keys as the admin API does', async () => {
     await sluice('migrate');
     const tenant = JSON.parse(await sluice('tenant', 'create', 'rotating')) as { id: string; apiKey: string };
-    const issued = await attempt(['tenant', 'new-key', tenant.id, '--keep-others']);
+    type Keys = { keys: { id: string; revokedAt: string | null }[] };
+    const [first] = (JSON.parse(await sluice('tenant', 'keys', tenant.id)) as Keys).keys;
+    // Without a flag the other keys keep working (revoking is the explicit choice), and it says so.
+    const issued = await attempt(['tenant', 'new-key', tenant.id]);
     expect(issued.stderr).toContain('shown once');
+    expect(issued.stderr).toContain(`other keys still work (${first!.id} `);
     const second = JSON.parse(issued.stdout) as { keyId: string; apiKey: string };
     expect(second.apiKey).toMatch(/^sk_/);
     expect(await sluice('tenant', 'revoke-key', tenant.id, second.keyId)).toContain(`revoked ${second.keyId}`);
-    const { keys } = JSON.parse(await sluice('tenant', 'keys', tenant.id)) as { keys: { id: string; revokedAt: string | null }[] };
+    const { keys } = JSON.parse(await sluice('tenant', 'keys', tenant.id)) as Keys;
     expect(keys.map((key) => [key.id === second.keyId, key.revokedAt === null])).toEqual([
       [false, true],
       [true, false],
     ]);
     await refused(['tenant', 'revoke-key', tenant.id, second.keyId], `NOT_FOUND: tenant ${tenant.id} has no active key`);
+    // --keep-others still works (the default now); --revoke-others revokes the rest at once.
+    expect((await attempt(['tenant', 'new-key', tenant.id, '--keep-others'])).code).toBe(0);
+    const third = JSON.parse(await sluice('tenant', 'new-key', tenant.id, '--revoke-others')) as { keyId: string };
+    const after = (JSON.parse(await sluice('tenant', 'keys', tenant.id)) as Keys).keys;
+    expect(after.filter((key) => key.revokedAt === null).map((key) => key.id)).toEqual([third.keyId]);
+    await refused(
+      ['tenant', 'new-key', tenant.id, '--revoke-others', '--keep-others'],
+      'INVALID_REQUEST: give --revoke-others or --keep-others',
+    );
   });
 
   it("blacklist add, remove and list a tenant's list or the global one (--global), checked as the API checks them", async () => {

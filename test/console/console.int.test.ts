@@ -133,6 +133,8 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       await page.getByLabel('QPS limit').fill('100');
       await page.getByRole('button', { name: 'Create tenant' }).click();
       apiKey = (await page.locator('output.secret').textContent()) ?? '';
+      // It starts with the rules of SLUICE_NEW_TENANT_RULES (the seed rules), and says so.
+      await page.getByText('Its sms and email rules, per recipient: 3 in 60 s (ban 600 s)').waitFor();
       expect(apiKey).toMatch(/^sk_/);
       await page.getByRole('link', { name }).waitFor();
       tenantId =
@@ -181,12 +183,14 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
 
     await step('rules: one send a minute, a ten-minute ban', async () => {
       await page.goto(`${server.baseUrl}/console/#/rules/${tenantId}/sms`);
-      await page.getByRole('heading', { name: /sms rules/ }).waitFor();
-      await page.getByRole('button', { name: 'Add a rule' }).click();
+      await page.getByRole('heading', { name: /sms rules, version 1/ }).waitFor();
+      // The three rules the tenant was created with: the minute's is kept, at one a minute.
+      await page.getByRole('button', { name: 'Remove rule 3' }).click();
+      await page.getByRole('button', { name: 'Remove rule 2' }).click();
       await page.getByLabel('Limit (sends in the window)').fill('1');
       await page.getByLabel('Ban (seconds, 0: none)').fill('600');
       await page.getByRole('button', { name: 'Save rules' }).click();
-      await expect.poll(() => page.getByRole('status').textContent()).toContain('Rules saved (version 1)');
+      await expect.poll(() => page.getByRole('status').textContent()).toContain('Rules saved (version 2)');
       // The dry run of the rules as saved: one send a minute, the second refused and banned, the third banned.
       await page.getByLabel('Send offsets').fill('0, 1s, 2s');
       await page.getByRole('button', { name: 'Preview', exact: true }).click();

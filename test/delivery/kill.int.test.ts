@@ -16,7 +16,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { verifySignature } from '../../src/delivery/webhooks/signature.js';
+import { verifySignature } from '../../src/core/webhook-signature.js';
 import type { Runtime } from '../../src/main/runtime.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
 import { describeWith, servers } from '../support/servers.js';

@@ -8,8 +8,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifySignature, verifyStandardWebhook } from '../../src/core/webhook-signature.js';
 import type { Delivery } from '../../src/delivery/delivery.js';
-import { verifySignature, verifyStandardWebhook } from '../../src/delivery/webhooks/signature.js';
 import type { Runtime } from '../../src/main/runtime.js';
 import { startWorker } from '../../src/main/worker.js';
 import { describeWith, servers } from '../support/servers.js';

@@ -13,7 +13,7 @@ import {
   standardWebhookSignature,
   verifySignature,
   verifyStandardWebhook,
-} from '../../src/delivery/webhooks/signature.js';
+} from '../../src/core/webhook-signature.js';
 
 const VECTOR = {
   secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',

@@ -267,7 +267,14 @@ describe('admin API', () => {
     const created = await t.admin('POST', '/v1/admin/tenants', { name: 'billing team' });
     expect(created.statusCode, created.body).toBe(201);
     const tenant = created.json();
-    expect(tenant).toEqual({ id: expect.any(String), name: 'billing team', apiKey: expect.any(String) });
+    // This app's tenants start with no rules (SLUICE_NEW_TENANT_RULES=none): the answer warns (new-tenant-rules.test.ts has the default).
+    expect(tenant).toEqual({
+      id: expect.any(String),
+      name: 'billing team',
+      apiKey: expect.any(String),
+      rules: [],
+      warnings: [expect.stringContaining('sends to one recipient are unlimited until rules are set')],
+    });
 
     const list = await t.admin('GET', '/v1/admin/tenants');
     expect(list.statusCode).toBe(200);

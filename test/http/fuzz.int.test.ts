@@ -56,11 +56,11 @@ const mutation: fc.Arbitrary<{ op: 'remove' } | { op: 'set'; value: unknown }> =
 /** Valid bodies of each channel, the starting points of mutation. */
 const validBody = fc.oneof(
   fc.integer({ min: 0, max: 99 }).map((n) => ({ channel: 'sms', to: phone(70_000 + n), body: 'code 1234' })),
-  fc.integer({ min: 0, max: 99 }).map((n) => ({ channel: 'sms', to: phone(80_000 + n), template: 'otp', params: { code: '42' } })),
+  fc.integer({ min: 0, max: 99 }).map((n) => ({ channel: 'sms', to: phone(80_000 + n), vendorTemplate: 'SMS_1', params: { code: '42' } })),
   fc.constant({ channel: 'email', to: 'a@example.com', subject: 'hello', body: 'text', html: '<p>x</p>' }),
   fc.constant({ channel: 'webhook', to: 'ops-alerts', body: 'alert', sendAt: Date.now() + 3_600_000 }),
 );
-const SEND_FIELDS = ['channel', 'to', 'template', 'params', 'subject', 'body', 'html', 'sendAt', '__proto__', 'extra'];
+const SEND_FIELDS = ['channel', 'to', 'template', 'vendorTemplate', 'params', 'subject', 'body', 'html', 'sendAt', '__proto__', 'extra'];
 
 const mutatedBody = fc.tuple(validBody, fc.constantFrom(...SEND_FIELDS), mutation).map(([body, field, change]) => {
   const copy: Record<string, unknown> = { ...body };

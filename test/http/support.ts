@@ -34,7 +34,7 @@ export interface TestApp {
 
 let tenantCounter = 0;
 
-/** Starts a runtime and its HTTP app; `env` overrides or adds settings (e.g. `SLUICE_ADMIN_TOKEN: ''`). */
+/** Starts a runtime and its HTTP app; `env` overrides or adds settings (e.g. `SLUICE_ADMIN_TOKEN: ''`; `''` is the default). */
 export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-http-'));
   const settings = loadSettings({
@@ -42,6 +42,8 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
     SLUICE_SECRET_KEY_FILE: join(dir, 'secret.key'),
     SLUICE_ADMIN_TOKEN: ADMIN_TOKEN,
     SLUICE_LOG_LEVEL: 'silent',
+    // Tenants start with no rules, so a test counts only the rules it sets; '' gives the default.
+    SLUICE_NEW_TENANT_RULES: 'none',
     ...env,
   });
   const clock = new ManualClock(Date.now());

@@ -73,13 +73,43 @@ describe('templates', () => {
     }
   });
 
-  it('an unknown email or webhook template is a 404; an SMS name with no stored template passes through to the vendor', async () => {
+  it('a template name with no stored template is a 404 on every channel; a vendor code is vendorTemplate, passed through', async () => {
     const missing = await t.send(tenant.apiKey, { channel: 'email', to: 'a@example.com', template: 'welcome', params: { x: '1' } });
     expect(missing.statusCode).toBe(404);
     expect(missing.json().error.code).toBe('NOT_FOUND');
-    const passThrough = await t.send(tenant.apiKey, { channel: 'sms', to: phone(4), template: 'SMS_999', params: { code: '1' } });
+    // A misspelled stored name on SMS is refused, not sent with no text as a vendor code.
+    const misspelled = await t.send(tenant.apiKey, { channel: 'sms', to: phone(4), template: 'nope', params: { code: '1' } });
+    expect(misspelled.statusCode, misspelled.body).toBe(404);
+    expect(misspelled.json().error).toMatchObject({ code: 'NOT_FOUND', field: 'template' });
+    expect(misspelled.json().error.message).toContain('vendorTemplate');
+    const passThrough = await t.send(tenant.apiKey, { channel: 'sms', to: phone(4), vendorTemplate: 'SMS_999', params: { code: '1' } });
     expect(passThrough.statusCode, passThrough.body).toBe(202);
     expect(await payloadOf(passThrough.json().id)).toMatchObject({ template: 'SMS_999', params: { code: '1' } });
+    // One of the two, and a vendor code only on SMS.
+    const both = await t.send(tenant.apiKey, { channel: 'sms', to: phone(4), template: 'otp', vendorTemplate: 'SMS_999' });
+    expect([both.statusCode, both.json().error.field]).toEqual([400, 'vendorTemplate']);
+    const onEmail = await t.send(tenant.apiKey, { channel: 'email', to: 'a@example.com', vendorTemplate: 'T1', subject: 's', body: 'b' });
+    expect([onEmail.statusCode, onEmail.json().error.field]).toEqual([400, 'vendorTemplate']);
+  });
+
+  it('a campaign names a stored template or a vendor template, one of them', async () => {
+    const batch = (body: Record<string, unknown>) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/messages/batch',
+        headers: { authorization: `Bearer ${tenant.apiKey}` },
+        payload: { channel: 'sms', recipients: [{ to: phone(5), params: { code: '7' } }], ...body },
+      });
+    const vendor = await batch({ vendorTemplate: 'SMS_777' });
+    expect(vendor.statusCode, vendor.body).toBe(200);
+    const [result] = vendor.json().results as { id: string }[];
+    expect(await payloadOf(result!.id)).toMatchObject({ template: 'SMS_777', params: { code: '7' } });
+    const misspelled = await batch({ template: 'nope' });
+    expect(misspelled.json().results[0].error.code).toBe('NOT_FOUND');
+    for (const body of [{}, { template: 'otp', vendorTemplate: 'SMS_777' }]) {
+      const refused = await batch(body);
+      expect([refused.statusCode, refused.json().error.code], JSON.stringify(body)).toEqual([400, 'INVALID_REQUEST']);
+    }
   });
 
   it('escapes HTML in html, renders subject and body verbatim', async () => {

@@ -24,6 +24,36 @@ function receiverAccepts(request: RecordedRequest, secret: string, nowSeconds: n
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/**
+ * A receiver as the Standard Webhooks spec describes it, written here from the spec (not with
+ * sluice's signing code): the key is the secret's part after `whsec_`, base64-decoded; the signed
+ * text is `<webhook-id>.<webhook-timestamp>.<raw body>`; any space-separated `v1,` entry may match.
+ */
+function standardReceiverAccepts(
+  headers: Record<string, string | string[] | undefined>,
+  body: string,
+  secret: string,
+  nowSeconds: number,
+): boolean {
+  const id = String(headers['webhook-id'] ?? '');
+  const timestamp = String(headers['webhook-timestamp'] ?? '');
+  if (!id || !/^\d+$/.test(timestamp) || Math.abs(Number(timestamp) - nowSeconds) > 300) return false;
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
+  return String(headers['webhook-signature'] ?? '')
+    .split(' ')
+    .some((entry) => entry === `v1,${expected}`);
+}
+
+/** The spec's published test vector (standard-webhooks/standard-webhooks, libraries/javascript/src/webhook.test.ts). */
+const VECTOR = {
+  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  id: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+  timestamp: 1_614_265_330,
+  body: '{"test": 2432232314}',
+  signature: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+};
+
 describe('generic HTTP webhook against a local receiver', () => {
   let server: LocalHttpServer;
   const clock = new ManualClock(NOW_MS);
@@ -74,6 +104,38 @@ describe('generic HTTP webhook against a local receiver', () => {
       body: 'paid',
       params: { amount: '12.50' },
     });
+  });
+
+  it('signs with the Standard Webhooks headers too, which a receiver following the spec verifies', async () => {
+    // The receiver is right: it accepts the spec's own test vector.
+    const vectorHeaders = { 'webhook-id': VECTOR.id, 'webhook-timestamp': String(VECTOR.timestamp), 'webhook-signature': VECTOR.signature };
+    expect(standardReceiverAccepts(vectorHeaders, VECTOR.body, VECTOR.secret, VECTOR.timestamp)).toBe(true);
+    expect(standardReceiverAccepts(vectorHeaders, `${VECTOR.body} `, VECTOR.secret, VECTOR.timestamp)).toBe(false);
+
+    // The vector's secret on the provider, its clock at the vector's time, the vector's id as the message's.
+    const vectorClock = new ManualClock(VECTOR.timestamp * 1000 + 250);
+    server.answer((request) =>
+      standardReceiverAccepts(request.headers, request.body, VECTOR.secret, VECTOR.timestamp)
+        ? { status: 200, body: { id: 'ok' } }
+        : { status: 401, body: 'bad signature' },
+    );
+    const signed = createHttpWebhookProvider({
+      id: 'hook-standard',
+      channel: 'webhook',
+      url: `${server.url}/hooks/standard`,
+      signingSecret: VECTOR.secret,
+      timeoutMs: 5_000,
+      clock: vectorClock,
+    });
+    expect(await signed.send({ ...message, id: VECTOR.id })).toEqual({ providerMessageId: 'ok' });
+    const request = server.requests.at(-1)!;
+    expect(request.headers['webhook-id']).toBe(VECTOR.id);
+    expect(request.headers['webhook-timestamp']).toBe(String(VECTOR.timestamp));
+    expect(String(request.headers['webhook-signature'])).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    // The earlier header stays, keyed by the secret's whole text, for receivers written for it.
+    expect(receiverAccepts(request, VECTOR.secret, VECTOR.timestamp)).toBe(true);
+    // Signed with another secret, the spec's receiver refuses it.
+    expect(standardReceiverAccepts(request.headers, request.body, 'whsec_c29tZXRoaW5nIGVsc2U=', VECTOR.timestamp)).toBe(false);
   });
 
   it('falls back to the sluice id when the answer has no JSON id', async () => {

@@ -83,6 +83,7 @@ for (const backend of backends) {
           '0010-broker-hand-off',
           '0011-sms-fraud',
           '0012-message-fraud-columns',
+          '0013-limiter-snapshots',
         ]);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);

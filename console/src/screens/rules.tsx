@@ -103,7 +103,11 @@ function RuleEditor({ tenantId, channel }: { tenantId: string; channel: string }
       </nav>
       <ErrorAlert error={rules.error} />
       <Form label={`${channel} rules`} submit="Save rules" busy={action.busy} onSubmit={save}>
-        {rows.length === 0 ? <p>No rules: every send is admitted on this channel.</p> : null}
+        {rows.length === 0 ? (
+          <p role="alert" class="alert">
+            No rules: sends to one recipient are unlimited on this channel until rules are saved.
+          </p>
+        ) : null}
         {rows.map((row, index) => (
           <fieldset key={index} class="rule">
             <legend>Rule {index + 1}</legend>

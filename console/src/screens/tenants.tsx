@@ -13,7 +13,7 @@ export function TenantsScreen() {
   const page = useLoad(() => client.admin.listTenants({ limit: 100, after: after.at(-1) }), [after]);
   const [name, setName] = useState('');
   const [qps, setQps] = useState('');
-  const [created, setCreated] = useState<{ id: string; apiKey: string }>();
+  const [created, setCreated] = useState<{ id: string; apiKey: string; rules: string; warnings: string[] }>();
   const create = useAction();
   return (
     <>
@@ -28,7 +28,12 @@ export function TenantsScreen() {
             const qpsLimit = wholeNumber(qps);
             const tenant = await create.run(() => client.admin.createTenant({ name, ...(qpsLimit === undefined ? {} : { qpsLimit }) }));
             if (tenant) {
-              setCreated({ id: tenant.id, apiKey: tenant.apiKey });
+              setCreated({
+                id: tenant.id,
+                apiKey: tenant.apiKey,
+                rules: tenant.rules.map((rule) => `${rule.limit} in ${rule.windowSeconds} s (ban ${rule.banSeconds} s)`).join(', '),
+                warnings: tenant.warnings,
+              });
               setName('');
               setQps('');
               page.reload();
@@ -41,6 +46,12 @@ export function TenantsScreen() {
         <ErrorAlert error={create.error} />
         {created ? (
           <OnceSecret label={`API key of tenant ${created.id}`} secret={created.apiKey}>
+            {created.warnings.map((warning) => (
+              <p key={warning} role="alert" class="alert">
+                {warning}
+              </p>
+            ))}
+            {created.rules ? <p>Its sms and email rules, per recipient: {created.rules}.</p> : null}
             <a href={href('tenant', created.id)}>Open the tenant</a>
           </OnceSecret>
         ) : null}

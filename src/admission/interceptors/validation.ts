@@ -36,8 +36,8 @@ export function validationInterceptor(options: ValidationOptions): Interceptor {
       const normalized = normalizeRecipient(channel, request.to, options.defaultRegion);
       if (!normalized.ok) throw invalid(normalized.reason, 'to');
 
-      if (channel === 'sms' && !has(request.template) && !has(content.body))
-        throw invalid('sms needs `template` (with `params`) or `body`', 'template');
+      if (channel === 'sms' && !has(request.template) && !has(request.vendorTemplate) && !has(content.body))
+        throw invalid('sms needs `template` (with `params`), `vendorTemplate` or `body`', 'template');
       if (channel === 'email' && (!has(content.subject) || (!has(content.body) && !has(content.html)))) {
         throw invalid('email needs `subject` and `body` or `html`, or a stored `template`', has(content.subject) ? 'body' : 'subject');
       }
@@ -81,7 +81,8 @@ export function validationInterceptor(options: ValidationOptions): Interceptor {
             stored: { name: rendered.name, version: rendered.version },
             vendor: rendered.vendor,
           }
-        : { template: request.template, params: request.params, subject: request.subject, body: request.body, html: request.html };
+        : // The payload's `template` is the vendor's code the provider sends through (a stored template was rendered above).
+          { template: request.vendorTemplate, params: request.params, subject: request.subject, body: request.body, html: request.html };
       const priority = request.priority ?? 'transactional';
       if (!PRIORITIES.includes(priority)) throw invalid('`priority` is transactional or bulk', 'priority');
       context.message = {

@@ -11,6 +11,7 @@ interface SendOptions {
   to: string;
   url?: string;
   template?: string;
+  vendorTemplate?: string;
   param?: string[];
   subject?: string;
   body?: string;
@@ -34,7 +35,8 @@ export function addSendCommand(program: Command, context: CommandContext): void 
     .requiredOption('--channel <channel>', oneOf(CHANNELS), channelArg)
     .requiredOption('--to <recipient>')
     .option('--url <url>', 'base URL of the service (default: http://SLUICE_HOST:SLUICE_PORT)')
-    .option('--template <template>')
+    .option('--template <name>', 'a template stored for the tenant and channel')
+    .option('--vendor-template <code>', "sms: the vendor's template code (Aliyun TemplateCode, Tencent TemplateId)")
     .option('--param <name=value...>', 'template parameter (repeatable)')
     .option('--subject <subject>')
     .option('--body <body>')
@@ -48,6 +50,7 @@ export function addSendCommand(program: Command, context: CommandContext): void 
         channel: options.channel,
         to: options.to,
         template: options.template,
+        vendorTemplate: options.vendorTemplate,
         params: paramsOf(options.param),
         subject: options.subject,
         body: options.body,

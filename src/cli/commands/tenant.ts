@@ -20,6 +20,13 @@ export function addTenantCommands(program: Command, context: CommandContext): vo
         const created = await tenants.createTenant(body.name, body.qpsLimit ?? null);
         console.log(JSON.stringify(created, null, 2));
         console.error(SHOWN_ONCE);
+        for (const warning of created.warnings) console.error(`warning: ${warning}`);
+        if (created.rules.length > 0) {
+          const rules = created.rules.map((rule) => `${rule.windowSeconds}:${rule.limit}:${rule.banSeconds}`).join(' ');
+          console.error(
+            `Its sms and email rules (WINDOW_SECONDS:LIMIT:BAN_SECONDS, from SLUICE_NEW_TENANT_RULES): ${rules}; change them with sluice rules set ${created.id} sms …`,
+          );
+        }
       }),
     );
   tenant
@@ -61,14 +68,24 @@ export function addTenantCommands(program: Command, context: CommandContext): vo
     );
   tenant
     .command('new-key <id>')
-    .description("Issue a new API key, shown once; the tenant's other keys are revoked at once unless --keep-others")
-    .option('--keep-others', 'keep the other keys working, for a rollover (revoke them later with revoke-key)')
-    .action((id: string, options: { keepOthers?: boolean }) =>
+    .description("Issue a new API key, shown once; the tenant's other keys keep working unless --revoke-others")
+    .option('--revoke-others', "revoke the tenant's other keys at once, everywhere (a leaked key)")
+    .option('--keep-others', 'keep the other keys working (the default; for scripts written when it was not)')
+    .action((id: string, options: { revokeOthers?: boolean; keepOthers?: boolean }) =>
       context.withService('tenants', async (tenants) => {
-        const issued = await tenants.issueApiKey(id, { keepOthers: options.keepOthers ?? false });
+        if (options.revokeOthers && options.keepOthers)
+          throw new SluiceError('INVALID_REQUEST', 'give --revoke-others or --keep-others, not both');
+        const issued = await tenants.issueApiKey(id, { keepOthers: !options.revokeOthers });
         if (!issued) throw new SluiceError('NOT_FOUND', `no tenant ${id}`);
         console.log(JSON.stringify(issued, null, 2));
         console.error(SHOWN_ONCE);
+        // Revoking is the operator's explicit choice: say which keys still work, and how to end them.
+        const others = ((await tenants.listApiKeys(id)) ?? []).filter((key) => key.revokedAt === null && key.id !== issued.keyId);
+        if (others.length > 0)
+          console.error(
+            `The tenant's other keys still work (${others.map((key) => `${key.id} ${key.prefix}…`).join(', ')}): ` +
+              `revoke each with sluice tenant revoke-key ${id} KEY_ID, or all at once next time with --revoke-others.`,
+          );
       }),
     );
   tenant

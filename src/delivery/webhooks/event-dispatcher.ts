@@ -22,9 +22,11 @@
 
 import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
+import { signatureHeader, standardWebhookHeaders } from '../../core/webhook-signature.js';
 import { fixedLookup, resolveWebhookTarget, type WebhookUrlPolicy } from '../../core/webhook-urls.js';
 import type { HostResolver } from '../../infra/host-resolver.js';
 import type { LeaseLock } from '../../infra/lock/index.js';
+import { ThrottledLog } from '../../infra/throttled-log.js';
 import type { Clock } from '../../limiter/index.js';
 import { type HttpAnswer, postOnce } from '../../providers/http-request.js';
 import type { WebhookEvent, WebhookEventsRepository } from '../../storage/repositories/webhook-events.js';
@@ -33,7 +35,6 @@ import { retryDelayMs } from '../attempt.js';
 import { PartitionLock } from '../partition-lock.js';
 import type { DeliveryMetrics } from '../ports.js';
 import type { PartitionShare } from '../roster.js';
-import { signatureHeader, standardWebhookHeaders } from './signature.js';
 
 /** Posts one event; the default is one bounded HTTP POST. */
 export type EventPoster = (request: {
@@ -102,9 +103,12 @@ export class EventDispatcher {
   private marks: { webhookId: string; eventId: string }[] = [];
   private marking: Promise<void> | undefined;
   private nextPassFull = true;
+  /** A pass fails on every retry while a dependency is down: one line per 10 s, with a count. */
+  private readonly passFailures: ThrottledLog<{ err: unknown; partition: string }>;
 
   constructor(private readonly options: EventDispatcherOptions) {
     this.name = `webhooks:${options.partition}`;
+    this.passFailures = new ThrottledLog((fields) => options.logger.warn(fields, 'webhook event pass failed; tried again'), options.clock);
     this.lock = new PartitionLock({
       partition: this.name,
       lock: options.lock,
@@ -143,7 +147,7 @@ export class EventDispatcher {
     }
     clearTimeout(this.timer);
     this.running = this.pass()
-      .catch((error: unknown) => this.options.logger.warn({ err: error, partition: this.name }, 'webhook event pass failed; tried again'))
+      .catch((error: unknown) => this.passFailures.record({ err: error, partition: this.name }))
       .finally(() => {
         this.running = undefined;
         if (this.stopped) return;

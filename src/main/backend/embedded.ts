@@ -13,7 +13,7 @@ import type { Backend, BackendContext } from './types.js';
 
 export function embeddedBackend(context: BackendContext): Backend {
   const { metrics } = context;
-  const { local: limiter, localRiskEvents } = inProcessStores(context);
+  const { memory, local: limiter, localRiskEvents } = inProcessStores(context);
   const broker = brokerPart(context);
   const configBus = new InProcessChangeBus();
   const wakeBus = new InProcessChangeBus();
@@ -21,6 +21,7 @@ export function embeddedBackend(context: BackendContext): Backend {
     kind: 'embedded',
     limiter,
     sharedLimiter: undefined,
+    memoryStore: memory,
     degrading: undefined,
     resilientLimiter: limiter,
     frequency: new LocalFrequencyGate(limiter, (ms, outcome) =>

@@ -27,12 +27,16 @@ const WARM_UP_MS = 1000;
 export function redisBackend(context: BackendContext): Backend {
   const { settings, clock, logger, keySecret } = context;
   // One line per 10 s of outage and one when it ends, not ioredis's line per reconnect attempt.
-  const redisErrors = new ThrottledLog<{ err: Error }>((fields) => logger.warn(fields, 'Redis connection error'), clock);
+  // The error's message, not its stack: the same stack every 10 s of an outage tells nothing.
+  const redisErrors = new ThrottledLog<{ error: string }>(
+    (fields) => logger.warn(fields, 'Redis connection error; reconnecting (decisions use the fallback meanwhile)'),
+    clock,
+  );
   let redisDown = false;
   const client = createRedisClient(settings, {
     onError: (error) => {
       redisDown = true;
-      redisErrors.record({ err: error });
+      redisErrors.record({ error: error.message });
     },
     onReady: () => {
       if (redisDown) logger.info('Redis connection restored');
@@ -64,6 +68,7 @@ export function redisBackend(context: BackendContext): Backend {
     kind: client.isCluster ? 'redis-cluster' : 'redis',
     limiter,
     sharedLimiter: limiter,
+    memoryStore: undefined,
     degrading,
     resilientLimiter: degrading,
     frequency: new DegradingFrequencyGate(degrading, { divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate }),
@@ -122,6 +127,14 @@ export function redisBackend(context: BackendContext): Backend {
       return broker.get();
     },
     async startupWarnings() {
+      // Unreachable at start: said once, plainly, rather than as a stack and a policy "unknown".
+      try {
+        await redisReadiness(client, EVICTION_CHECK_MS);
+      } catch {
+        return [
+          'Redis is unreachable: frequency rules, quotas and pacing use their fallback (SLUICE_FALLBACK_MODE) until it answers; sluice keeps reconnecting, and logs its connection errors at most once per 10 s with the count held back (repeated)',
+        ];
+      }
       // Redis evicting limiter keys when full would lift bans and reset counts without a word.
       const warning = await redisEvictionWarning(client, EVICTION_CHECK_MS);
       return warning ? [warning] : [];

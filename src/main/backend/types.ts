@@ -7,7 +7,7 @@ import type { WorkerRoster } from '../../delivery/roster.js';
 import type { ChangeBus } from '../../infra/change-bus.js';
 import type { LiveCacheOptions } from '../../infra/live-cache.js';
 import type { LockFactory } from '../../infra/lock/index.js';
-import type { Clock, DegradingLimiter, EventApplier, Limiter, MemoryEventStore } from '../../limiter/index.js';
+import type { Clock, DegradingLimiter, EventApplier, Limiter, MemoryEventStore, MemoryStore } from '../../limiter/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import type { ReadinessProbe } from '../../services/health-service.js';
 import type { Settings } from '../../settings/settings.js';
@@ -29,6 +29,8 @@ export interface Backend {
   readonly limiter: Limiter;
   /** {@link limiter} when every instance shares it (Redis); undefined embedded. */
   readonly sharedLimiter: Limiter | undefined;
+  /** The in-process store {@link limiter} decides with, whose state a restart keeps (snapshots); undefined with Redis. */
+  readonly memoryStore: MemoryStore | undefined;
   /** The limiter behind its breaker; undefined embedded, where nothing can degrade. */
   readonly degrading: DegradingLimiter | undefined;
   /** {@link limiter} behind its breaker's fallback when it has one (quotas, risk windows). */

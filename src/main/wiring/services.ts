@@ -28,6 +28,7 @@ import { RuleAdministration } from '../../services/rule-administration.js';
 import { TemplateAdministration } from '../../services/template-administration.js';
 import { TenantAdministration } from '../../services/tenant-administration.js';
 import type { Settings } from '../../settings/settings.js';
+import { newTenantRules } from '../../settings/tenant-settings.js';
 import type { Backend } from '../backend/backend.js';
 import type { CloseStack } from '../close-stack.js';
 import { lazily, once } from '../lazily.js';
@@ -150,7 +151,15 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
           }),
       }),
     riskEvents: () => riskControl().service,
-    tenants: () => new TenantAdministration({ tenants: repositories.tenants, directory }),
+    tenants: (): TenantAdministration =>
+      new TenantAdministration({
+        tenants: repositories.tenants,
+        directory,
+        newTenantRules: {
+          rules: newTenantRules(settings.newTenantRules),
+          set: (tenantId, channel, rules): Promise<unknown> => services.rules.setRules(tenantId, channel, rules),
+        },
+      }),
     rules: () =>
       new RuleAdministration({
         tenants: repositories.tenants,

@@ -7,8 +7,8 @@ import type { Logger } from 'pino';
 import { resolveSecretKey } from '../../infra/secret-key.js';
 import type { Clock } from '../../limiter/index.js';
 import type { Settings } from '../../settings/settings.js';
-import { type Database, openDatabase } from '../../storage/database.js';
-import { migrateToLatest } from '../../storage/migrations/index.js';
+import { type Database, DatabaseMissingError, openDatabase } from '../../storage/database.js';
+import { hasSchema, migrateToLatest } from '../../storage/migrations/index.js';
 import { BlacklistRepository } from '../../storage/repositories/blacklist.js';
 import { BusEventsRepository } from '../../storage/repositories/bus-events.js';
 import { FraudRepository } from '../../storage/repositories/fraud.js';
@@ -52,21 +52,40 @@ export interface StorageWing {
   close(): Promise<void>;
 }
 
-/** `busEvents`: the broker is on, so every status change also writes its bus event (`backend/broker.ts` decides). */
-export async function openStorage(
-  settings: Settings,
-  options: { clock: Clock; logger: Logger; migrate: boolean; busEvents: boolean },
-): Promise<StorageWing> {
+export interface StorageOptions {
+  clock: Clock;
+  logger: Logger;
+  /** Apply pending migrations. */
+  migrate: boolean;
+  /**
+   * The database must exist and hold sluice's schema (CLI commands): else {@link DatabaseMissingError}
+   * naming it, before anything is created (the SQLite file, the secret key). Default false: `serve`
+   * and `migrate` create them.
+   */
+  requireSchema?: boolean;
+  /** The broker is on, so every status change also writes its bus event (`backend/broker.ts` decides). */
+  busEvents: boolean;
+}
+
+export async function openStorage(settings: Settings, options: StorageOptions): Promise<StorageWing> {
   const { clock, logger } = options;
-  // Every process of a deployment must seal and open with the same key: a new one is said aloud.
-  const secretKey = resolveSecretKey(settings, (path) =>
-    logger.warn(
-      { path },
-      'created a new secret key, which seals provider credentials: keep it, and give every sluice process of this deployment the same key (this file or SLUICE_SECRET_KEY)',
-    ),
-  );
-  const database = await openDatabase(settings.dbUrl, { sqliteSynchronous: settings.sqliteSynchronous as 'full' | 'normal' });
+  const database = await openDatabase(settings.dbUrl, {
+    sqliteSynchronous: settings.sqliteSynchronous as 'full' | 'normal',
+    create: !options.requireSchema,
+  });
+  let secretKey: Buffer;
   try {
+    if (options.requireSchema && !(await hasSchema(database)))
+      throw new DatabaseMissingError(
+        `no sluice tables in ${database.displayUrl}: create them with \`sluice migrate\` (or set SLUICE_DB_URL)`,
+      );
+    // Every process of a deployment must seal and open with the same key: a new one is said aloud.
+    secretKey = resolveSecretKey(settings, (path) =>
+      logger.warn(
+        { path },
+        'created a new secret key, which seals provider credentials: keep it, and give every sluice process of this deployment the same key (this file or SLUICE_SECRET_KEY)',
+      ),
+    );
     if (options.migrate) {
       const applied = await migrateToLatest(database, { defaultRegion: settings.defaultRegion });
       if (applied.length) logger.info({ applied, db: database.displayUrl }, 'migrations applied');

@@ -19,6 +19,7 @@ import { messagesTenantIndexMigration } from './0009-messages-tenant-index.js';
 import { brokerHandOffMigration } from './0010-broker-hand-off.js';
 import { smsFraudMigration } from './0011-sms-fraud.js';
 import { messageFraudColumnsMigration } from './0012-message-fraud-columns.js';
+import { limiterSnapshotsMigration } from './0013-limiter-snapshots.js';
 
 /** What data migrations need of the settings. */
 export interface MigrationOptions {
@@ -41,6 +42,7 @@ export function migrationsFor(dialect: Dialect, options: MigrationOptions = {}):
     '0010-broker-hand-off': brokerHandOffMigration(dialect),
     '0011-sms-fraud': smsFraudMigration(dialect),
     '0012-message-fraud-columns': messageFraudColumnsMigration(dialect),
+    '0013-limiter-snapshots': limiterSnapshotsMigration(dialect),
   };
 }
 
@@ -81,4 +83,14 @@ export async function migrateToLatest(database: Database, options: MigrationOpti
 export async function pendingMigrations(database: Database): Promise<string[]> {
   const migrations = await migratorFor(database).getMigrations();
   return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/**
+ * Whether sluice's schema is there: at least one migration applied. A command other than
+ * `migrate` and `serve` refuses a database without it rather than create the tables (a wrong
+ * SLUICE_DB_URL would otherwise look like an empty sluice). Reads only; creates nothing.
+ */
+export async function hasSchema(database: Database): Promise<boolean> {
+  const migrations = await migratorFor(database).getMigrations();
+  return migrations.some((m) => m.executedAt !== undefined);
 }

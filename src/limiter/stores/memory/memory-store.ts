@@ -15,7 +15,9 @@
 import { type Clock, systemClock } from '../../clock.js';
 import type { Decision, DecisionCode, LimiterStore, NormalizedRule, StoreCheck, StorePeek, StoreUndo } from '../../types.js';
 import { type Counter, createCounter, type FixedWindowCounter, findCounter, type SlidingCounter, type TokenBucket } from './counters.js';
+import { type MemorySnapshot, restoreSnapshot, takeSnapshot } from './snapshot.js';
 import { SubjectLog } from './subject-log.js';
+import { type Owner, SubjectState } from './subject-state.js';
 
 export interface MemoryStoreOptions {
   /** Time when a call passes no `now`; default the process clock. */
@@ -52,31 +54,6 @@ const SWEEP_PER_CHECK = 2;
 const RECLAIM_SCAN = 8;
 /** Oldest subjects of an owner sampled for the least recently checked one (Redis's approximate LRU). */
 const EVICTION_SAMPLE = 16;
-
-class SubjectState {
-  log: SubjectLog | undefined;
-  counters: Counter[] | undefined;
-  /** End of the stored ban, in decision time; 0: none (a ban always ends after time 0). */
-  banEnd = 0;
-  /** Clock time at which the ban record is cleaned up (its TTL). */
-  banDeadline = 0;
-  /** Clock time from which nothing stored here can change a decision: the subject may be evicted. */
-  deadline = 0;
-  /** Latest count time admitted later than its decision time (RedisStore's `sch` key); -Infinity: none. */
-  scheduled = Number.NEGATIVE_INFINITY;
-  /** Clock time of the last check: the least recent of a sample is evicted first. */
-  usedAt = 0;
-  constructor(
-    readonly subject: string,
-    readonly owner: Owner,
-  ) {}
-}
-
-/** The subjects of one owner, oldest first. */
-interface Owner {
-  readonly name: string;
-  readonly subjects: Set<SubjectState>;
-}
 
 /** State of one evaluation, kept on the store to avoid allocating it per call. */
 interface Evaluation {
@@ -279,6 +256,21 @@ export class MemoryStore implements LimiterStore {
     state.banEnd = 0;
     state.banDeadline = 0;
     return Promise.resolve(inForce);
+  }
+
+  /** What a restart keeps (snapshot.ts): bans, logs and fixed windows that still matter, at most `maxEntries`. */
+  snapshot(maxEntries: number): MemorySnapshot {
+    return takeSnapshot(this.subjects.values(), this.readClock(), maxEntries);
+  }
+
+  /** Puts back a snapshot's subjects that still matter and are not held; returns how many. */
+  restore(snapshot: MemorySnapshot): number {
+    return restoreSnapshot(
+      snapshot,
+      this.readClock(),
+      (subject) => this.subjects.has(subject),
+      (subject) => this.create(subject),
+    );
   }
 
   close(): Promise<void> {

@@ -151,6 +151,14 @@ export class SubjectLog {
     return this.idTimes?.get(requestId);
   }
 
+  /** The newest `max` live entries, oldest first, as [time, request id or null] (a snapshot's). */
+  newestEntries(max: number): [number, string | null][] {
+    const entries: [number, string | null][] = [];
+    for (let index = Math.max(this.start, this.times.length - max); index < this.times.length; index++)
+      entries.push([this.times[index]!, this.ids?.[index] ?? null]);
+    return entries;
+  }
+
   /** Drops every entry with time ≤ `horizon`. */
   trim(horizon: number): void {
     const times = this.times;

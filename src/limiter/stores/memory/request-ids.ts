@@ -1,0 +1,225 @@
+/**
+ * The request ids of one subject log, by the log's positions, with an exact index: a log's entry at
+ * position p has the id whose UTF-16 code units are `chars[ends[p − 1] .. ends[p])` (none: an entry
+ * recorded without an id) and whose hash is `hashes[p]` (0: no id).
+ *
+ * Everything lives in typed arrays, so an id costs no heap object once recorded (the caller's
+ * string dies young instead of living a day in the old generation, where every major GC would
+ * mark it), and a lookup touches one table slot and, on a hash match, the id's characters:
+ * O(1) expected, exact (a match compares every character, never the hash alone).
+ *
+ * The index is an open-addressing table of (hash, position) pairs, built only once the log holds
+ * more than {@link SCAN_MAX} entries (below that a scan of `hashes` is as fast and needs no table).
+ * Entries the log trims are left in the table as stale slots (their position is below the log's
+ * start) and skipped by lookups; the next rebuild drops them, so a trim costs nothing here.
+ * Positions are stored plus `offset`, which grows by the prefix a compaction removes, so moving
+ * the whole log down changes no slot.
+ */
+
+/** Entries a lookup scans without a table. */
+export const SCAN_MAX = 64;
+/** Slots of the smallest table; a table is rebuilt at half full (stale slots and tombstones count). */
+const MIN_TABLE = 64;
+/** Stored positions stay below 2^31: a larger offset makes the next compaction rebuild the table. */
+const MAX_OFFSET = 2 ** 30;
+/** A slot whose entry was removed from the middle of the log (undo). */
+const TOMBSTONE = -1;
+
+/** FNV-1a over UTF-16 code units, then murmur3's finaliser (the table uses the low bits); never 0. */
+export function hashId(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < id.length; index++) hash = Math.imul(hash ^ id.charCodeAt(index), 0x01000193);
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return hash === 0 ? 1 : hash | 0;
+}
+
+/** A check looks an id up, then records it: the second hash is the first's. */
+let memoId: string | undefined;
+let memoHash = 0;
+function hashOf(id: string): number {
+  if (id !== memoId) {
+    memoHash = hashId(id);
+    memoId = id;
+  }
+  return memoHash;
+}
+
+export class RequestIds {
+  /** Positions held: the log's array length (live entries and its trimmed prefix). */
+  private length: number;
+  private hashes: Int32Array;
+  private ends: Uint32Array;
+  private chars = new Uint16Array(64);
+  /** (hash, position + offset + 1) pairs; a second word of 0 is an empty slot. */
+  private table: Int32Array | undefined;
+  private mask = 0;
+  /** Slots not empty: entries, stale ones and tombstones. */
+  private used = 0;
+  private offset = 0;
+
+  /** Ids for a log of `length` entries recorded without one. */
+  constructor(length: number) {
+    this.length = length;
+    const capacity = Math.max(16, length * 2);
+    this.hashes = new Int32Array(capacity);
+    this.ends = new Uint32Array(capacity);
+  }
+
+  /** The position of `id` among the live positions (≥ `start`), or -1. */
+  indexOf(id: string, start: number): number {
+    const hash = hashOf(id);
+    const table = this.table;
+    if (table === undefined) {
+      const hashes = this.hashes;
+      for (let position = this.length - 1; position >= start; position--) {
+        if (hashes[position] === hash && this.holds(position, id)) return position;
+      }
+      return -1;
+    }
+    const mask = this.mask;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const stored = table[2 * slot + 1]!;
+      if (stored === 0) return -1;
+      if (stored > 0 && table[2 * slot] === hash) {
+        const position = stored - 1 - this.offset;
+        if (position >= start && this.holds(position, id)) return position;
+      }
+    }
+  }
+
+  /** Records `id` (undefined: none) at a new last position. */
+  append(id: string | undefined, start: number): void {
+    this.insertAt(this.length, id, start);
+  }
+
+  /** Records `id` (undefined: none) at `position` ≤ length, moving the later positions up by one. */
+  insertAt(position: number, id: string | undefined, start: number): void {
+    if (this.length === this.hashes.length) this.growPositions();
+    const hashes = this.hashes;
+    const ends = this.ends;
+    const size = id === undefined ? 0 : id.length;
+    const begin = position === 0 ? 0 : ends[position - 1]!;
+    const charEnd = this.length === 0 ? 0 : ends[this.length - 1]!;
+    if (charEnd + size > this.chars.length) this.growChars(charEnd + size);
+    if (position < this.length) {
+      // Later positions move up, the last first, so no two slots ever hold one position.
+      if (this.table) for (let p = this.length - 1; p >= position; p--) this.move(p, 1);
+      hashes.copyWithin(position + 1, position, this.length);
+      ends.copyWithin(position + 1, position, this.length);
+      for (let p = position + 1; p <= this.length; p++) ends[p] = ends[p]! + size;
+      if (size > 0) this.chars.copyWithin(begin + size, begin, charEnd);
+    }
+    this.length++;
+    const chars = this.chars;
+    for (let index = 0; index < size; index++) chars[begin + index] = id!.charCodeAt(index);
+    ends[position] = begin + size;
+    const hash = id === undefined ? 0 : hashOf(id);
+    hashes[position] = hash;
+    if (this.table === undefined && this.length - start > SCAN_MAX) this.rebuild(start);
+    else if (hash !== 0 && this.table) {
+      if ((this.used + 1) * 2 > this.table.length / 2) this.rebuild(start);
+      else this.put(hash, position);
+    }
+  }
+
+  /** Removes `position`, moving the later positions down by one. */
+  removeAt(position: number): void {
+    const hashes = this.hashes;
+    const ends = this.ends;
+    if (this.table && hashes[position] !== 0) this.table[this.slotOf(position) + 1] = TOMBSTONE;
+    const begin = position === 0 ? 0 : ends[position - 1]!;
+    const size = ends[position]! - begin;
+    const charEnd = ends[this.length - 1]!;
+    if (this.table) for (let p = position + 1; p < this.length; p++) this.move(p, -1);
+    hashes.copyWithin(position, position + 1, this.length);
+    ends.copyWithin(position, position + 1, this.length);
+    this.length--;
+    for (let p = position; p < this.length; p++) ends[p] = ends[p]! - size;
+    if (size > 0) this.chars.copyWithin(begin, begin + size, charEnd);
+  }
+
+  /** Drops positions below `cut` (the log's trimmed prefix), moving the rest down by `cut`. */
+  compact(cut: number): void {
+    const ends = this.ends;
+    const base = cut === 0 ? 0 : ends[cut - 1]!;
+    const charEnd = this.length === 0 ? 0 : ends[this.length - 1]!;
+    this.chars.copyWithin(0, base, charEnd);
+    this.hashes.copyWithin(0, cut, this.length);
+    for (let p = cut; p < this.length; p++) ends[p - cut] = ends[p]! - base;
+    this.length -= cut;
+    this.offset += cut;
+    if (this.table && this.offset > MAX_OFFSET) this.rebuild(0);
+  }
+
+  /** Whether the id at `position` is `id`, character by character. */
+  private holds(position: number, id: string): boolean {
+    const ends = this.ends;
+    const begin = position === 0 ? 0 : ends[position - 1]!;
+    if (ends[position]! - begin !== id.length) return false;
+    const chars = this.chars;
+    for (let index = 0; index < id.length; index++) if (chars[begin + index] !== id.charCodeAt(index)) return false;
+    return true;
+  }
+
+  /** Index in `table` of the slot holding `position` (which has an id). */
+  private slotOf(position: number): number {
+    const table = this.table!;
+    const stored = position + this.offset + 1;
+    const mask = this.mask;
+    let slot = this.hashes[position]! & mask;
+    while (table[2 * slot + 1] !== stored) slot = (slot + 1) & mask;
+    return 2 * slot;
+  }
+
+  /** Moves the slot of `position`, if it has an id, to `position + delta`. */
+  private move(position: number, delta: number): void {
+    if (this.hashes[position] === 0) return;
+    const index = this.slotOf(position) + 1;
+    this.table![index] = this.table![index]! + delta;
+  }
+
+  private put(hash: number, position: number): void {
+    const table = this.table!;
+    const mask = this.mask;
+    let slot = hash & mask;
+    while (table[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
+    table[2 * slot] = hash;
+    table[2 * slot + 1] = position + this.offset + 1;
+    this.used++;
+  }
+
+  /** A table of the live ids alone (stale slots and tombstones dropped), at most a quarter full. */
+  private rebuild(start: number): void {
+    let live = 0;
+    for (let p = start; p < this.length; p++) if (this.hashes[p] !== 0) live++;
+    let slots = MIN_TABLE;
+    while (slots < live * 4) slots *= 2;
+    if (this.table?.length === 2 * slots) this.table.fill(0);
+    else this.table = new Int32Array(2 * slots);
+    this.mask = slots - 1;
+    this.used = 0;
+    this.offset = 0;
+    for (let p = start; p < this.length; p++) if (this.hashes[p] !== 0) this.put(this.hashes[p]!, p);
+  }
+
+  private growPositions(): void {
+    const hashes = new Int32Array(this.hashes.length * 2);
+    hashes.set(this.hashes);
+    this.hashes = hashes;
+    const ends = new Uint32Array(this.ends.length * 2);
+    ends.set(this.ends);
+    this.ends = ends;
+  }
+
+  private growChars(needed: number): void {
+    let capacity = this.chars.length * 2;
+    while (capacity < needed) capacity *= 2;
+    const chars = new Uint16Array(capacity);
+    chars.set(this.chars);
+    this.chars = chars;
+  }
+}

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hashId, RequestIds, SCAN_MAX } from '../../src/limiter/stores/memory/request-ids.js';
+import { addToFilter, hashId, mayHold, RequestIds, SCAN_MAX } from '../../src/limiter/stores/memory/request-ids.js';
 import { SubjectLog } from '../../src/limiter/stores/memory/subject-log.js';
 
 /** The same positions kept as a plain array: what RequestIds must answer. */
@@ -137,5 +137,17 @@ describe('SubjectLog request ids', () => {
     expect([log.has('a'), log.size]).toEqual([false, 0]);
     log.insert(101, 'a');
     expect(log.timeOf('a')).toBe(101);
+  });
+});
+
+describe('IdFilter', () => {
+  it('never says no for an id it was given', () => {
+    const filter = { idBitsLow: 0, idBitsHigh: 0 };
+    for (let n = 0; n < 200; n++) {
+      addToFilter(filter, `msg-${n}`);
+      for (let m = 0; m <= n; m += 7) expect(mayHold(filter, `msg-${m}`)).toBe(true);
+    }
+    const empty = { idBitsLow: 0, idBitsHigh: 0 };
+    expect(mayHold(empty, 'msg-0')).toBe(false);
   });
 });

@@ -37,15 +37,35 @@ export function hashId(id: string): number {
   return hash === 0 ? 1 : hash | 0;
 }
 
-/** A check looks an id up, then records it: the second hash is the first's. */
+/** {@link hashId}, remembered for the last id: a check looks an id up, then records it. */
 let memoId: string | undefined;
 let memoHash = 0;
-function hashOf(id: string): number {
+export function hashOf(id: string): number {
   if (id !== memoId) {
     memoHash = hashId(id);
     memoId = id;
   }
   return memoHash;
+}
+
+/**
+ * A one-bit-per-id filter of 64 bits (two words), kept on a subject's state so that most checks of
+ * a new id read no log: a clear bit means the id is not logged; a set one may be a false positive.
+ */
+export interface IdFilter {
+  idBitsLow: number;
+  idBitsHigh: number;
+}
+
+export function mayHold(filter: IdFilter, id: string): boolean {
+  const bit = hashOf(id) >>> 26;
+  return ((bit < 32 ? filter.idBitsLow >>> bit : filter.idBitsHigh >>> (bit - 32)) & 1) === 1;
+}
+
+export function addToFilter(filter: IdFilter, id: string): void {
+  const bit = hashOf(id) >>> 26;
+  if (bit < 32) filter.idBitsLow |= 1 << bit;
+  else filter.idBitsHigh |= 1 << (bit - 32);
 }
 
 export class RequestIds {

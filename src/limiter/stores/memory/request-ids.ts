@@ -1,7 +1,7 @@
 /**
  * The request ids of one subject log, by the log's positions, with an exact index: a log's entry at
- * position p has the id whose UTF-16 code units are `chars[ends[p − 1] .. ends[p])` (none: an entry
- * recorded without an id) and whose hash is `hashes[p]` (0: no id).
+ * position p has the hash `meta[2p]` (0: no id) and the id whose UTF-16 code units are
+ * `chars[end(p − 1) .. end(p))` with end(p) = `meta[2p + 1]` (the two words share a cache line).
  *
  * Everything lives in typed arrays, so an id costs no heap object once recorded (the caller's
  * string dies young instead of living a day in the old generation, where every major GC would
@@ -9,7 +9,7 @@
  * O(1) expected, exact (a match compares every character, never the hash alone).
  *
  * The index is an open-addressing table of (hash, position) pairs, built only once the log holds
- * more than {@link SCAN_MAX} entries (below that a scan of `hashes` is as fast and needs no table).
+ * more than {@link SCAN_MAX} entries (below that a scan of the hashes is as fast and needs no table).
  * Entries the log trims are left in the table as stale slots (their position is below the log's
  * start) and skipped by lookups; the next rebuild drops them, so a trim costs nothing here.
  * Positions are stored plus `offset`, which grows by the prefix a compaction removes, so moving
@@ -71,8 +71,8 @@ export function addToFilter(filter: IdFilter, id: string): void {
 export class RequestIds {
   /** Positions held: the log's array length (live entries and its trimmed prefix). */
   private length: number;
-  private hashes: Int32Array;
-  private ends: Uint32Array;
+  /** Per position: its hash, then the end of its characters. */
+  private meta: Int32Array;
   private chars = new Uint16Array(64);
   /** (hash, position + offset + 1) pairs; a second word of 0 is an empty slot. */
   private table: Int32Array | undefined;
@@ -84,9 +84,7 @@ export class RequestIds {
   /** Ids for a log of `length` entries recorded without one. */
   constructor(length: number) {
     this.length = length;
-    const capacity = Math.max(16, length * 2);
-    this.hashes = new Int32Array(capacity);
-    this.ends = new Uint32Array(capacity);
+    this.meta = new Int32Array(2 * Math.max(16, length * 2));
   }
 
   /** The position of `id` among the live positions (≥ `start`), or -1. */
@@ -94,9 +92,9 @@ export class RequestIds {
     const hash = hashOf(id);
     const table = this.table;
     if (table === undefined) {
-      const hashes = this.hashes;
+      const meta = this.meta;
       for (let position = this.length - 1; position >= start; position--) {
-        if (hashes[position] === hash && this.holds(position, id)) return position;
+        if (meta[2 * position] === hash && this.holds(position, id)) return position;
       }
       return -1;
     }
@@ -118,27 +116,25 @@ export class RequestIds {
 
   /** Records `id` (undefined: none) at `position` ≤ length, moving the later positions up by one. */
   insertAt(position: number, id: string | undefined, start: number): void {
-    if (this.length === this.hashes.length) this.growPositions();
-    const hashes = this.hashes;
-    const ends = this.ends;
+    if (2 * this.length === this.meta.length) this.growPositions();
+    const meta = this.meta;
     const size = id === undefined ? 0 : id.length;
-    const begin = position === 0 ? 0 : ends[position - 1]!;
-    const charEnd = this.length === 0 ? 0 : ends[this.length - 1]!;
+    const begin = this.end(position - 1);
+    const charEnd = this.end(this.length - 1);
     if (charEnd + size > this.chars.length) this.growChars(charEnd + size);
     if (position < this.length) {
       // Later positions move up, the last first, so no two slots ever hold one position.
       if (this.table) for (let p = this.length - 1; p >= position; p--) this.move(p, 1);
-      hashes.copyWithin(position + 1, position, this.length);
-      ends.copyWithin(position + 1, position, this.length);
-      for (let p = position + 1; p <= this.length; p++) ends[p] = ends[p]! + size;
+      meta.copyWithin(2 * position + 2, 2 * position, 2 * this.length);
+      for (let p = position + 1; p <= this.length; p++) meta[2 * p + 1] = meta[2 * p + 1]! + size;
       if (size > 0) this.chars.copyWithin(begin + size, begin, charEnd);
     }
     this.length++;
     const chars = this.chars;
     for (let index = 0; index < size; index++) chars[begin + index] = id!.charCodeAt(index);
-    ends[position] = begin + size;
     const hash = id === undefined ? 0 : hashOf(id);
-    hashes[position] = hash;
+    meta[2 * position] = hash;
+    meta[2 * position + 1] = begin + size;
     if (this.table === undefined && this.length - start > SCAN_MAX) this.rebuild(start);
     else if (hash !== 0 && this.table) {
       if ((this.used + 1) * 2 > this.table.length / 2) this.rebuild(start);
@@ -148,38 +144,39 @@ export class RequestIds {
 
   /** Removes `position`, moving the later positions down by one. */
   removeAt(position: number): void {
-    const hashes = this.hashes;
-    const ends = this.ends;
-    if (this.table && hashes[position] !== 0) this.table[this.slotOf(position) + 1] = TOMBSTONE;
-    const begin = position === 0 ? 0 : ends[position - 1]!;
-    const size = ends[position]! - begin;
-    const charEnd = ends[this.length - 1]!;
+    const meta = this.meta;
+    if (this.table && meta[2 * position] !== 0) this.table[this.slotOf(position) + 1] = TOMBSTONE;
+    const begin = this.end(position - 1);
+    const size = meta[2 * position + 1]! - begin;
+    const charEnd = this.end(this.length - 1);
     if (this.table) for (let p = position + 1; p < this.length; p++) this.move(p, -1);
-    hashes.copyWithin(position, position + 1, this.length);
-    ends.copyWithin(position, position + 1, this.length);
+    meta.copyWithin(2 * position, 2 * position + 2, 2 * this.length);
     this.length--;
-    for (let p = position; p < this.length; p++) ends[p] = ends[p]! - size;
+    for (let p = position; p < this.length; p++) meta[2 * p + 1] = meta[2 * p + 1]! - size;
     if (size > 0) this.chars.copyWithin(begin, begin + size, charEnd);
   }
 
   /** Drops positions below `cut` (the log's trimmed prefix), moving the rest down by `cut`. */
   compact(cut: number): void {
-    const ends = this.ends;
-    const base = cut === 0 ? 0 : ends[cut - 1]!;
-    const charEnd = this.length === 0 ? 0 : ends[this.length - 1]!;
-    this.chars.copyWithin(0, base, charEnd);
-    this.hashes.copyWithin(0, cut, this.length);
-    for (let p = cut; p < this.length; p++) ends[p - cut] = ends[p]! - base;
+    const meta = this.meta;
+    const base = this.end(cut - 1);
+    this.chars.copyWithin(0, base, this.end(this.length - 1));
+    meta.copyWithin(0, 2 * cut, 2 * this.length);
     this.length -= cut;
+    for (let p = 0; p < this.length; p++) meta[2 * p + 1] = meta[2 * p + 1]! - base;
     this.offset += cut;
     if (this.table && this.offset > MAX_OFFSET) this.rebuild(0);
   }
 
+  /** Where the characters of `position` end (0 before the first). */
+  private end(position: number): number {
+    return position < 0 ? 0 : this.meta[2 * position + 1]!;
+  }
+
   /** Whether the id at `position` is `id`, character by character. */
   private holds(position: number, id: string): boolean {
-    const ends = this.ends;
-    const begin = position === 0 ? 0 : ends[position - 1]!;
-    if (ends[position]! - begin !== id.length) return false;
+    const begin = this.end(position - 1);
+    if (this.meta[2 * position + 1]! - begin !== id.length) return false;
     const chars = this.chars;
     for (let index = 0; index < id.length; index++) if (chars[begin + index] !== id.charCodeAt(index)) return false;
     return true;
@@ -190,14 +187,14 @@ export class RequestIds {
     const table = this.table!;
     const stored = position + this.offset + 1;
     const mask = this.mask;
-    let slot = this.hashes[position]! & mask;
+    let slot = this.meta[2 * position]! & mask;
     while (table[2 * slot + 1] !== stored) slot = (slot + 1) & mask;
     return 2 * slot;
   }
 
   /** Moves the slot of `position`, if it has an id, to `position + delta`. */
   private move(position: number, delta: number): void {
-    if (this.hashes[position] === 0) return;
+    if (this.meta[2 * position] === 0) return;
     const index = this.slotOf(position) + 1;
     this.table![index] = this.table![index]! + delta;
   }
@@ -214,8 +211,9 @@ export class RequestIds {
 
   /** A table of the live ids alone (stale slots and tombstones dropped), at most a quarter full. */
   private rebuild(start: number): void {
+    const meta = this.meta;
     let live = 0;
-    for (let p = start; p < this.length; p++) if (this.hashes[p] !== 0) live++;
+    for (let p = start; p < this.length; p++) if (meta[2 * p] !== 0) live++;
     let slots = MIN_TABLE;
     while (slots < live * 4) slots *= 2;
     if (this.table?.length === 2 * slots) this.table.fill(0);
@@ -223,16 +221,13 @@ export class RequestIds {
     this.mask = slots - 1;
     this.used = 0;
     this.offset = 0;
-    for (let p = start; p < this.length; p++) if (this.hashes[p] !== 0) this.put(this.hashes[p]!, p);
+    for (let p = start; p < this.length; p++) if (meta[2 * p] !== 0) this.put(meta[2 * p]!, p);
   }
 
   private growPositions(): void {
-    const hashes = new Int32Array(this.hashes.length * 2);
-    hashes.set(this.hashes);
-    this.hashes = hashes;
-    const ends = new Uint32Array(this.ends.length * 2);
-    ends.set(this.ends);
-    this.ends = ends;
+    const meta = new Int32Array(this.meta.length * 2);
+    meta.set(this.meta);
+    this.meta = meta;
   }
 
   private growChars(needed: number): void {

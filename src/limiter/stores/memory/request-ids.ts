@@ -209,13 +209,13 @@ export class RequestIds {
     this.used++;
   }
 
-  /** A table of the live ids alone (stale slots and tombstones dropped), at most a quarter full. */
+  /** A table of the live ids alone (stale slots and tombstones dropped), at most a third full. */
   private rebuild(start: number): void {
     const meta = this.meta;
     let live = 0;
     for (let p = start; p < this.length; p++) if (meta[2 * p] !== 0) live++;
     let slots = MIN_TABLE;
-    while (slots < live * 4) slots *= 2;
+    while (slots < live * 3) slots *= 2;
     if (this.table?.length === 2 * slots) this.table.fill(0);
     else this.table = new Int32Array(2 * slots);
     this.mask = slots - 1;

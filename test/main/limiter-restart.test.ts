@@ -91,4 +91,16 @@ describe('a snapshot of the in-process store', () => {
       retryAfterMs: 480_000,
     });
   });
+
+  it("keeps the logged request ids: a restored attempt's id repeated after the restart is not counted again", async () => {
+    const clock = new ManualClock(1_000_000);
+    const store = new MemoryStore({ clock });
+    expect(await store.check({ subject: 'one', rules, requestId: 'r1', now: undefined })).toMatchObject({ allowed: true });
+    const restored = new MemoryStore({ clock });
+    expect(restored.restore(store.snapshot(100))).toBe(1);
+    // r1 again is the same attempt; r2 is the second of two allowed; r3 is over the limit.
+    expect(await restored.check({ subject: 'one', rules, requestId: 'r1', now: undefined })).toMatchObject({ allowed: true });
+    expect(await restored.check({ subject: 'one', rules, requestId: 'r2', now: undefined })).toMatchObject({ allowed: true });
+    expect(await restored.check({ subject: 'one', rules, requestId: 'r3', now: undefined })).toMatchObject({ allowed: false });
+  });
 });

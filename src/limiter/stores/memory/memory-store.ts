@@ -3,7 +3,7 @@
  * it is atomic within the process without locks.
  *
  * Memory stays bounded without timers: log entries older than the longest window leave on each
- * access (trim), and every check also inspects two subjects through a persistent Map iterator,
+ * access (trim), and every check also inspects two subjects' deadlines in a round ({@link Deadlines}),
  * dropping those whose state can no longer affect any decision.
  *
  * Eviction works like Redis key TTLs: a subject's state matters for D more milliseconds after a
@@ -14,7 +14,9 @@
  */
 import { type Clock, systemClock } from '../../clock.js';
 import type { Decision, DecisionCode, LimiterStore, NormalizedRule, StoreCheck, StorePeek, StoreUndo } from '../../types.js';
-import { type Counter, createCounter, type FixedWindowCounter, findCounter, type SlidingCounter, type TokenBucket } from './counters.js';
+import { createCounter, type FixedWindowCounter, findCounter, type SlidingCounter, type TokenBucket } from './counters.js';
+import { Deadlines } from './deadlines.js';
+import { addToFilter, mayHold } from './request-ids.js';
 import { type MemorySnapshot, restoreSnapshot, takeSnapshot } from './snapshot.js';
 import { SubjectLog } from './subject-log.js';
 import { type Owner, SubjectState } from './subject-state.js';
@@ -67,7 +69,7 @@ interface Evaluation {
 export class MemoryStore implements LimiterStore {
   private readonly clock: Clock;
   private readonly subjects = new Map<string, SubjectState>();
-  private sweeper: Iterator<SubjectState> = this.subjects.values();
+  private readonly deadlines = new Deadlines<SubjectState>();
   /** Latest clock reading: the time eviction compares deadlines with. */
   private clockNow = Number.NEGATIVE_INFINITY;
   /** Increments per check or undo, so state shared by several rules is updated once. */
@@ -131,7 +133,7 @@ export class MemoryStore implements LimiterStore {
     }
     state?.log?.trim(t - longest);
     const counts = new Array<number>(rules.length);
-    if (requestId !== undefined && state?.log?.has(requestId)) {
+    if (requestId !== undefined && state !== undefined && mayHold(state, requestId) && state.log?.has(requestId)) {
       this.evaluate(state, rules, t, a, counts);
       return Promise.resolve({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at: t });
     }
@@ -141,7 +143,9 @@ export class MemoryStore implements LimiterStore {
       if (!state) return this.full();
       if (keepsLog) {
         if (!state.log) state.log = new SubjectLog();
+        if (state.log.size === 0) state.idBitsLow = state.idBitsHigh = 0;
         state.log.insert(a, requestId);
+        if (requestId !== undefined) addToFilter(state, requestId);
       }
       if (a > t && a > state.scheduled) state.scheduled = a;
       const stamp = ++this.stamp;
@@ -160,7 +164,10 @@ export class MemoryStore implements LimiterStore {
       }
       // An entry recorded at a > t matters a − t longer.
       const until = c + (a - t) + relevance;
-      if (until > state.deadline) state.deadline = until;
+      if (until > state.deadline) {
+        state.deadline = until;
+        this.deadlines.set(state, until);
+      }
       return Promise.resolve({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at: t });
     }
     if (evaluation.banMs > 0) {
@@ -270,11 +277,16 @@ export class MemoryStore implements LimiterStore {
       this.readClock(),
       (subject) => this.subjects.has(subject),
       (subject) => this.create(subject),
+      (state, deadline) => {
+        state.deadline = deadline;
+        this.deadlines.set(state, deadline);
+      },
     );
   }
 
   close(): Promise<void> {
     this.subjects.clear();
+    this.deadlines.clear();
     this.owners.clear();
     return Promise.resolve();
   }
@@ -291,6 +303,7 @@ export class MemoryStore implements LimiterStore {
     const state = new SubjectState(subject, owner);
     state.usedAt = this.clockNow;
     this.subjects.set(subject, state);
+    this.deadlines.add(state, state.deadline);
     owner.subjects.add(state);
     return state;
   }
@@ -301,6 +314,7 @@ export class MemoryStore implements LimiterStore {
 
   private remove(state: SubjectState): void {
     this.subjects.delete(state.subject);
+    this.deadlines.remove(state);
     const owner = state.owner;
     owner.subjects.delete(state);
     if (owner.subjects.size === 0 && this.owners.get(owner.name) === owner) this.owners.delete(owner.name);
@@ -310,7 +324,10 @@ export class MemoryStore implements LimiterStore {
   private setBan(state: SubjectState, end: number, deadline: number): void {
     state.banEnd = end;
     state.banDeadline = deadline;
-    if (deadline > state.deadline) state.deadline = deadline;
+    if (deadline > state.deadline) {
+      state.deadline = deadline;
+      this.deadlines.set(state, deadline);
+    }
   }
 
   private readClock(): number {
@@ -324,7 +341,7 @@ export class MemoryStore implements LimiterStore {
    * (> t − longest window), i.e. whether a check would find it after its trim.
    */
   private isRepeat(state: SubjectState, rules: readonly NormalizedRule[], requestId: string, t: number): boolean {
-    const time = state.log?.timeOf(requestId);
+    const time = mayHold(state, requestId) ? state.log?.timeOf(requestId) : undefined;
     if (time === undefined) return false;
     let longest = 0;
     for (let index = 0; index < rules.length; index++) if (rules[index]!.windowMs > longest) longest = rules[index]!.windowMs;
@@ -460,15 +477,8 @@ export class MemoryStore implements LimiterStore {
   /** Inspects a few subjects and evicts those whose every stored time has passed. */
   private sweep(): void {
     for (let inspected = 0; inspected < SWEEP_PER_CHECK; inspected++) {
-      let next = this.sweeper.next();
-      if (next.done) {
-        if (this.subjects.size === 0) return;
-        this.sweeper = this.subjects.values();
-        next = this.sweeper.next();
-        if (next.done) return;
-      }
-      const state = next.value;
-      if (state.deadline <= this.clockNow) this.remove(state);
+      const expired = this.deadlines.next(this.clockNow);
+      if (expired) this.remove(expired);
     }
   }
 }

@@ -6,6 +6,7 @@
  * subjects come first, so a snapshot cut at its bound keeps the bans before the counts.
  */
 import { createCounter, FixedWindowCounter } from './counters.js';
+import { addToFilter } from './request-ids.js';
 import { SubjectLog } from './subject-log.js';
 import type { SubjectState } from './subject-state.js';
 
@@ -63,7 +64,8 @@ export function takeSnapshot(states: Iterable<SubjectState>, now: number, maxEnt
 
 /**
  * Puts `snapshot`'s subjects whose state still matters at clock time `now` into the store,
- * through `create` (the store's, which respects its size bound: undefined when full). A subject
+ * through `create` (the store's, which respects its size bound: undefined when full) and
+ * `setDeadline` (which keeps the store's sweep in step). A subject
  * the store already holds is left alone. Returns how many were restored.
  */
 export function restoreSnapshot(
@@ -71,6 +73,7 @@ export function restoreSnapshot(
   now: number,
   held: (subject: string) => boolean,
   create: (subject: string) => SubjectState | undefined,
+  setDeadline: (state: SubjectState, deadline: number) => void,
 ): number {
   if (snapshot.version !== 1 || !Array.isArray(snapshot.subjects)) return 0;
   let restored = 0;
@@ -78,11 +81,14 @@ export function restoreSnapshot(
     if (!(item.d > now) || held(item.s)) continue;
     const state = create(item.s);
     if (!state) break;
-    state.deadline = item.d;
+    setDeadline(state, item.d);
     if (item.b && item.b[1] > now) [state.banEnd, state.banDeadline] = item.b;
     if (item.l?.length) {
       state.log = new SubjectLog();
-      for (const [time, id] of item.l) state.log.insert(time, id ?? undefined);
+      for (const [time, id] of item.l) {
+        state.log.insert(time, id ?? undefined);
+        if (id !== null) addToFilter(state, id);
+      }
       // An entry counted later than its decision (a scheduled send) is read as the store reads one.
       const newest = item.l[item.l.length - 1]![0];
       if (newest > now) state.scheduled = newest;

@@ -1,3 +1,5 @@
+import { RequestIds } from './request-ids.js';
+
 /**
  * One subject's log: admitted times in ascending order, with the request id of each entry when
  * ids are used. Trimming moves a start index (amortised O(1) per entry) and compacts the array
@@ -7,10 +9,8 @@ export class SubjectLog {
   private times: number[] = [];
   /** Index of the oldest live entry; entries before it are trimmed. */
   private start = 0;
-  /** `ids[i]` is the request id of `times[i]`; allocated on the first id. */
-  private ids: (string | undefined)[] | undefined;
-  /** Request id → its entry's time, for the idempotency check and undo. */
-  private idTimes: Map<string, number> | undefined;
+  /** The request id of each position of `times`, indexed; allocated on the first id. */
+  private ids: RequestIds | undefined;
 
   /** Live entries. */
   get size(): number {
@@ -143,49 +143,40 @@ export class SubjectLog {
   }
 
   has(requestId: string): boolean {
-    return this.idTimes?.has(requestId) === true;
+    return this.ids !== undefined && this.ids.indexOf(requestId, this.start) >= 0;
   }
 
-  /** Time of the entry of `requestId`, or undefined when it is not in the log (map lookup, no trim). */
+  /** Time of the entry of `requestId`, or undefined when it is not in the log (index lookup, no trim). */
   timeOf(requestId: string): number | undefined {
-    return this.idTimes?.get(requestId);
+    const position = this.ids === undefined ? -1 : this.ids.indexOf(requestId, this.start);
+    return position < 0 ? undefined : this.times[position];
   }
 
   /** The newest `max` live entries, oldest first, as [time, request id or null] (a snapshot's). */
   newestEntries(max: number): [number, string | null][] {
     const entries: [number, string | null][] = [];
     for (let index = Math.max(this.start, this.times.length - max); index < this.times.length; index++)
-      entries.push([this.times[index]!, this.ids?.[index] ?? null]);
+      entries.push([this.times[index]!, this.ids?.at(index) ?? null]);
     return entries;
   }
 
   /** Drops every entry with time ≤ `horizon`. */
   trim(horizon: number): void {
     const times = this.times;
-    const start = this.start;
     const end = times.length;
     if (this.oldest > horizon) return;
     const cut = this.upperBound(horizon);
-    const ids = this.ids;
-    if (ids) {
-      for (let index = start; index < cut; index++) {
-        const id = ids[index];
-        if (id !== undefined) this.idTimes!.delete(id);
-      }
-    }
+    // The ids of trimmed entries need no work until a compaction (their index slots go stale).
     if (cut === end) {
       this.dropCursors();
       times.length = 0;
-      if (ids) ids.length = 0;
+      this.ids?.compact(end);
       this.start = 0;
     } else if (cut > 32 && cut * 2 > end) {
       this.dropCursors();
       times.copyWithin(0, cut);
       times.length = end - cut;
-      if (ids) {
-        ids.copyWithin(0, cut);
-        ids.length = end - cut;
-      }
+      this.ids?.compact(cut);
       this.start = 0;
     } else {
       this.start = cut;
@@ -208,37 +199,30 @@ export class SubjectLog {
   /** Records an entry, keeping the order when `time` is older than the newest (times may go backwards). */
   insert(time: number, requestId: string | undefined): void {
     const times = this.times;
-    if (requestId !== undefined && !this.ids) {
-      this.ids = new Array<string | undefined>(times.length).fill(undefined);
-      this.idTimes = new Map();
-    }
+    if (requestId !== undefined && !this.ids) this.ids = new RequestIds(times.length);
     const ids = this.ids;
     if (this.latest <= time) {
       times.push(time);
-      ids?.push(requestId);
+      ids?.append(requestId, this.start);
       this.latest = time;
       if (this.oldest === Number.POSITIVE_INFINITY) this.oldest = time;
     } else {
       const index = this.upperBound(time);
       this.dropCursors();
       times.splice(index, 0, time);
-      ids?.splice(index, 0, requestId);
+      ids?.insertAt(index, requestId, this.start);
       if (time < this.oldest) this.oldest = time;
     }
-    if (requestId !== undefined) this.idTimes!.set(requestId, time);
   }
 
   /** Removes the entry of `requestId`; returns its time, or undefined when it is not in the log. */
   remove(requestId: string): number | undefined {
-    const time = this.idTimes?.get(requestId);
-    if (time === undefined) return undefined;
-    const ids = this.ids!;
-    let index = this.upperBound(time) - 1;
-    while (index >= this.start && ids[index] !== requestId) index--;
+    const index = this.ids === undefined ? -1 : this.ids.indexOf(requestId, this.start);
+    if (index < 0) return undefined;
+    const time = this.times[index]!;
     this.dropCursors();
     this.times.splice(index, 1);
-    ids.splice(index, 1);
-    this.idTimes!.delete(requestId);
+    this.ids!.removeAt(index);
     this.bounds();
     return time;
   }

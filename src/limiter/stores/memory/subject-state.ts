@@ -15,6 +15,11 @@ export class SubjectState {
   scheduled = Number.NEGATIVE_INFINITY;
   /** Clock time of the last check: the least recent of a sample is evicted first. */
   usedAt = 0;
+  /** Place of {@link deadline} in the store's `Deadlines`. */
+  sweepSlot = -1;
+  /** Filter of the log's ids (`mayHold`, request-ids.ts): bits stay after trims and undos; cleared with the log. */
+  idBitsLow = 0;
+  idBitsHigh = 0;
   constructor(
     readonly subject: string,
     readonly owner: Owner,

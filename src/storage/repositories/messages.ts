@@ -57,7 +57,6 @@ import {
   handOffCandidates,
   handOffIds,
   listHandOffIds,
-  nextHandOffAt,
   returnHandOffs,
 } from './messages/hand-off.js';
 import { insertError, newMessageRow } from './messages/insert.js';
@@ -290,7 +289,7 @@ export class MessagesRepository {
   /** {@link nextDueAt} of the messages not handed off (broker mode without a due index). */
   nextHandOffAt(selector: PartitionSelector & { until: number }): Promise<number | undefined> {
     checkPartition(selector);
-    return nextHandOffAt(this.db, selector);
+    return nextDueAt(this.db, { ...selector, notHandedOff: true });
   }
 
   /** {@link listDueIds} in broker mode: what is due for a hand-off, the sweep's rows included. */

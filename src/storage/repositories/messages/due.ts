@@ -58,14 +58,21 @@ export async function dueCandidates(
   return [...new Set([...expired, ...due].map((r) => r.id))].slice(0, limit);
 }
 
-/** The earliest due time of a pending message of the partition at or before `until`: one index probe per status. */
-export async function nextDueAt(db: Kysely<Tables>, selector: PartitionSelector & { until: number }): Promise<number | undefined> {
+/**
+ * The earliest due time of a pending message of the partition at or before `until`, with
+ * `notHandedOff` only of those not handed to the broker: one index probe per status.
+ */
+export async function nextDueAt(
+  db: Kysely<Tables>,
+  selector: PartitionSelector & { until: number; notHandedOff?: boolean },
+): Promise<number | undefined> {
   let earliest: number | undefined;
   for (const status of PENDING_STATUSES) {
     const row = await partitionQuery(db, selector)
       .select('due_at')
       .where('status', '=', status)
       .where('due_at', '<=', selector.until)
+      .$if(selector.notHandedOff === true, (query) => query.where('handed_off_at', 'is', null))
       .where(notSuspended)
       .orderBy('due_at')
       .limit(1)

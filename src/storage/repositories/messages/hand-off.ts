@@ -159,24 +159,6 @@ export async function handOffCandidates(
   return [...new Set(ids)].slice(0, limit);
 }
 
-/** The earliest due time of a pending message of the partition not handed off, at or before `until`. */
-export async function nextHandOffAt(db: Kysely<Tables>, selector: PartitionSelector & { until: number }): Promise<number | undefined> {
-  let earliest: number | undefined;
-  for (const status of PENDING_STATUSES) {
-    const row = await partitionQuery(db, selector)
-      .select('due_at')
-      .where('status', '=', status)
-      .where('due_at', '<=', selector.until)
-      .where('handed_off_at', 'is', null)
-      .where(notSuspended)
-      .orderBy('due_at')
-      .limit(1)
-      .executeTakeFirst();
-    if (row && (earliest === undefined || Number(row.due_at) < earliest)) earliest = Number(row.due_at);
-  }
-  return earliest;
-}
-
 /**
  * One keyset page (by id) of what the partition's due index holds in broker mode: pending rows
  * not handed off (scored by due time), pending rows handed off before `republishBefore` and due

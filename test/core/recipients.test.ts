@@ -12,7 +12,7 @@ import {
 
 describe('recipient normalisation', () => {
   it('phones become E.164, read in the default region when they have no +country', () => {
-    expect(normalizePhone('13800138000', 'CN')).toEqual({ ok: true, recipient: '+8613800138000', key: '+8613800138000' });
+    expect(normalizePhone('13800138000', 'CN')).toEqual({ ok: true, recipient: '+8613800138000', key: '+8613800138000', region: 'CN' });
     expect(normalizePhone('+86 138 0013 8000', 'US')).toMatchObject({ ok: true, recipient: '+8613800138000' });
     expect(normalizePhone('(415) 555-2671', 'US')).toMatchObject({ ok: true, recipient: '+14155552671' });
     expect(normalizePhone('12345', 'CN').ok).toBe(false);

@@ -9,12 +9,11 @@
  * hands at the kill (at most SLUICE_SEND_CONCURRENCY), since a redelivery of a committed outcome
  * finds its row finished. `/jsz` shows the deliver stream and the channel's consumer.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Runtime } from '../../src/main/runtime.js';
 import { uniquePrefix } from '../broker/support.js';
 import { type PrivateNats, privateNatsBin, startPrivateNats } from '../support/private-nats.js';
+import { type Instance, killInstance, startInstance } from '../support/serve-instance.js';
 import { describeWith, servers } from '../support/servers.js';
 import { sendMessages, streamsOf, stubTenant } from './broker-support.js';
 import {
@@ -33,13 +32,6 @@ import {
 const COUNT = 1500;
 const SEND_CONCURRENCY = 16;
 const PROVIDER_QPS = 250;
-const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-
-interface Instance {
-  roles: string;
-  child: ChildProcess;
-  output: string[];
-}
 
 interface Jsz {
   account_details?: {
@@ -61,27 +53,7 @@ describeWith(
     const temp = tempDir();
     const prefix = uniquePrefix();
 
-    function start(roles: string): Instance {
-      const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], {
-        env: { ...process.env, ...env, SLUICE_ROLES: roles, SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const instance: Instance = { roles, child, output: [] };
-      const keep = (chunk: Buffer) => {
-        instance.output.push(chunk.toString());
-        if (instance.output.length > 50) instance.output.shift();
-      };
-      child.stdout?.on('data', keep);
-      child.stderr?.on('data', keep);
-      return instance;
-    }
-
-    async function kill(instance: Instance): Promise<void> {
-      if (instance.child.exitCode !== null || instance.child.signalCode !== null) return;
-      const exited = once(instance.child, 'exit');
-      instance.child.kill('SIGKILL');
-      await exited;
-    }
+    const start = (roles: string) => startInstance(env, roles);
 
     beforeAll(async () => {
       nats = await startPrivateNats();
@@ -104,7 +76,7 @@ describeWith(
     });
 
     afterAll(async () => {
-      await Promise.all(instances.map(kill));
+      await Promise.all(instances.map(killInstance));
       await runtime?.close();
       await stub?.close();
       await nats?.stop();
@@ -121,7 +93,7 @@ describeWith(
       instances.push(start('worker'), start('api,worker'));
       // Mid-stream: a third of the messages arrived, both workers pulling.
       expect(await waitFor(() => stub.arrivals.size >= COUNT / 3, 60_000)).toBe(true);
-      await kill(instances[0]!);
+      await killInstance(instances[0]!);
       const arrivedAtKill = stub.arrivals.size;
       console.log(`kill -9 of the worker-only instance after ${arrivedAtKill} of ${COUNT} arrived`);
 

@@ -10,8 +10,6 @@
  * The tenant's webhook endpoint (a local server checking every signature) must receive, after
  * all, the `accepted` and `sent` events of every message, in that order (duplicates counted).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
@@ -19,6 +17,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { verifySignature } from '../../src/core/webhook-signature.js';
 import type { Runtime } from '../../src/main/runtime.js';
 import { type PrivateRedis, privateRedisBin, startPrivateRedis } from '../support/private-redis.js';
+import { type Instance, killInstance, startInstance } from '../support/serve-instance.js';
 import { describeWith, servers } from '../support/servers.js';
 import {
   addWebhookProvider,
@@ -39,13 +38,6 @@ const COUNT = 5000;
 const KILLS = 5;
 const SEND_CONCURRENCY = 32;
 const PROVIDER_QPS = 300;
-const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-
-interface Instance {
-  roles: string;
-  child: ChildProcess;
-  output: string[];
-}
 
 describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TEST_REDIS_BIN', 'delivery under kill -9', () => {
   let redis: PrivateRedis;
@@ -63,27 +55,7 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
   const temp = tempDir();
   const keyPrefix = `kill-${process.pid}-${Math.random().toString(36).slice(2, 8)}:`;
 
-  function start(roles: string): Instance {
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], {
-      env: { ...process.env, ...env, SLUICE_ROLES: roles, SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const instance: Instance = { roles, child, output: [] };
-    const keep = (chunk: Buffer) => {
-      instance.output.push(chunk.toString());
-      if (instance.output.length > 50) instance.output.shift();
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    return instance;
-  }
-
-  async function kill(instance: Instance): Promise<void> {
-    if (instance.child.exitCode !== null || instance.child.signalCode !== null) return;
-    const exited = once(instance.child, 'exit');
-    instance.child.kill('SIGKILL');
-    await exited;
-  }
+  const start = (roles: string) => startInstance(env, roles);
 
   beforeAll(async () => {
     redis = await startPrivateRedis();
@@ -125,7 +97,7 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
   });
 
   afterAll(async () => {
-    await Promise.all(instances.map(kill));
+    await Promise.all(instances.map(killInstance));
     await runtime?.close();
     await stub?.close();
     receiver?.closeAllConnections();
@@ -166,7 +138,7 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
         const index = instances.findIndex((instance) => String(instance.child.pid) === holderPid);
         const victim = index >= 0 ? index : Math.floor(Math.random() * instances.length);
         const instance = instances[victim] as Instance;
-        await kill(instance);
+        await killInstance(instance);
         kills++;
         console.log(
           `kill ${kills}: pid ${instance.child.pid} (${instance.roles}${index >= 0 ? ', lock holder' : ''}) after ${stub.arrivals.size} of ${COUNT} arrived`,

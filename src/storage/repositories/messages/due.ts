@@ -103,7 +103,16 @@ export async function listDueIds(
     .orderBy('id')
     .limit(selector.limit);
   if (selector.afterId !== undefined) query = query.where('id', '>', selector.afterId);
-  const rows = await query.execute();
+  return indexEntries(await query.execute());
+}
+
+/**
+ * Rows as due index entries: a pending row scored by its due time, a `sending` one by its lease
+ * end (claimable again when it passes); bulk ones say so.
+ */
+export function indexEntries(
+  rows: readonly { id: string; status: string; due_at: number; lease_until: number | null; priority: number }[],
+): { id: string; dueAt: number; priority?: 'bulk' }[] {
   return rows.map((row) => ({
     id: row.id,
     dueAt: Number(row.status === 'sending' ? row.lease_until : row.due_at),

@@ -11,6 +11,7 @@ import type { Channel } from '../../../core/channels.js';
 import type { DialectCapabilities } from '../../database.js';
 import type { Tables } from '../../schema.js';
 import { byLaneThenDue, notSuspended, partitionQuery } from './conditions.js';
+import { indexEntries } from './due.js';
 import { type PartitionSelector, PENDING_STATUSES } from './types.js';
 
 /** A message just handed off: what its broker job carries. */
@@ -183,10 +184,5 @@ export async function listHandOffIds(
     .orderBy('id')
     .limit(selector.limit);
   if (selector.afterId !== undefined) query = query.where('id', '>', selector.afterId);
-  const rows = await query.execute();
-  return rows.map((row) => ({
-    id: row.id,
-    dueAt: Number(row.status === 'sending' ? row.lease_until : row.due_at),
-    ...(Number(row.priority) === 1 ? { priority: 'bulk' as const } : {}),
-  }));
+  return indexEntries(await query.execute());
 }

@@ -90,7 +90,7 @@ export async function runAttempt(
     return settled(await messages.markFailed(message.id, { ...settle, now: clock.now(), error }), { kind: 'failed' });
   }
   try {
-    await providers.pace(provider, message.priority, stopping);
+    await providers.pace(provider, message, stopping);
   } catch (error) {
     if (!stopping.aborted) throw error;
     const now = clock.now();

@@ -63,7 +63,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
   // partition's dispatcher when it runs here; elsewhere, the holder finds it by its next look.
   const requeue = async (message: Message, dueAt: number) => {
     const partition = partitionName(message.channel, message.shard % settings.partitions);
-    await deps.dueIndex?.addMany(partition, [{ id: message.id, dueAt, priority: message.priority }]);
+    await deps.dueIndex?.addMany(partition, [{ id: message.id, tenantId: message.tenantId, dueAt, priority: message.priority }]);
     const dispatcher = byPartition.get(partition);
     if (dispatcher?.holdsLock()) dispatcher.wakeBy(dueAt);
   };

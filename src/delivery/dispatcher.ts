@@ -12,6 +12,7 @@ import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Channel } from '../core/channels.js';
+import { maxInFlight, type SlotState } from '../core/fair-share.js';
 import type { LeaseLock } from '../infra/lock/index.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
 import type { Clock } from '../limiter/index.js';
@@ -52,6 +53,8 @@ export interface DispatcherOptions {
    */
   share?: PartitionShare;
   random?: () => number;
+  /** The tenants' send weights (1..100, `tenants.send_weight`): their shares of the slots and paces. Absent: 1 each. */
+  weights?: () => ReadonlyMap<string, number>;
   /** Broker mode: hand due messages to the broker instead of sending them. */
   handOff?: { broker: DuePublisher; republishAfterMs: number };
 }
@@ -81,6 +84,10 @@ export class Dispatcher {
   private wakeAt = Number.POSITIVE_INFINITY;
   /** The send slots in use: one attempt each, held until its outcome is committed. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** The slots each tenant holds (its share: `core/fair-share.ts`). */
+  private readonly heldBy = new Map<string, number>();
+  /** The tenant served last: the next claim's round-robin starts after it. */
+  private lastServed: string | undefined;
   private readonly lock: PartitionLock;
   private readonly leases: ClaimLeases;
   /** Present with a due index. */
@@ -149,7 +156,7 @@ export class Dispatcher {
       retryMaxMs: options.retryMaxMs,
       random: options.random ?? Math.random,
       requeue: async (message, dueAt) => {
-        await dueIndex?.addMany(this.name, [{ id: message.id, dueAt, priority: message.priority }]);
+        await dueIndex?.addMany(this.name, [{ id: message.id, tenantId: message.tenantId, dueAt, priority: message.priority }]);
         this.wakeBy(dueAt);
       },
     };
@@ -294,30 +301,46 @@ export class Dispatcher {
     return this.running && this.lock.isHeld() ? this.nextDueAt() : undefined;
   }
 
-  /** Claims what is due up to the free send slots, and runs an attempt of each in its slot. */
+  /**
+   * Claims what is due, shared among the tenants (`core/fair-share.ts`), and runs an attempt of
+   * each in its slot. Never waits for a slot: a finished send wakes the next tick, so a tenant
+   * that becomes due while every slot is held (a slow endpoint, a silent DNS, a paced backlog of
+   * another tenant) is claimed at once, within its share.
+   */
   private async sendDue(): Promise<void> {
-    // Claim until nothing is due or every send slot is busy; check the lease before each claim.
-    // Under load, claim only once a quarter of the slots are free: each claim is a write (shared
-    // with the outcomes of the moment, see MessagesRepository), and one per finished send would
-    // make many tiny ones. A slot is held until its outcome is committed, so a crash leaves at
-    // most `concurrency` messages per dispatcher that reached the provider unrecorded.
-    const minClaim = Math.max(1, Math.floor(this.options.concurrency / 4));
     while (this.running && this.lock.isHeld()) {
-      const free = this.options.concurrency - this.inFlight.size;
-      if (free <= 0 || (free < minClaim && this.inFlight.size > 0)) {
-        await Promise.race(this.inFlight);
-        continue;
-      }
       // Expired leases (a crashed or stuck sender) are looked for once per poll interval, not on
       // every claim of a busy loop, which may last far longer than one tick.
       const expiredLeases = this.options.clock.now() - this.lastExpiredCheck >= this.options.pollMs;
       if (expiredLeases) this.lastExpiredCheck = this.options.clock.now();
-      const claimed = await this.claim(free, expiredLeases);
-      if (claimed.length === 0) break;
+      const claimed = await this.claim(expiredLeases);
+      if (claimed.length === 0) return;
       for (const message of claimed) {
-        this.track(this.leases.keepWhile(message, async () => void (await runAttempt(message, this.attempt, this.stopping.signal))));
+        this.lastServed = message.tenantId;
+        this.track(
+          message.tenantId,
+          this.leases.keepWhile(message, async () => void (await runAttempt(message, this.attempt, this.stopping.signal))),
+        );
       }
     }
+  }
+
+  /**
+   * The slots as a claim shares them. Under load the free slots are claimed once a quarter of
+   * them are free: each claim is a write (shared with the outcomes of the moment, see
+   * MessagesRepository), and one per finished send would make many tiny ones. A slot is held
+   * until its outcome is committed, so a crash leaves at most `2 · concurrency` messages per
+   * dispatcher that reached the provider unrecorded.
+   */
+  private slots(): SlotState {
+    const { concurrency, weights } = this.options;
+    return {
+      concurrency,
+      inFlight: this.heldBy,
+      weights: weights?.() ?? new Map(),
+      ...(this.lastServed === undefined ? {} : { after: this.lastServed }),
+      minFree: this.inFlight.size === 0 ? 1 : Math.max(1, Math.floor(concurrency / 4)),
+    };
   }
 
   /**
@@ -368,18 +391,29 @@ export class Dispatcher {
     return this.handOff ? messages.nextHandOffAt(selector) : messages.nextDueAt(selector);
   }
 
-  private track(work: Promise<void>): void {
+  private track(tenantId: string, work: Promise<void>): void {
+    this.heldBy.set(tenantId, (this.heldBy.get(tenantId) ?? 0) + 1);
     const tracked = work
       .catch((error: unknown) => this.options.logger.error({ err: error, partition: this.name }, 'delivery failed unexpectedly'))
-      .finally(() => this.inFlight.delete(tracked));
+      .finally(() => {
+        this.inFlight.delete(tracked);
+        const held = (this.heldBy.get(tenantId) ?? 1) - 1;
+        if (held > 0) this.heldBy.set(tenantId, held);
+        else this.heldBy.delete(tenantId);
+        // Claim again now, not at the next poll, once a quarter of the slots are free; or at once
+        // while tenants hold more than the pool (some are then below their share: fair-share.ts).
+        const { concurrency } = this.options;
+        const free = concurrency - this.inFlight.size;
+        if (free >= Math.max(1, Math.floor(concurrency / 4)) || this.inFlight.size >= concurrency) this.wakeBy(this.options.clock.now());
+      });
     this.inFlight.add(tracked);
   }
 
-  /** Up to `limit` ids due at `now` taken out of the due index. */
-  private async claimFromIndex(limit: number, now: number): Promise<string[]> {
+  /** Up to `limit` ids due at `now` taken out of the due index; with `slots`, shared among the tenants. */
+  private async claimFromIndex(limit: number, now: number, slots?: SlotState): Promise<string[]> {
     const started = performance.now();
     try {
-      return await (this.options.dueIndex as DueIndex).claim(this.name, now, limit);
+      return await (this.options.dueIndex as DueIndex).claim(this.name, now, limit, slots);
     } catch (error) {
       this.options.metrics?.redisErrors.inc({ operation: 'due_claim', kind: 'error' });
       // A claim that timed out here may have run in Redis and removed its ids from the index.
@@ -390,12 +424,15 @@ export class Dispatcher {
     }
   }
 
-  /** `expiredLeases`: also look for expired `sending` rows (embedded mode). */
-  private async claim(limit: number, expiredLeases: boolean): Promise<Message[]> {
-    const { channel, partition, partitions, messages, dueIndex, leaseMs } = this.options;
+  /** What is due, shared among the tenants by their slots; `expiredLeases`: also look for expired `sending` rows (embedded mode). */
+  private async claim(expiredLeases: boolean): Promise<Message[]> {
+    const { channel, partition, partitions, messages, dueIndex, leaseMs, concurrency } = this.options;
     const now = this.options.clock.now();
-    if (!dueIndex) return messages.claimDue({ channel, partition, partitions, now, leaseMs, limit, expiredLeases });
-    const ids = await this.claimFromIndex(limit, now);
+    const limit = maxInFlight(concurrency) - this.inFlight.size;
+    if (limit <= 0) return [];
+    const slots = this.slots();
+    if (!dueIndex) return messages.claimDue({ channel, partition, partitions, now, leaseMs, limit, expiredLeases, slots });
+    const ids = await this.claimFromIndex(limit, now, slots);
     // One guarded UPDATE for the whole batch; it refuses ids that are stale (canceled, already
     // sent, claimed elsewhere), which the index may hold after a rebuild.
     try {

@@ -85,6 +85,7 @@ export class HandOff {
       this.options.partition,
       failed.map((row) => ({
         id: row.id,
+        tenantId: row.tenantId,
         dueAt: Math.min(row.dueAt, now),
         ...(row.priority === 'bulk' ? { priority: 'bulk' as const } : {}),
       })),

@@ -1,9 +1,10 @@
 /**
  * The sends of one process waiting for one provider's pace, served in order: transactional before
- * bulk, each lane first come first served. Without it every waiter polled the limiter on its own,
- * and whichever poll landed first won: an OTP claimed behind a bulk backlog could lose round after
- * round to the bulk sends already waiting. The order holds within a process; instances sharing a
- * Redis pace each keep their own.
+ * bulk, and within a lane the tenants by weighted round-robin (each in arrival order), so a
+ * tenant's backlog on a shared provider never holds another tenant's sends behind it. Without it
+ * every waiter polled the limiter on its own, and whichever poll landed first won: an OTP claimed
+ * behind a bulk backlog could lose round after round to the bulk sends already waiting. The order
+ * holds within a process; instances sharing a Redis pace each keep their own.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message } from '../storage/repositories/messages.js';
@@ -12,13 +13,77 @@ import type { Message } from '../storage/repositories/messages.js';
 export type PaceCheck = () => Promise<{ allowed: boolean; retryAfterMs: number }>;
 
 interface Waiter {
+  tenantId: string;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
 
+/** One lane's waiters, a queue per tenant, in the order the tenants are served. */
+class Lane {
+  private readonly queues = new Map<string, Waiter[]>();
+  /** The tenant served last: the next round starts after it. */
+  private last: string | undefined;
+
+  get size(): number {
+    let size = 0;
+    for (const queue of this.queues.values()) size += queue.length;
+    return size;
+  }
+
+  push(waiter: Waiter): void {
+    const queue = this.queues.get(waiter.tenantId);
+    if (queue) queue.push(waiter);
+    else this.queues.set(waiter.tenantId, [waiter]);
+  }
+
+  /** Whether `waiter` was here. */
+  remove(waiter: Waiter): boolean {
+    const queue = this.queues.get(waiter.tenantId);
+    const at = queue?.indexOf(waiter) ?? -1;
+    if (at < 0) return false;
+    queue!.splice(at, 1);
+    if (queue!.length === 0) this.queues.delete(waiter.tenantId);
+    return true;
+  }
+
+  /** Up to `count` waiters in serving order: rounds over the tenants, each giving up to its weight. */
+  head(count: number, weightOf: (tenantId: string) => number): Waiter[] {
+    const tenants = [...this.queues.keys()].sort();
+    const start =
+      this.last === undefined
+        ? 0
+        : Math.max(
+            0,
+            tenants.findIndex((tenant) => tenant > this.last!),
+          );
+    const ring = [...tenants.slice(start), ...tenants.slice(0, start)];
+    const taken = new Map<string, number>();
+    const out: Waiter[] = [];
+    for (let more = true; more && out.length < count; ) {
+      more = false;
+      for (const tenant of ring) {
+        const queue = this.queues.get(tenant)!;
+        const from = taken.get(tenant) ?? 0;
+        const next = queue.slice(from, from + Math.min(weightOf(tenant), count - out.length));
+        if (next.length === 0) continue;
+        taken.set(tenant, from + next.length);
+        out.push(...next);
+        more = true;
+        if (out.length >= count) break;
+      }
+    }
+    return out;
+  }
+
+  /** `waiter` got through: the next round starts after its tenant. */
+  served(waiter: Waiter): void {
+    if (this.remove(waiter)) this.last = waiter.tenantId;
+  }
+}
+
 export class PaceQueue {
   /** Index 0: transactional; 1: bulk. */
-  private readonly lanes: [Waiter[], Waiter[]] = [[], []];
+  private readonly lanes: [Lane, Lane] = [new Lane(), new Lane()];
   private serving = false;
 
   /**
@@ -29,6 +94,7 @@ export class PaceQueue {
   constructor(
     private readonly check: PaceCheck,
     private readonly roundSize: () => number = () => Number.POSITIVE_INFINITY,
+    private readonly weightOf: (tenantId: string) => number = () => 1,
   ) {}
 
   /**
@@ -36,13 +102,13 @@ export class PaceQueue {
    * With no one waiting the caller checks at once, as if there were no queue (a provider whose
    * pace is not reached costs one check a send); only a denied caller queues.
    */
-  async enter(priority: Message['priority'], signal?: AbortSignal): Promise<void> {
+  async enter(priority: Message['priority'], signal?: AbortSignal, tenantId = ''): Promise<void> {
     signal?.throwIfAborted();
-    if (!this.serving && this.lanes[0].length === 0 && this.lanes[1].length === 0 && (await this.check()).allowed) return;
-    return this.wait(priority, signal);
+    if (!this.serving && this.lanes[0].size === 0 && this.lanes[1].size === 0 && (await this.check()).allowed) return;
+    return this.wait(priority, signal, tenantId);
   }
 
-  private wait(priority: Message['priority'], signal?: AbortSignal): Promise<void> {
+  private wait(priority: Message['priority'], signal: AbortSignal | undefined, tenantId: string): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {
         reject(signal.reason);
@@ -50,11 +116,11 @@ export class PaceQueue {
       }
       const lane = this.lanes[priority === 'bulk' ? 1 : 0];
       const onAbort = () => {
-        const at = lane.indexOf(waiter);
-        if (at >= 0) lane.splice(at, 1);
+        lane.remove(waiter);
         reject(signal?.reason);
       };
       const waiter: Waiter = {
+        tenantId,
         resolve: () => {
           signal?.removeEventListener('abort', onAbort);
           resolve();
@@ -75,14 +141,16 @@ export class PaceQueue {
   }
 
   /**
-   * Rounds until no one waits: the first `roundSize()` waiters are checked in one turn, in queue
+   * Rounds until no one waits: the first `roundSize()` waiters are checked in one turn, in serving
    * order (the limiter takes one turn's checks as one batch, in order), so the free slots of the
    * moment go to the first in line; the rest wait for the earliest retry the denials named.
    */
   private async serve(): Promise<void> {
     try {
       for (;;) {
-        const round = [...this.lanes[0], ...this.lanes[1]].slice(0, Math.max(1, this.roundSize()));
+        const size = Math.max(1, this.roundSize());
+        const round = this.lanes[0].head(size, this.weightOf);
+        if (round.length < size) round.push(...this.lanes[1].head(size - round.length, this.weightOf));
         if (round.length === 0) return;
         const outcomes = await Promise.allSettled(round.map(() => this.check()));
         let retryAfterMs = Number.POSITIVE_INFINITY;
@@ -92,10 +160,7 @@ export class PaceQueue {
             retryAfterMs = Math.min(retryAfterMs, outcome.value.retryAfterMs);
             return;
           }
-          for (const lane of this.lanes) {
-            const at = lane.indexOf(waiter);
-            if (at >= 0) lane.splice(at, 1);
-          }
+          for (const lane of this.lanes) lane.served(waiter);
           if (outcome.status === 'fulfilled') waiter.resolve();
           else waiter.reject(outcome.reason);
         });

@@ -18,10 +18,10 @@ export interface ProviderDirectory {
   providersFor(tenantId: string, channel: Channel): Promise<Provider[]>;
   /**
    * Resolves when `provider` may send one more message (waits, never fails, when over its QPS);
-   * the waiters of a process go transactional first, then bulk, each in order of arrival.
-   * Rejects only when `signal` aborts the wait.
+   * the waiters of a process go transactional first, then bulk, each lane's tenants by weighted
+   * round-robin. Rejects only when `signal` aborts the wait.
    */
-  pace(provider: Provider, priority: Message['priority'], signal?: AbortSignal): Promise<void>;
+  pace(provider: Provider, message: Pick<Message, 'priority' | 'tenantId'>, signal?: AbortSignal): Promise<void>;
 }
 
 export interface ProviderDirectoryDeps {
@@ -30,6 +30,8 @@ export interface ProviderDirectoryDeps {
   limiter: PaceLimiter;
   clock: Clock;
   logger: Logger;
+  /** The tenants' send weights: their shares of a shared provider's pace. Absent: 1 each. */
+  weights?: () => ReadonlyMap<string, number>;
   /** Resolves each provider's host, bounded per owner (its tenant, or `*` for shared ones); absent: `dns.lookup`. */
   resolver?: Pick<HostResolver, 'lookupFor'>;
 }
@@ -37,6 +39,19 @@ export interface ProviderDirectoryDeps {
 const PROVIDER_CACHE_MS = 5000;
 
 const validQps = (qps: number) => Number.isInteger(qps) && qps >= 1;
+
+/**
+ * A provider's pace: `qps` in every second, and at most a fiftieth of a second's worth (at least
+ * one send) in each `1000 · burst / qps` ms, so the sends of a second are spread over it: at 20
+ * QPS one every 50 ms, at 1000 QPS 20 every 20 ms.
+ */
+export function paceRules(qps: number): [Rule, Rule] {
+  const burst = Math.ceil(qps / 50);
+  return [
+    { windowMs: 1000, limit: qps, algorithm: 'sliding-log' },
+    { windowMs: Math.max(1, Math.round((1000 * burst) / qps)), limit: burst, algorithm: 'sliding-log' },
+  ];
+}
 
 /** Providers per tenant channel from SQL (cached for a few seconds), each paced to its QPS through the shared limiter. */
 export class SqlProviderDirectory implements ProviderDirectory {
@@ -155,18 +170,23 @@ export class SqlProviderDirectory implements ProviderDirectory {
    * Waits until the provider may take one more send (shared through Redis when configured). An
    * exact sliding log of one second, not a token bucket: a vendor's "N per second" holds in every
    * second, and a bucket's burst plus refill would let up to 2N − 1 through some one-second window.
+   * A second log spaces the sends evenly ({@link paceRules}), so a send of another tenant or lane
+   * waits about 1/qps, not for the next second.
    */
-  pace(provider: Provider, priority: Message['priority'], signal?: AbortSignal): Promise<void> {
-    if (!this.qps.get(provider.id)) return Promise.resolve();
+  pace(provider: Provider, message: Pick<Message, 'priority' | 'tenantId'>, signal?: AbortSignal): Promise<void> {
+    const qps = this.qps.get(provider.id);
+    if (!qps) return Promise.resolve();
     let queue = this.paceQueues.get(provider.id);
     if (!queue) {
       queue = new PaceQueue(
         () => this.checkPace(provider.id),
-        () => this.qps.get(provider.id) ?? 1,
+        // A round checks what one spacing window lets through: the rest would be denied.
+        () => paceRules(this.qps.get(provider.id) ?? 1)[1].limit,
+        (tenantId) => this.deps.weights?.().get(tenantId) ?? 1,
       );
       this.paceQueues.set(provider.id, queue);
     }
-    return queue.enter(priority, signal);
+    return queue.enter(message.priority, signal, message.tenantId);
   }
 
   /** One send's worth of the provider's QPS now, at its current rate (an edit applies at once). */
@@ -175,7 +195,7 @@ export class SqlProviderDirectory implements ProviderDirectory {
     if (!qps) return { allowed: true, retryAfterMs: 0 };
     let rules = this.paceRules.get(providerId);
     if (rules?.[0]?.limit !== qps) {
-      rules = [{ windowMs: 1000, limit: qps, algorithm: 'sliding-log' }];
+      rules = paceRules(qps);
       this.paceRules.set(providerId, rules);
     }
     return this.deps.limiter.check({ subject: `pace:${providerId}`, rules });

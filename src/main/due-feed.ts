@@ -106,7 +106,12 @@ export function startDueFeed(deps: DueFeedDeps): DueFeed {
       pending = { entries: [], earliest: Number.POSITIVE_INFINITY };
       accepted.set(partition, pending);
     }
-    pending.entries.push({ id: message.id, dueAt: message.dueAt, ...(message.priority === 'bulk' ? { priority: 'bulk' as const } : {}) });
+    pending.entries.push({
+      id: message.id,
+      tenantId: message.tenantId,
+      dueAt: message.dueAt,
+      ...(message.priority === 'bulk' ? { priority: 'bulk' as const } : {}),
+    });
     pending.earliest = Math.min(pending.earliest, message.dueAt);
   });
 

@@ -244,7 +244,7 @@ function deliverySuite(redisUrl: () => string | undefined, embedded = false) {
     });
     const index = fixture.runtime.backend.dueIndex;
     if (index) {
-      await index.add(partitionName('webhook', 0), queued.id, queued.dueAt);
+      await index.addMany(partitionName('webhook', 0), [{ id: queued.id, tenantId: queued.tenantId, dueAt: queued.dueAt }]);
     }
     const heldIds = [dueWhileSuspended!, dueAfterResume!, queued.id];
     // The other tenant's messages go while the first is suspended.
@@ -420,7 +420,7 @@ function nextDueSuite(redisUrl: () => string | undefined) {
     });
     const index = fixture.runtime.backend.dueIndex;
     if (index) {
-      await index.add(partitionName('webhook', 0), stored.id, dueAt);
+      await index.addMany(partitionName('webhook', 0), [{ id: stored.id, tenantId: stored.tenantId, dueAt }]);
     }
     // An immediate message makes the dispatcher tick; that tick finds the stored one due next.
     const [immediate] = await sendMany(fixture, tenant.apiKey, 1);

@@ -130,7 +130,9 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
       // survivor took over or the restarted instance is up), then after a random 0–1 s.
       while (kills < KILLS && stub.arrivals.size < COUNT) {
         const mark = stub.arrivals.size;
-        expect(await waitFor(() => stub.arrivals.size >= Math.min(COUNT, mark + 150), 30_000)).toBe(true);
+        const flowed = await waitFor(() => stub.arrivals.size >= Math.min(COUNT, mark + 150), 30_000);
+        if (!flowed) for (const i of instances) console.log(i.roles, i.output.join(''));
+        expect(flowed).toBe(true);
         await sleep(Math.random() * 1000);
         if (stub.arrivals.size >= COUNT) break;
         const holder = await client.get(lockKey);
@@ -141,7 +143,7 @@ describeWith(servers.pgUrl && privateRedisBin, 'SLUICE_TEST_PG_URL and SLUICE_TE
         await killInstance(instance);
         kills++;
         console.log(
-          `kill ${kills}: pid ${instance.child.pid} (${instance.roles}${index >= 0 ? ', lock holder' : ''}) after ${stub.arrivals.size} of ${COUNT} arrived`,
+          `${new Date().toISOString()} kill ${kills}: pid ${instance.child.pid} (${instance.roles}${index >= 0 ? ', lock holder' : ''}) after ${stub.arrivals.size} of ${COUNT} arrived`,
         );
         instances[victim] = start(instance.roles);
       }

@@ -822,9 +822,9 @@ for (const backend of backends) {
         const selector = { channel: 'sms' as const, partition: 0, partitions: 1, untilMs: T0 + 10_000 };
         const all = await repos.messages.listDueIds({ ...selector, limit: 100 });
         const expected = [
-          { id: due.id, dueAt: T0 },
-          { id: soon.id, dueAt: T0 + 5000 },
-          { id: leased.id, dueAt: T0 + 3000 },
+          { id: due.id, tenantId: tenant.id, dueAt: T0 },
+          { id: soon.id, tenantId: tenant.id, dueAt: T0 + 5000 },
+          { id: leased.id, tenantId: tenant.id, dueAt: T0 + 3000 },
         ].sort((a, b) => (a.id < b.id ? -1 : 1));
         expect(all).toEqual(expected);
         const page1 = await repos.messages.listDueIds({ ...selector, limit: 2 });

@@ -1,3 +1,5 @@
+import type { SlotState } from '../../core/fair-share.js';
+
 /**
  * The due index: which messages of a partition are due, so a dispatcher finds work without scanning
  * the messages table (DESIGN.md §6). It is an INDEX, never the truth: SQL holds every message and
@@ -15,27 +17,18 @@
  * passed in (the caller's clock), never read here.
  */
 export interface DueIndex {
-  /** Records that message `id` of `partition` is due at `dueAt`. Adding an id again is harmless. */
-  add(partition: string, id: string, dueAt: number): Promise<void>;
-
-  /** `add` for many entries in few round trips. Resolves with how many were not in the index yet. */
+  /** Records that each entry's message is due at its `dueAt`, in few round trips; adding one again is harmless. Resolves with how many were not in the index yet. */
   addMany(partition: string, entries: Iterable<DueEntry>): Promise<number>;
 
   /**
-   * Atomically takes up to `limit` entries due at or before `now`, transactional ones first, then
-   * bulk ones, each earliest first (by due time, then id; exact while the bucket width stays the
-   * same), and removes
-   * them from the index: two concurrent claimers never receive the same entry. The caller owns
-   * what it got; if it cannot process an id (crash, shutdown) the id is recovered by `rebuild`.
+   * Atomically takes up to `limit` entries due at or before `now` and removes them from the index:
+   * two concurrent claimers never receive the same entry. They are shared among the tenants as
+   * `core/fair-share.ts` says, by `slots` (default: `limit` slots, none held): each tenant's share
+   * first, transactional before bulk, weighted round-robin; within a tenant lane by due time, then
+   * id. The caller owns what it got; if it cannot process an id (crash, shutdown) the id is
+   * recovered by `rebuild`.
    */
-  claim(partition: string, now: number, limit: number): Promise<string[]>;
-
-  /**
-   * Removes `id` (e.g. a canceled scheduled message). Optional: a stale entry is refused later by
-   * the guarded update anyway. `dueAt`, when known, finds the entry directly; without it every
-   * bucket of the partition is searched.
-   */
-  remove(partition: string, id: string, dueAt?: number): Promise<void>;
+  claim(partition: string, now: number, limit: number, slots?: SlotState): Promise<string[]>;
 
   /**
    * Adds every entry given (from SQL: the partition's `queued` and `scheduled` messages). Never
@@ -65,14 +58,14 @@ export interface DueIndex {
   size(partition: string, dueBy?: number): Promise<number>;
 }
 
-/** One message in the index: its id and when it is due (epoch ms). */
+/** One message in the index: its id, its tenant and when it is due (epoch ms). */
 export interface DueEntry {
   id: string;
+  tenantId: string;
   dueAt: number;
   /**
    * `bulk` entries sit in a lane of their own, claimed only with what the transactional lane
-   * leaves of a claim's limit: a campaign's backlog never holds an OTP back by more than the
-   * claim batch already taken. Absent: transactional.
+   * leaves of a claim: a campaign's backlog never holds an OTP back. Absent: transactional.
    */
   priority?: 'transactional' | 'bulk';
 }

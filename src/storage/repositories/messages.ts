@@ -40,6 +40,8 @@
  * not-suspended condition, so a suspension is enforced by the claim's own statement, on every
  * dialect, whichever instance suspended.
  */
+
+import type { SlotState } from '../../core/fair-share.js';
 import type { Database } from '../database.js';
 import type { GroupCommitOptions, GroupCommitStats } from '../group-commit.js';
 import { listAttempts, recordAttempt } from './messages/attempts.js';
@@ -47,7 +49,7 @@ import { GroupCommittedWrites } from './messages/batched-writer.js';
 import { cancelMessage } from './messages/cancel.js';
 import { CLAIM_CHUNK, claimIds, extendLeases } from './messages/claim.js';
 import { checkPartition } from './messages/conditions.js';
-import { dueCandidates, listDueIds, nextDueAt } from './messages/due.js';
+import { type DueIndexEntry, dueCandidates, listDueIds, nextDueAt } from './messages/due.js';
 import { type EventOutbox, WEBHOOKS_ONLY } from './messages/events.js';
 import { confirmMessage } from './messages/feedback.js';
 import {
@@ -188,7 +190,8 @@ export class MessagesRepository {
 
   /**
    * The embedded-mode due query: atomically claims up to `limit` due messages of a partition —
-   * expired leases first, then queued/scheduled by `due_at` — and returns only the ones this call
+   * expired leases first, then queued/scheduled ones shared fairly among the tenants
+   * ({@link dueCandidates}) — and returns only the ones this call
    * moved. Two concurrent calls never return the same message: candidates are read, then moved
    * by one guarded UPDATE that stamps a random claim token.
    */
@@ -203,6 +206,8 @@ export class MessagesRepository {
          * every claim of a busy loop.
          */
         expiredLeases?: boolean;
+        /** The dispatcher's slots, shared among the tenants (`core/fair-share.ts`); default: `limit` slots, none held. */
+        slots?: SlotState;
       },
   ): Promise<Message[]> {
     checkPartition(selector);
@@ -227,9 +232,7 @@ export class MessagesRepository {
    * before `untilMs` (score = `dueAt`) and `sending` ones whose lease ends by then (score =
    * `leaseUntil`: claimable again when it passes). Keyset-paged by id: pass the last id as `afterId`.
    */
-  listDueIds(
-    selector: PartitionSelector & { untilMs: number; afterId?: string; limit: number },
-  ): Promise<{ id: string; dueAt: number; priority?: 'bulk' }[]> {
+  listDueIds(selector: PartitionSelector & { untilMs: number; afterId?: string; limit: number }): Promise<DueIndexEntry[]> {
     checkPartition(selector);
     return listDueIds(this.db, selector);
   }
@@ -295,7 +298,7 @@ export class MessagesRepository {
   /** {@link listDueIds} in broker mode: what is due for a hand-off, the sweep's rows included. */
   listHandOffIds(
     selector: PartitionSelector & { now: number; republishBefore: number; afterId?: string; limit: number },
-  ): Promise<{ id: string; dueAt: number; priority?: 'bulk' }[]> {
+  ): Promise<DueIndexEntry[]> {
     checkPartition(selector);
     return listHandOffIds(this.db, selector);
   }

@@ -6,20 +6,30 @@
  * sorts every due row of the backlog.
  */
 import type { Kysely } from 'kysely';
+import { allocate, type Lane, type SlotState, type TenantDemand } from '../../../core/fair-share.js';
 import type { Tables } from '../../schema.js';
 import { byDueThenId, notSuspended, partitionQuery } from './conditions.js';
 import { type PartitionSelector, PENDING_STATUSES } from './types.js';
 
+/** A row as a due index entry: pending ones scored by their due time, `sending` ones by their lease end. */
+export interface DueIndexEntry {
+  id: string;
+  tenantId: string;
+  dueAt: number;
+  priority?: 'bulk';
+}
+
 /**
- * Up to `limit` ids a claim at `now` may take, `sending` rows whose lease expired first (unless
- * `expiredLeases` is false), then pending transactional ones, then pending bulk ones, each by due
- * time and id. Suspended tenants are left out
- * here as well as in the claim, or their backlog would fill every batch of candidates and starve
- * the other tenants.
+ * Up to `limit` ids a claim at `now` may take: `sending` rows whose lease expired first (unless
+ * `expiredLeases` is false), then pending ones shared among the tenants by {@link allocate}
+ * (each tenant's share of `slots`, transactional before bulk, weighted round-robin: never first
+ * in, first out across tenants). Without `slots`, the `limit` slots are shared among the tenants
+ * with due messages alone. Suspended tenants are left out here as well as in the claim, or their
+ * backlog would fill every batch of candidates and starve the other tenants.
  */
 export async function dueCandidates(
   db: Kysely<Tables>,
-  selector: PartitionSelector & { now: number; limit: number; expiredLeases?: boolean },
+  selector: PartitionSelector & { now: number; limit: number; expiredLeases?: boolean; slots?: SlotState },
 ): Promise<string[]> {
   const { now, limit } = selector;
   const expired =
@@ -33,29 +43,64 @@ export async function dueCandidates(
           .orderBy('lease_until')
           .limit(limit)
           .execute();
-  // Lane by lane (transactional, then bulk), each a range scan of `(channel, status, priority,
-  // due_at)`: a bulk backlog fills only what transactional messages leave of the batch.
-  const due: { id: string; due_at: number }[] = [];
-  for (const lane of [0, 1]) {
-    const laneDue: { id: string; due_at: number }[] = [];
+  const slots = selector.slots ?? { concurrency: limit, inFlight: new Map(), weights: new Map() };
+  const ids = expired.map((row) => row.id);
+  for (const take of allocate(await dueDemand(db, selector), slots)) {
+    if (ids.length >= limit) break;
+    ids.push(...(await dueIdsOf(db, { ...selector, ...take, limit: Math.min(take.count, limit - ids.length) })));
+  }
+  return [...new Set(ids)].slice(0, limit);
+}
+
+/**
+ * How many pending messages each tenant has due at `now`, per lane: one grouped range scan of
+ * `(channel, status, priority, tenant_id, due_at)` per status and lane.
+ */
+export async function dueDemand(db: Kysely<Tables>, selector: PartitionSelector & { now: number }): Promise<TenantDemand[]> {
+  const demand = new Map<string, TenantDemand>();
+  for (const lane of [0, 1] as const) {
     for (const status of PENDING_STATUSES) {
-      if (due.length >= limit) break;
       const rows = await partitionQuery(db, selector)
-        .select(['id', 'due_at'])
+        .select((eb) => ['tenant_id', eb.fn.countAll<number>().as('due')])
         .where('status', '=', status)
         .where('priority', '=', lane)
-        .where('due_at', '<=', now)
+        .where('due_at', '<=', selector.now)
         .where(notSuspended)
-        .orderBy('due_at')
-        .limit(limit - due.length)
+        .groupBy('tenant_id')
         .execute();
-      laneDue.push(...rows.map((row) => ({ id: row.id, due_at: Number(row.due_at) })));
+      for (const row of rows) {
+        const key = `${lane}:${row.tenant_id}`;
+        const entry = demand.get(key) ?? { tenantId: row.tenant_id, lane, available: 0 };
+        entry.available += Number(row.due);
+        demand.set(key, entry);
+      }
     }
-    laneDue.sort(byDueThenId);
-    due.push(...laneDue);
-    if (due.length >= limit) break;
   }
-  return [...new Set([...expired, ...due].map((r) => r.id))].slice(0, limit);
+  return [...demand.values()];
+}
+
+/** Up to `limit` ids of one tenant's lane due at `now`, earliest first (by due time, then id). */
+async function dueIdsOf(
+  db: Kysely<Tables>,
+  selector: PartitionSelector & { now: number; tenantId: string; lane: Lane; limit: number },
+): Promise<string[]> {
+  const due: { id: string; due_at: number }[] = [];
+  for (const status of PENDING_STATUSES) {
+    const rows = await partitionQuery(db, selector)
+      .select(['id', 'due_at'])
+      .where('status', '=', status)
+      .where('priority', '=', selector.lane)
+      .where('tenant_id', '=', selector.tenantId)
+      .where('due_at', '<=', selector.now)
+      .orderBy('due_at')
+      .limit(selector.limit)
+      .execute();
+    due.push(...rows.map((row) => ({ id: row.id, due_at: Number(row.due_at) })));
+  }
+  return due
+    .sort(byDueThenId)
+    .slice(0, selector.limit)
+    .map((row) => row.id);
 }
 
 /**
@@ -90,9 +135,9 @@ export async function nextDueAt(
 export async function listDueIds(
   db: Kysely<Tables>,
   selector: PartitionSelector & { untilMs: number; afterId?: string; limit: number },
-): Promise<{ id: string; dueAt: number; priority?: 'bulk' }[]> {
+): Promise<DueIndexEntry[]> {
   let query = partitionQuery(db, selector)
-    .select(['id', 'status', 'due_at', 'lease_until', 'priority'])
+    .select(['id', 'tenant_id', 'status', 'due_at', 'lease_until', 'priority'])
     .where((eb) =>
       eb.or([
         eb.and([eb('status', 'in', PENDING_STATUSES), eb('due_at', '<=', selector.untilMs)]),
@@ -111,10 +156,11 @@ export async function listDueIds(
  * end (claimable again when it passes); bulk ones say so.
  */
 export function indexEntries(
-  rows: readonly { id: string; status: string; due_at: number; lease_until: number | null; priority: number }[],
-): { id: string; dueAt: number; priority?: 'bulk' }[] {
+  rows: readonly { id: string; tenant_id: string; status: string; due_at: number; lease_until: number | null; priority: number }[],
+): DueIndexEntry[] {
   return rows.map((row) => ({
     id: row.id,
+    tenantId: row.tenant_id,
     dueAt: Number(row.status === 'sending' ? row.lease_until : row.due_at),
     ...(Number(row.priority) === 1 ? { priority: 'bulk' as const } : {}),
   }));

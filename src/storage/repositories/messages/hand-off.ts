@@ -11,7 +11,7 @@ import type { Channel } from '../../../core/channels.js';
 import type { DialectCapabilities } from '../../database.js';
 import type { Tables } from '../../schema.js';
 import { byLaneThenDue, notSuspended, partitionQuery } from './conditions.js';
-import { indexEntries } from './due.js';
+import { type DueIndexEntry, indexEntries } from './due.js';
 import { type PartitionSelector, PENDING_STATUSES } from './types.js';
 
 /** A message just handed off: what its broker job carries. */
@@ -169,10 +169,10 @@ export async function handOffCandidates(
 export async function listHandOffIds(
   db: Kysely<Tables>,
   selector: PartitionSelector & { now: number; republishBefore: number; afterId?: string; limit: number },
-): Promise<{ id: string; dueAt: number; priority?: 'bulk' }[]> {
+): Promise<DueIndexEntry[]> {
   const { now, republishBefore } = selector;
   let query = partitionQuery(db, selector)
-    .select(['id', 'status', 'due_at', 'lease_until', 'priority'])
+    .select(['id', 'tenant_id', 'status', 'due_at', 'lease_until', 'priority'])
     .where((eb) =>
       eb.or([
         eb.and([eb('status', 'in', PENDING_STATUSES), eb('handed_off_at', 'is', null)]),

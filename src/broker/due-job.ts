@@ -22,6 +22,7 @@ export function encodeDueJob(job: DueJob): string {
     attempt: job.attempt,
     dueAt: job.dueAt,
     handedOffAt: job.handedOffAt,
+    priority: job.priority,
   });
 }
 
@@ -66,6 +67,8 @@ export function decodeDueJob(payload: string, channel: Channel): DueJob | { prob
     attempt: fields.attempt,
     dueAt: fields.dueAt,
     handedOffAt: fields.handedOffAt,
+    // Absent in a job of an earlier build: its lane is read from SQL when it is claimed anyway.
+    priority: fields.priority === 'bulk' ? 'bulk' : 'transactional',
   } as DueJob;
   const problem = dueJobProblem(job);
   if (problem) return { problem };

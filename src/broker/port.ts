@@ -37,6 +37,8 @@ export interface DueJob {
   readonly dueAt: number;
   /** When SQL marked this hand-off (epoch ms, the row's `handed_off_at`). */
   readonly handedOffAt: number;
+  /** The message's lane: a consumer paces transactional jobs before bulk ones. */
+  readonly priority: 'transactional' | 'bulk';
 }
 
 /** A status event for the bus: what a webhook carries, for consumers that are not webhooks. */

@@ -19,7 +19,7 @@ export interface AttemptContext {
   messages: Pick<DeliveryMessages, 'markSent' | 'markRetry' | 'markFailed' | 'release'>;
   providers: ProviderDirectory;
   clock: Clock;
-  metrics?: Pick<DeliveryMetrics, 'providerDuration' | 'sends' | 'retries'>;
+  metrics?: Pick<DeliveryMetrics, 'providerDuration' | 'queueWait' | 'sends' | 'retries'>;
   retryBaseMs: number;
   retryMaxMs: number;
   random: () => number;
@@ -118,6 +118,7 @@ export async function runAttempt(
   const label = { provider: provider.name ?? provider.id };
   // The vendor's time alone, whatever the outcome (the attempt's own start includes the pace wait).
   const requestStarted = clock.now();
+  metrics?.queueWait.observe({ channel: message.channel, lane: message.priority }, Math.max(0, requestStarted - message.dueAt) / 1000);
   const requestTime = () => metrics?.providerDuration.observe(label, (clock.now() - requestStarted) / 1000);
   let result: Awaited<ReturnType<Provider['send']>>;
   try {

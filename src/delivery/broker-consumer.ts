@@ -49,6 +49,8 @@ export interface BrokerConsumerOptions {
    * dispatcher when it runs here (a long retry, a job handed back).
    */
   requeue(message: Message, dueAt: number): Promise<void>;
+  /** A job of `partition` was settled here: its room in the hand-off window is free (its dispatcher may run here). */
+  onSettled?(partition: number): void;
 }
 
 export class BrokerConsumer {
@@ -113,6 +115,7 @@ export class BrokerConsumer {
       () => void delivery.working().catch(() => undefined),
     );
     await this.settle(delivery, message, outcome);
+    this.options.onSettled?.(delivery.job.partition);
   }
 
   private async settle(delivery: BrokerDelivery, message: Message, outcome: AttemptOutcome): Promise<void> {

@@ -53,7 +53,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         retryBaseMs: settings.retryBaseMs,
         retryMaxMs: settings.retryMaxMs,
         ...(roster ? { share: roster } : {}),
-        ...(broker ? { handOff: { broker, republishAfterMs: settings.brokerRepublishAfterMs } } : {}),
+        ...(broker ? { handOff: { broker, republishAfterMs: settings.brokerRepublishAfterMs, window: settings.brokerHandOffWindow } } : {}),
       });
       dispatchers.push(dispatcher);
       byPartition.set(dispatcher.name, dispatcher);
@@ -83,6 +83,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
             retryBaseMs: settings.retryBaseMs,
             retryMaxMs: settings.retryMaxMs,
             requeue,
+            onSettled: (partition) => byPartition.get(partitionName(channel, partition))?.jobSettled(),
           }),
       )
     : [];

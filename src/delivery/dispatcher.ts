@@ -55,8 +55,11 @@ export interface DispatcherOptions {
   random?: () => number;
   /** The tenants' send weights (1..100, `tenants.send_weight`): their shares of the slots and paces. Absent: 1 each. */
   weights?: () => ReadonlyMap<string, number>;
-  /** Broker mode: hand due messages to the broker instead of sending them. */
-  handOff?: { broker: DuePublisher; republishAfterMs: number };
+  /**
+   * Broker mode: hand due messages to the broker instead of sending them, at most `window` of the
+   * partition's in the broker at once, shared among the tenants like the send slots.
+   */
+  handOff?: { broker: DuePublisher; republishAfterMs: number; window: number };
 }
 
 /** The shortest sleep between two ticks that were not woken. */
@@ -69,6 +72,12 @@ const MIN_SLEEP_MS = 5;
  */
 const FAILED_TICK_RETRY_MS = 250;
 const FAILED_TICK_MAX_MS = 4000;
+
+/**
+ * Broker mode: while a tenant's due messages wait for room in the hand-off window, the dispatcher
+ * looks again this often (a consumer on this worker wakes it sooner: {@link Dispatcher.jobSettled}).
+ */
+const HAND_OFF_RECHECK_MS = 50;
 
 /** `sms:0`: the name of a partition in locks, the due index and metrics. */
 export const partitionName = (channel: Channel, partition: number) => `${channel}:${partition}`;
@@ -88,6 +97,10 @@ export class Dispatcher {
   private readonly heldBy = new Map<string, number>();
   /** The tenant served last: the next claim's round-robin starts after it. */
   private lastServed: string | undefined;
+  /** Broker mode: due messages wait for room in the hand-off window. */
+  private handOffHeldBack = false;
+  /** Broker mode: jobs of this partition finished on this worker since the last hand-off. */
+  private settledSinceHandOff = 0;
   private readonly lock: PartitionLock;
   private readonly leases: ClaimLeases;
   /** Present with a due index. */
@@ -291,14 +304,26 @@ export class Dispatcher {
       }
     }
     await this.rebuilds?.runIfDue(this.options.clock.now());
-    if (this.handOff) await this.handOffDue(this.handOff);
+    this.handOffHeldBack = false;
+    if (this.handOff) await this.handOffDue(this.handOff, this.options.handOff?.window ?? 1);
     else await this.sendDue();
     if (dueIndex && metrics) {
       const backlog = await dueIndex.size(this.name, this.options.clock.now());
       // The lock may have gone during the tick: a non-holder reports no backlog.
       if (this.lock.isHeld()) metrics.dueIndexBacklog.set({ partition: this.name }, backlog);
     }
-    return this.running && this.lock.isHeld() ? this.nextDueAt() : undefined;
+    if (!this.running || !this.lock.isHeld()) return undefined;
+    if (this.handOffHeldBack) return this.options.clock.now() + HAND_OFF_RECHECK_MS;
+    return this.nextDueAt();
+  }
+
+  /**
+   * Broker mode: a consumer of this worker finished a job of this partition. Once a quarter of the
+   * hand-off window has, the dispatcher hands off more at once instead of at its next look.
+   */
+  jobSettled(): void {
+    const window = this.options.handOff?.window ?? 0;
+    if (++this.settledSinceHandOff >= Math.max(1, Math.floor(window / 4)) && this.handOffHeldBack) this.wakeBy(this.options.clock.now());
   }
 
   /**
@@ -348,18 +373,35 @@ export class Dispatcher {
    * or a publish fails). Without a due index the SQL due query finds it, the sweep's rows once
    * per poll.
    */
-  private async handOffDue(handOff: HandOff): Promise<void> {
-    const { channel, partition, partitions, messages, dueIndex, clock, pollMs } = this.options;
+  private async handOffDue(handOff: HandOff, window: number): Promise<void> {
+    const { channel, partition, partitions, messages, dueIndex, clock, pollMs, concurrency } = this.options;
     while (this.running && this.lock.isHeld()) {
       const now = clock.now();
       if (dueIndex) {
-        const ids = await this.claimFromIndex(HAND_OFF_BATCH, now);
-        if (ids.length === 0) return;
+        // The window is shared as the send slots are: the stream never holds one tenant's backlog
+        // in front of another's; what does not fit waits in the due index, in the fair order.
+        const outstanding = await messages.outstandingHandOffs({ channel, partition, partitions });
+        const held = [...outstanding.values()].reduce((sum, n) => sum + n, 0);
+        const slots: SlotState = {
+          concurrency: window,
+          inFlight: outstanding,
+          weights: this.options.weights?.() ?? new Map(),
+          ...(this.lastServed === undefined ? {} : { after: this.lastServed }),
+          minFree: Math.min(Math.max(1, Math.floor(window / 4)), concurrency),
+        };
+        const ids = await this.claimFromIndex(Math.min(HAND_OFF_BATCH, maxInFlight(window) - held), now, slots);
+        if (ids.length === 0) {
+          this.handOffHeldBack = (await dueIndex.nextDueAt(this.name, now)) !== undefined;
+          return;
+        }
+        this.settledSinceHandOff = 0;
         const rows = await messages.handOff(ids, { now, republishBefore: this.republishBefore }).catch((error: unknown) => {
           // The ids have left the index but were not marked in SQL.
           this.rebuilds?.requestSoon();
           throw error;
         });
+        const last = rows.at(-1);
+        if (last) this.lastServed = last.tenantId;
         await handOff.publish(rows, now);
         continue;
       }

@@ -105,5 +105,6 @@ export function jobOf(row: HandedOff, partition: number, handedOffAt: number): D
     attempt: row.attempts,
     dueAt: row.dueAt,
     handedOffAt,
+    priority: row.priority,
   };
 }

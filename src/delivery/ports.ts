@@ -39,6 +39,7 @@ export type DeliverySettings = Pick<
   | 'webhookRetryBaseMs'
   | 'webhookRetryMaxMs'
   | 'brokerRepublishAfterMs'
+  | 'brokerHandOffWindow'
 >;
 
 /** The messages table as the dispatchers, the broker consumers and the purger use it: claims, hand-offs, lease renewal, outcomes. */
@@ -51,6 +52,7 @@ export type DeliveryMessages = Pick<
   | 'handBack'
   | 'nextHandOffAt'
   | 'listHandOffIds'
+  | 'outstandingHandOffs'
   | 'claimDue'
   | 'claimMany'
   | 'nextDueAt'
@@ -80,6 +82,7 @@ export type DeliveryMetrics = Pick<
   | 'redisErrors'
   | 'redisCommandDuration'
   | 'providerDuration'
+  | 'queueWait'
   | 'sends'
   | 'retries'
   | 'messagesPurged'

@@ -65,6 +65,7 @@ export class Metrics {
   readonly lockHeld: Gauge<'partition'>;
   readonly sends: Counter<'provider' | 'outcome'>;
   readonly providerDuration: Histogram<'provider'>;
+  readonly queueWait: Histogram<'channel' | 'lane'>;
   readonly retries: Counter<'channel'>;
   readonly messagesPurged: Counter;
   readonly webhookEvents: Counter<'type' | 'outcome'>;
@@ -235,6 +236,13 @@ export class Metrics {
       name: 'sluice_provider_request_duration_seconds',
       help: 'Time of one request to a provider (pace wait excluded), whatever its outcome, by provider (its configured name).',
       labelNames: ['provider'],
+      buckets: PROVIDER_BUCKETS,
+      registers,
+    });
+    this.queueWait = new Histogram({
+      name: 'sluice_queue_wait_seconds',
+      help: "Time from when a message was due to its attempt's request to the provider (claim, hand-off and pace wait), by channel and lane.",
+      labelNames: ['channel', 'lane'],
       buckets: PROVIDER_BUCKETS,
       registers,
     });

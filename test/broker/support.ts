@@ -137,6 +137,7 @@ export function dueJob(overrides: Partial<DueJob> = {}): DueJob {
     attempt: 1,
     dueAt: 1_764_000_000_000,
     handedOffAt: 1_764_000_000_100,
+    priority: 'transactional',
     ...overrides,
   };
 }

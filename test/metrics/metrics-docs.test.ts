@@ -35,11 +35,12 @@ describe('docs/metrics.md', () => {
   it('every metric has help text and only bounded label names', async () => {
     // Label names whose values come from fixed enums, configuration or route patterns; a new label
     // must be added here deliberately (never recipient, message id, tenant text or raw URL).
+    // `lane` is transactional or bulk.
     // `action` (with `rule`) names a stored risk rule set: configuration, bounded by the sets an
     // operator stores; an action without a set is answered 404 before anything is counted. `cap`
     // is one of the two connection caps; `realm` admin or tenant.
     const bounded = new Set(
-      'type store outcome channel rule interceptor code operation kind to mode reason level result status partition provider method route status_code collector cache action shadow cap realm what'.split(
+      'type store outcome channel rule interceptor code operation kind to mode reason level result status partition provider method route status_code collector cache action shadow cap realm what lane'.split(
         ' ',
       ),
     );

@@ -59,6 +59,7 @@ import {
   handOffCandidates,
   handOffIds,
   listHandOffIds,
+  outstandingHandOffs,
   returnHandOffs,
 } from './messages/hand-off.js';
 import { insertError, newMessageRow } from './messages/insert.js';
@@ -287,6 +288,15 @@ export class MessagesRepository {
   /** Un-marks a pending message whose job the broker no longer holds. @returns whether it was pending. */
   handBack(id: string): Promise<boolean> {
     return handBack(this.db, id);
+  }
+
+  /**
+   * Broker mode: how many messages of the partition each tenant has in the broker now (handed
+   * off, not finished): the hand-off window's slots held.
+   */
+  async outstandingHandOffs(selector: PartitionSelector): Promise<Map<string, number>> {
+    checkPartition(selector);
+    return outstandingHandOffs(this.db, selector);
   }
 
   /** {@link nextDueAt} of the messages not handed off (broker mode without a due index). */

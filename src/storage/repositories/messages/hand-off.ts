@@ -186,3 +186,14 @@ export async function listHandOffIds(
   if (selector.afterId !== undefined) query = query.where('id', '>', selector.afterId);
   return indexEntries(await query.execute());
 }
+
+/** Per tenant, the partition's messages handed off and not finished (queued, scheduled or sending). */
+export async function outstandingHandOffs(db: Kysely<Tables>, selector: PartitionSelector): Promise<Map<string, number>> {
+  const rows = await partitionQuery(db, selector)
+    .select((eb) => ['tenant_id', eb.fn.countAll<number>().as('outstanding')])
+    .where('status', 'in', [...PENDING_STATUSES, 'sending'])
+    .where('handed_off_at', 'is not', null)
+    .groupBy('tenant_id')
+    .execute();
+  return new Map(rows.map((row) => [row.tenant_id, Number(row.outstanding)]));
+}

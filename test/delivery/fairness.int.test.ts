@@ -1,0 +1,177 @@
+/**
+ * Fair delivery (docs/operations.md, "Fair delivery"), through real dispatchers and real HTTP
+ * endpoints on 127.0.0.1, on the embedded default (SQLite, SQL claim) and on PostgreSQL + Redis
+ * (the due index's tenant queues):
+ * - a tenant whose endpoint answers after 9 s holds only its share of the send slots: another
+ *   tenant's sends arrive within 1 s of when they arrive with it idle;
+ * - on a provider shared at 20 QPS, another tenant's transactional send behind a backlog of 600
+ *   (bulk or transactional) leaves within 1 s, and its 20 bulk sends all leave before the backlog
+ *   has sent 100 more;
+ * - tenants weighing 3, 2 and 1 that saturate a shared pace get 3:2:1 of its sends, within 5 %.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Delivery } from '../../src/delivery/delivery.js';
+import type { Runtime } from '../../src/main/runtime.js';
+import { startWorker } from '../../src/main/worker.js';
+import { describeWith, servers } from '../support/servers.js';
+import {
+  addWebhookProvider,
+  createPgDatabase,
+  percentile,
+  silentConsole,
+  startWebhookStub,
+  tempDir,
+  testEnv,
+  testRuntime,
+  type WebhookStub,
+  waitFor,
+  withDatabaseUrl,
+} from './delivery-support.js';
+
+const CONCURRENCY = 8;
+
+/** An endpoint that answers each request after `delayMs` (or when closed). */
+async function startSlowEndpoint(delayMs: number): Promise<{ url: string; arrived: () => number; close(): Promise<void> }> {
+  let arrived = 0;
+  const timers = new Set<NodeJS.Timeout>();
+  const server: Server = createServer((request, response) => {
+    request.resume();
+    arrived++;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"slow"}');
+    }, delayMs);
+    timers.add(timer);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    arrived: () => arrived,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function fairnessSuite(setup: () => Promise<{ env: Record<string, string>; drop(): Promise<void> }>) {
+  let runtime: Runtime;
+  let delivery: Delivery;
+  let stub: WebhookStub;
+  let drop = async () => {};
+  let cleanup = () => {};
+  beforeAll(async () => {
+    const temp = tempDir();
+    cleanup = temp.cleanup;
+    stub = await startWebhookStub();
+    const backend = await setup();
+    drop = backend.drop;
+    runtime = await testRuntime({
+      ...testEnv(temp.dir, undefined, { SLUICE_SEND_CONCURRENCY: String(CONCURRENCY), SLUICE_MAX_ATTEMPTS: '100' }),
+      ...backend.env,
+    });
+    delivery = startWorker(runtime, silentConsole());
+  });
+  afterAll(async () => {
+    await delivery?.stop();
+    await runtime?.close();
+    await stub?.close();
+    await drop();
+    cleanup();
+  });
+
+  const tenant = async (name: string) =>
+    runtime.http.tenants.createTenant(`${name}-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`);
+  /** Milliseconds from accept to arrival of each of `count` sends of `key`'s tenant. */
+  const latencies = async (key: string, count: number, label: string): Promise<number[]> => {
+    const acceptedAt = new Map<string, number>();
+    for (let i = 0; i < count; i++) {
+      const result = await runtime.http.messages.send(key, { channel: 'webhook', to: `${label}-${i}`, body: `hello ${i}` });
+      acceptedAt.set(result.id, Date.now());
+    }
+    expect(await waitFor(() => [...acceptedAt.keys()].every((id) => stub.arrivals.has(id)), 30_000)).toBe(true);
+    return [...acceptedAt].map(([id, at]) => stub.arrivals.get(id)![0]! - at).sort((a, b) => a - b);
+  };
+
+  it("a tenant whose endpoint answers after 9 s does not delay another tenant's sends", async () => {
+    const slow = await startSlowEndpoint(9000);
+    try {
+      const good = await tenant('good');
+      await addWebhookProvider(runtime, good.id, `${stub.url}/good`, { name: `good-${good.id}` });
+      const alone = await latencies(good.apiKey, 10, 'alone');
+
+      const hostile = await tenant('slow');
+      await addWebhookProvider(runtime, hostile.id, `${slow.url}/slow`, { name: `slow-${hostile.id}` });
+      await runtime.http.messages.sendBatch(
+        hostile.apiKey,
+        Array.from({ length: 200 }, (_, i) => ({ channel: 'webhook', to: `slow-${i}`, body: `slow ${i}` })),
+      );
+      // Every slot of the pool is held by the slow endpoint's requests.
+      expect(await waitFor(() => slow.arrived() >= CONCURRENCY, 10_000)).toBe(true);
+      const beside = await latencies(good.apiKey, 10, 'beside');
+      expect(percentile(beside, 99)).toBeLessThan(percentile(alone, 99) + 1000);
+    } finally {
+      await slow.close();
+    }
+  }, 60_000);
+
+  for (const lane of ['bulk', 'transactional'] as const) {
+    it(`on a provider shared at 20 QPS, another tenant's sends are not behind a backlog of 600 ${lane}`, async () => {
+      const [a, b] = [await tenant('a'), await tenant('b')];
+      const path = `/shared-${lane}`;
+      await addWebhookProvider(runtime, '*', `${stub.url}${path}`, { name: `shared-${lane}-${Date.now()}`, qps: 20 });
+      const backlog = (
+        await runtime.http.messages.sendBatch(
+          a.apiKey,
+          Array.from({ length: 600 }, (_, i) => ({ channel: 'webhook', to: `a-${i}`, body: `a ${i}`, priority: lane })),
+        )
+      ).map((result) => result.id!);
+      const sentOfA = () => backlog.filter((id) => stub.arrivals.has(id)).length;
+      expect(await waitFor(() => sentOfA() >= 20, 10_000)).toBe(true);
+
+      const acceptedAt = Date.now();
+      const urgent = await runtime.http.messages.send(b.apiKey, { channel: 'webhook', to: 'b-otp', body: 'code 1234' });
+      expect(await waitFor(() => stub.arrivals.has(urgent.id), 10_000)).toBe(true);
+      expect(stub.arrivals.get(urgent.id)![0]! - acceptedAt).toBeLessThan(1000);
+
+      // Bulk behind bulk: B's 20 leave before A has sent 100 more (behind A's transactional ones they wait: lanes first).
+      if (lane === 'bulk') {
+        const before = sentOfA();
+        const bulk = (
+          await runtime.http.messages.sendBatch(
+            b.apiKey,
+            Array.from({ length: 20 }, (_, i) => ({ channel: 'webhook', to: `b-${i}`, body: `b ${i}`, priority: 'bulk' as const })),
+          )
+        ).map((result) => result.id!);
+        expect(await waitFor(() => bulk.every((id) => stub.arrivals.has(id)), 20_000)).toBe(true);
+        expect(sentOfA() - before).toBeLessThan(100);
+      }
+      // The rest of the backlog waits: a suspended tenant's messages are claimed by no one.
+      await runtime.http.tenants.updateTenant(a.id, { status: 'suspended' });
+    }, 90_000);
+  }
+}
+
+describe('fair delivery, embedded (SQLite, SQL claim)', () => {
+  fairnessSuite(async () => ({ env: {}, drop: async () => {} }));
+});
+
+describeWith(
+  servers.pgUrl && servers.redisUrl,
+  'SLUICE_TEST_PG_URL and SLUICE_TEST_REDIS_URL',
+  'fair delivery, PostgreSQL + Redis (due index tenant queues)',
+  () => {
+    fairnessSuite(async () => {
+      const database = await createPgDatabase(servers.pgUrl as string);
+      const prefix = `fair-${process.pid}-${Date.now()}:`;
+      return {
+        env: { ...withDatabaseUrl({}, database.url), SLUICE_REDIS_URL: servers.redisUrl as string, SLUICE_REDIS_KEY_PREFIX: prefix },
+        drop: database.drop,
+      };
+    });
+  },
+);

@@ -2,8 +2,9 @@
  * Fair delivery (docs/operations.md, "Fair delivery"), through real dispatchers and real HTTP
  * endpoints on 127.0.0.1, on the embedded default (SQLite, SQL claim) and on PostgreSQL + Redis
  * (the due index's tenant queues):
- * - a tenant whose endpoint answers after 9 s holds only its share of the send slots: another
- *   tenant's sends arrive within 1 s of when they arrive with it idle;
+ * - a tenant whose endpoint answers after 9 s, or whose endpoint's DNS never answers (a real DNS
+ *   server on 127.0.0.1 that swallows its queries), holds only its share of the send slots:
+ *   another tenant's sends arrive within 1 s of when they arrive with it idle;
  * - on a provider shared at 20 QPS, another tenant's transactional send behind a backlog of 600
  *   (bulk or transactional) leaves within 1 s, and its 20 bulk sends all leave before the backlog
  *   has sent 100 more;
@@ -15,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery } from '../../src/delivery/delivery.js';
 import type { Runtime } from '../../src/main/runtime.js';
 import { startWorker } from '../../src/main/worker.js';
+import { type DnsServer, startDnsServer } from '../support/dns-server.js';
 import { describeWith, servers } from '../support/servers.js';
 import {
   addWebhookProvider,
@@ -62,24 +64,37 @@ function fairnessSuite(setup: () => Promise<{ env: Record<string, string>; drop(
   let runtime: Runtime;
   let delivery: Delivery;
   let stub: WebhookStub;
+  let dns: DnsServer;
   let drop = async () => {};
   let cleanup = () => {};
   beforeAll(async () => {
     const temp = tempDir();
     cleanup = temp.cleanup;
     stub = await startWebhookStub();
+    dns = await startDnsServer();
+    dns.hangs = (name) => name.endsWith('.silent.test');
+    dns.records.set('vendor.good.test', { v4: ['127.0.0.1'] });
     const backend = await setup();
     drop = backend.drop;
     runtime = await testRuntime({
-      ...testEnv(temp.dir, undefined, { SLUICE_SEND_CONCURRENCY: String(CONCURRENCY), SLUICE_MAX_ATTEMPTS: '100' }),
+      ...testEnv(temp.dir, undefined, {
+        SLUICE_SEND_CONCURRENCY: String(CONCURRENCY),
+        SLUICE_MAX_ATTEMPTS: '100',
+        SLUICE_DNS_SERVERS: dns.address,
+        SLUICE_DNS_TIMEOUT_MS: '30000',
+        SLUICE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      }),
       ...backend.env,
     });
     delivery = startWorker(runtime, silentConsole());
   });
   afterAll(async () => {
+    // The silent lookups in flight give up at once, so the worker stops now.
+    runtime?.resolver.close();
     await delivery?.stop();
     await runtime?.close();
     await stub?.close();
+    await dns?.close();
     await drop();
     cleanup();
   });
@@ -114,9 +129,43 @@ function fairnessSuite(setup: () => Promise<{ env: Record<string, string>; drop(
       expect(await waitFor(() => slow.arrived() >= CONCURRENCY, 10_000)).toBe(true);
       const beside = await latencies(good.apiKey, 10, 'beside');
       expect(percentile(beside, 99)).toBeLessThan(percentile(alone, 99) + 1000);
+      await runtime.http.tenants.updateTenant(hostile.id, { status: 'suspended' });
     } finally {
       await slow.close();
     }
+  }, 60_000);
+
+  it("a tenant whose endpoint's DNS never answers does not delay another tenant's sends", async () => {
+    const good = await tenant('good-dns');
+    const port = new URL(stub.url).port;
+    await addWebhookProvider(runtime, good.id, `http://vendor.good.test:${port}/good-dns`, { name: `good-dns-${good.id}` });
+    const alone = await latencies(good.apiKey, 20, 'dns-alone');
+
+    const hostile = await tenant('silent');
+    await addWebhookProvider(runtime, hostile.id, `http://vendor.silent.test:${port}/silent`, { name: `silent-${hostile.id}` });
+    const held = (
+      await runtime.http.messages.sendBatch(
+        hostile.apiKey,
+        Array.from({ length: 300 }, (_, i) => ({ channel: 'webhook', to: `silent-${i}`, body: `silent ${i}` })),
+      )
+    ).map((result) => result.id!);
+    // Sends wait for the silent name in slots (all of them when the tenant is alone; its share beside the other tests' tenants).
+    const sending = async () =>
+      Number(
+        (
+          await runtime.database.db
+            .selectFrom('messages')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('tenant_id', '=', hostile.id)
+            .where('status', '=', 'sending')
+            .executeTakeFirst()
+        )?.n ?? 0,
+      );
+    expect(await waitFor(async () => (await sending()) >= CONCURRENCY / 4, 10_000)).toBe(true);
+    const beside = await latencies(good.apiKey, 20, 'dns-beside');
+    expect(percentile(beside, 99)).toBeLessThan(percentile(alone, 99) + 1000);
+    expect(held.some((id) => stub.arrivals.has(id))).toBe(false);
+    await runtime.http.tenants.updateTenant(hostile.id, { status: 'suspended' });
   }, 60_000);
 
   for (const lane of ['bulk', 'transactional'] as const) {

@@ -7,6 +7,7 @@
  * its bus (`bus-publisher.ts`).
  */
 import { CHANNELS } from '../core/channels.js';
+import { maxInFlight } from '../core/fair-share.js';
 import type { Message } from '../storage/repositories/messages.js';
 import { BrokerConsumer } from './broker-consumer.js';
 import { BusPublisher } from './bus-publisher.js';
@@ -53,7 +54,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         retryBaseMs: settings.retryBaseMs,
         retryMaxMs: settings.retryMaxMs,
         ...(roster ? { share: roster } : {}),
-        ...(broker ? { handOff: { broker, republishAfterMs: settings.brokerRepublishAfterMs, window: settings.brokerHandOffWindow } } : {}),
+        ...(broker ? { handOff: { broker, republishAfterMs: settings.brokerRepublishAfterMs, window: settings.sendConcurrency } } : {}),
       });
       dispatchers.push(dispatcher);
       byPartition.set(dispatcher.name, dispatcher);
@@ -79,7 +80,9 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
             logger: deps.logger,
             metrics: deps.metrics,
             leaseMs: settings.leaseMs,
-            concurrency: settings.sendConcurrency,
+            // Every job a partition has in the broker (its hand-off window, shares included) can be
+            // pulled at once: the stream queues no tenant's jobs behind another's held in slots.
+            concurrency: maxInFlight(settings.sendConcurrency),
             retryBaseMs: settings.retryBaseMs,
             retryMaxMs: settings.retryMaxMs,
             requeue,

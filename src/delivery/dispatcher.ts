@@ -56,8 +56,9 @@ export interface DispatcherOptions {
   /** The tenants' send weights (1..100, `tenants.send_weight`): their shares of the slots and paces. Absent: 1 each. */
   weights?: () => ReadonlyMap<string, number>;
   /**
-   * Broker mode: hand due messages to the broker instead of sending them, at most `window` of the
-   * partition's in the broker at once, shared among the tenants like the send slots.
+   * Broker mode: hand due messages to the broker instead of sending them, `window` of the
+   * partition's in the broker at once (SLUICE_SEND_CONCURRENCY), shared among the tenants as the
+   * send slots are (up to twice the window with tenants below their shares).
    */
   handOff?: { broker: DuePublisher; republishAfterMs: number; window: number };
 }

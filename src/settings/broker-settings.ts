@@ -76,14 +76,6 @@ export const BROKER_SETTINGS = {
     description:
       'A due message handed to the broker and still unfinished after this long is published again (the sweep, at each due index rebuild): it covers a job the broker lost without its stream being recreated. A message waiting in a backlog longer than this is published twice; the second job finds it sent and is dropped.',
   }),
-  brokerHandOffWindow: spec({
-    env: 'SLUICE_BROKER_HANDOFF_WINDOW',
-    kind: 'int',
-    default: 64,
-    range: [1, 100_000],
-    description:
-      "Jobs of one partition in the broker at once (handed off, not finished), shared among the tenants like the send slots (each tenant's share by weight; a tenant alone may use the whole window). The rest wait in the due index, where the fair order applies, so the stream never holds one tenant's backlog in front of another's. Larger: more throughput per partition; smaller: a newcomer waits behind fewer jobs.",
-  }),
   brokerEventsMaxAgeHours: spec({
     env: 'SLUICE_BROKER_EVENTS_MAX_AGE_HOURS',
     kind: 'int',

@@ -1,7 +1,7 @@
 /**
  * Fair delivery (docs/operations.md, "Fair delivery"), through real dispatchers and real HTTP
- * endpoints on 127.0.0.1, on the embedded default (SQLite, SQL claim) and on PostgreSQL + Redis
- * (the due index's tenant queues):
+ * endpoints on 127.0.0.1, on the embedded default (SQLite, SQL claim), on PostgreSQL + Redis
+ * (the due index's tenant queues) and in broker mode (PostgreSQL + Redis + NATS JetStream):
  * - a tenant whose endpoint answers after 9 s, or whose endpoint's DNS never answers (a real DNS
  *   server on 127.0.0.1 that swallows its queries), holds only its share of the send slots:
  *   another tenant's sends arrive within 1 s of when they arrive with it idle;
@@ -16,8 +16,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery } from '../../src/delivery/delivery.js';
 import type { Runtime } from '../../src/main/runtime.js';
 import { startWorker } from '../../src/main/worker.js';
+import { uniquePrefix } from '../broker/support.js';
 import { type DnsServer, startDnsServer } from '../support/dns-server.js';
 import { describeWith, servers } from '../support/servers.js';
+import { dropStreams } from './broker-support.js';
 import {
   addWebhookProvider,
   createPgDatabase,
@@ -220,6 +222,31 @@ describeWith(
       return {
         env: { ...withDatabaseUrl({}, database.url), SLUICE_REDIS_URL: servers.redisUrl as string, SLUICE_REDIS_KEY_PREFIX: prefix },
         drop: database.drop,
+      };
+    });
+  },
+);
+
+describeWith(
+  servers.pgUrl && servers.redisUrl && servers.natsUrl,
+  'SLUICE_TEST_PG_URL, SLUICE_TEST_REDIS_URL and SLUICE_TEST_NATS_URL',
+  'fair delivery, broker mode (PostgreSQL + Redis + JetStream)',
+  () => {
+    fairnessSuite(async () => {
+      const database = await createPgDatabase(servers.pgUrl as string);
+      const prefix = uniquePrefix();
+      return {
+        env: {
+          ...withDatabaseUrl({}, database.url),
+          SLUICE_REDIS_URL: servers.redisUrl as string,
+          SLUICE_REDIS_KEY_PREFIX: `${prefix}:`,
+          SLUICE_BROKER_URL: servers.natsUrl as string,
+          SLUICE_BROKER_PREFIX: prefix,
+        },
+        drop: async () => {
+          await dropStreams(servers.natsUrl as string, prefix).catch(() => undefined);
+          await database.drop();
+        },
       };
     });
   },

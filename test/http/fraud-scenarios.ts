@@ -5,7 +5,7 @@
  * isolation, the country list and the safe list.
  */
 import { expect } from 'vitest';
-import { expectError, sms, type TestApp } from './support.js';
+import { expectError, handOver, sms, type TestApp } from './support.js';
 
 const pad3 = (n: number) => String(n).padStart(3, '0');
 /** Sequential numbers in one UK mobile range: what a pumping bot asks codes for. */
@@ -50,6 +50,7 @@ export async function runAttack(t: TestApp, apiKey: string, advanceMs = 0) {
     } else refusals.push(expectError(attack, 429, 'FRAUD_SUSPECTED'));
     const ordinary = await t.send(apiKey, sms(ordinaryNumber(i)));
     expect(ordinary.statusCode, ordinary.body).toBe(202);
+    await handOver(t, ordinary.json().id);
     expect((await confirm(t, apiKey, ordinary.json().id)).statusCode).toBe(200);
     t.clock.advance(advanceMs);
   }
@@ -189,11 +190,17 @@ export async function batchIsJudgedPerMessage(t: TestApp): Promise<void> {
   ]);
 }
 
-/** Feedback: the message's own tenant only (404 for another), once (a repeat answers the first time), batch messages too. */
+/**
+ * Feedback: only for a message handed to a provider (409 with its status otherwise), the message's
+ * own tenant only (404 for another), once (a repeat answers the first time), batch messages too.
+ */
 export async function feedbackIsIsolated(t: TestApp): Promise<void> {
   const owner = await t.createTenant();
   const stranger = await t.createTenant();
   const id = (await t.send(owner.apiKey, sms(ordinaryNumber(1)))).json().id as string;
+  expect(expectError(await confirm(t, owner.apiKey, id), 409, 'CONFLICT')).toMatchObject({ status: 'queued' });
+  expectError(await confirm(t, stranger.apiKey, id), 404, 'NOT_FOUND');
+  await handOver(t, id);
   expectError(await confirm(t, stranger.apiKey, id), 404, 'NOT_FOUND');
   expect((await t.call(owner.apiKey, 'GET', `/v1/messages/${id}`)).json().confirmedAt).toBeUndefined();
   const first = await confirm(t, owner.apiKey, id);
@@ -204,7 +211,41 @@ export async function feedbackIsIsolated(t: TestApp): Promise<void> {
   expectError(await confirm(t, stranger.apiKey, id), 404, 'NOT_FOUND');
   expect((await t.call(owner.apiKey, 'GET', `/v1/messages/${id}`)).json().confirmedAt).toBe(first.json().confirmedAt);
   const batch = await t.call(owner.apiKey, 'POST', '/v1/messages/batch', { messages: [sms(ordinaryNumber(2)), sms(ordinaryNumber(3))] });
-  for (const result of batch.json().results as { id: string }[]) expect((await confirm(t, owner.apiKey, result.id)).statusCode).toBe(200);
+  for (const result of batch.json().results as { id: string }[]) {
+    await handOver(t, result.id);
+    expect((await confirm(t, owner.apiKey, result.id)).statusCode).toBe(200);
+  }
+}
+
+/**
+ * The attack on the conversion rule (issue 33): ten rounds of four SMS scheduled for tomorrow,
+ * each confirmed and then canceled, must leave no conversion behind. The confirmations are 409
+ * (never handed to a provider), the cancels give the sends back, and of 100 real unconfirmed
+ * sends exactly `minSends` pass.
+ */
+export async function canceledConfirmationsDoNotCount(t: TestApp): Promise<void> {
+  const tenant = await t.createTenant();
+  await setPolicy(t, tenant.id, { mode: 'enforce', conversion: { windowSeconds: 3600, minSends: 5, minRate: 0.5, by: 'country' } });
+  const tomorrow = t.clock.now() + 86_400_000;
+  for (let round = 0; round < 10; round++) {
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const scheduled = await t.send(tenant.apiKey, sms(attackNumber(round * 4 + i), { sendAt: tomorrow }));
+      expect(scheduled.statusCode, scheduled.body).toBe(202);
+      ids.push(scheduled.json().id);
+    }
+    for (const id of ids) expect(expectError(await confirm(t, tenant.apiKey, id), 409, 'CONFLICT')).toMatchObject({ status: 'scheduled' });
+    for (const id of ids) expect((await t.call(tenant.apiKey, 'DELETE', `/v1/messages/${id}`)).statusCode).toBe(200);
+    // A canceled message is not confirmed afterwards either.
+    expect(expectError(await confirm(t, tenant.apiKey, ids[0]!), 409, 'CONFLICT')).toMatchObject({ status: 'canceled' });
+  }
+  let accepted = 0;
+  for (let i = 0; i < 100; i++) {
+    const answer = await t.send(tenant.apiKey, sms(attackNumber(100 + i)));
+    if (answer.statusCode === 202) accepted++;
+    else expect(expectError(answer, 429, 'FRAUD_SUSPECTED')).toMatchObject({ rule: 'conversion' });
+  }
+  expect(accepted).toBe(5);
 }
 
 /** Countries: an allow list and a block list; the safe list skips velocity, never the country list. */

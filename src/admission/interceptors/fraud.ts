@@ -289,12 +289,15 @@ export interface FraudMessage {
   channel: Channel;
   recipient: string;
   createdAt: number;
+  /** When its tenant confirmed it (feedback); null or absent: not confirmed. */
+  confirmedAt?: number | null;
 }
 
 /**
- * Gives a canceled message's velocity and conversion sends back (undo by its id, with the tenant's
- * current policy: a no-op where it was not counted). Its spend goes back with the cancel's own
- * statement (`SmsSpendRepository.refund`).
+ * Gives a canceled message's velocity and conversion sends back, and its confirmation with its
+ * send: a confirmation without the send it belongs to would raise its key's rate for sends that
+ * nobody confirms (undo by its id, with the tenant's current policy: a no-op where it was not
+ * counted). Its spend goes back with the cancel's own statement (`SmsSpendRepository.refund`).
  */
 export async function releaseFraudCounts(deps: Pick<FraudDeps, 'policies' | 'limiter'>, message: FraudMessage): Promise<void> {
   if (message.channel !== 'sms') return;
@@ -303,15 +306,17 @@ export async function releaseFraudCounts(deps: Pick<FraudDeps, 'policies' | 'lim
   const policy = compileFraudPolicy(stored);
   const phone = normalizePhone(message.recipient, undefined);
   if (!phone.ok || isSafe(policy, phone.key)) return;
-  const undo = (subject: string, rules: Rule[]) => deps.limiter.undo({ subject, rules, requestId: message.id, at: message.createdAt });
+  const undo = (subject: string, rules: Rule[], at = message.createdAt) => deps.limiter.undo({ subject, rules, requestId: message.id, at });
+  const conversion = policy.conversion;
+  const key = conversion && conversionKey(policy, phone.key, phone.region);
   await Promise.all([
     ...policy.prefixGroups.map((group) => undo(fraudPrefixSubject(message.tenantId, prefixOf(phone.key, group.digits)), group.rules)),
-    ...(policy.conversion
+    ...(conversion && key !== undefined
       ? [
-          undo(
-            fraudConversionSubject(message.tenantId, conversionKey(policy, phone.key, phone.region), 'sent'),
-            policy.conversion.baseRules,
-          ),
+          undo(fraudConversionSubject(message.tenantId, key, 'sent'), conversion.baseRules),
+          message.confirmedAt == null
+            ? undefined
+            : undo(fraudConversionSubject(message.tenantId, key, 'confirmed'), conversion.countRules, message.confirmedAt),
         ]
       : []),
   ]);

@@ -141,5 +141,10 @@ export type RiskDecisionView = Static<typeof RiskDecisionView>;
 export const RiskEventRecorded = Type.Object({
   recorded: Type.Boolean(),
   duplicate: Type.Optional(Type.Boolean({ description: 'a repeat of the requestId: nothing recorded' })),
+  skipped: Type.Optional(
+    Type.Array(Type.String(), {
+      description: "The set's last-n, distinct and seen rules the event could not feed: it lacks a dimension of their key or `of`",
+    }),
+  ),
   degraded: Type.Optional(Type.Boolean()),
 });

@@ -38,7 +38,7 @@ for (const [net, prefix] of [
   INTERNAL_V6.addSubnet(net, prefix, 'ipv6');
 
 /** The 16 bytes of an IPv6 literal (`::`, an IPv4 tail and a zone id allowed); undefined if it is none. */
-function ipv6Bytes(text: string): Uint8Array | undefined {
+export function ipv6Bytes(text: string): Uint8Array | undefined {
   const address = text.replace(/%.*$/, '');
   if (isIP(address) !== 6) return undefined;
   const halves = address.split('::');
@@ -69,8 +69,8 @@ const isMapped = (bytes: Uint8Array) => zeros(bytes, 0, 10) && word(bytes, 10) =
 /** 64:ff9b::a.b.c.d, NAT64's well-known prefix */
 const isNat64 = (bytes: Uint8Array) => word(bytes, 0) === 0x64 && word(bytes, 2) === 0xff9b && zeros(bytes, 4, 12);
 
-/** The IPv4 addresses an IPv6 address carries (none for most). */
-function embeddedIpv4(bytes: Uint8Array): string[] {
+/** The IPv4 addresses an IPv6 address carries (none for most; Teredo's server, then its client). */
+export function embeddedIpv4(bytes: Uint8Array): string[] {
   // ::a.b.c.d (compatible), ::ffff:0:a.b.c.d (translated)
   if (isMapped(bytes) || isNat64(bytes) || (zeros(bytes, 0, 10) && word(bytes, 10) === 0)) return [v4(bytes, 12)];
   if (zeros(bytes, 0, 8) && word(bytes, 8) === 0xffff && word(bytes, 10) === 0) return [v4(bytes, 12)];

@@ -5,7 +5,7 @@
  * address whose log is full is answered before its credential is checked, from a list kept in
  * process, so a request costs no store call unless its credential was wrong.
  */
-import { isIPv6 } from 'node:net';
+import { embeddedIpv4, ipv6Bytes } from '../core/internal-addresses.js';
 import { type Clock, Limiter, MemoryStore, type Rule } from '../limiter/index.js';
 import type { AuthFailureLimit } from './deps.js';
 
@@ -26,28 +26,20 @@ export interface AddressFailureLimitOptions {
 }
 
 /**
- * The key an address is counted under: an IPv4 address (also written IPv4-mapped) as it is, an
- * IPv6 address by its /64, which one subscriber or host holds whole.
+ * The key an address is counted under: an IPv4 address as it is, also in any of its IPv6 forms
+ * (mapped `::ffff:198.51.100.7` and `::ffff:c633:6407` however spelt, compatible, translated,
+ * NAT64, 6to4, Teredo's client: {@link embeddedIpv4}), which would otherwise put every IPv4 host
+ * in one /64 or give one host a /64 per spelling; an IPv6 address by its /64, which one
+ * subscriber or host holds whole.
  */
 export function addressKey(address: string): string {
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  if (mapped) return mapped[1]!;
-  const bare = address.split('%')[0]!;
-  if (!isIPv6(bare)) return address;
-  const [head = '', tail] = bare.split('::');
-  const groups = (text: string | undefined) =>
-    (text ?? '')
-      .split(':')
-      .filter((group) => group !== '')
-      // An embedded IPv4 tail (`::1.2.3.4`) is two groups.
-      .flatMap((group) => (group.includes('.') ? ['0', '0'] : [group]));
-  const front = groups(head);
-  const back = groups(tail);
-  const full = tail === undefined ? front : [...front, ...Array<string>(8 - front.length - back.length).fill('0'), ...back];
-  return `${full
-    .slice(0, 4)
-    .map((group) => Number.parseInt(group, 16).toString(16))
-    .join(':')}::/64`;
+  const bytes = ipv6Bytes(address);
+  if (!bytes) return address;
+  const carried = embeddedIpv4(bytes).at(-1);
+  // `::` and `::1` read as 0.0.0.0 and 0.0.0.1: no IPv4 host sends from 0.0.0.0/8.
+  if (carried !== undefined && !carried.startsWith('0.')) return carried;
+  const groups = [0, 2, 4, 6].map((at) => ((bytes[at]! << 8) | bytes[at + 1]!).toString(16));
+  return `${groups.join(':')}::/64`;
 }
 
 export class AddressFailureLimit implements AuthFailureLimit {

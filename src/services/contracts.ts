@@ -115,13 +115,15 @@ export interface RiskEventService {
     input: { action: string; dimensions: Record<string, string>; requestId?: string; record: boolean },
   ): Promise<RiskDecisionView>;
   /**
-   * Records an outcome (last-n) and the event's values (distinct, seen) without a decision; a
-   * repeated `requestId` within the set's longest window (a day without one) records nothing (`duplicate`).
+   * Records an outcome (last-n) and the event's values (distinct, seen) without a decision, in
+   * each such rule whose dimensions the event carries; the others are named in `skipped`, and an
+   * event that feeds none is INVALID_REQUEST. A repeated `requestId` within the set's longest
+   * window (a day without one) records nothing (`duplicate`).
    */
   recordEvent(
     tenantId: string,
     input: { action: string; dimensions: Record<string, string>; outcome: string; requestId?: string },
-  ): Promise<{ degraded?: boolean; duplicate?: boolean }>;
+  ): Promise<{ degraded?: boolean; duplicate?: boolean; skipped?: string[] }>;
 }
 
 export interface NewProviderInput {

@@ -130,7 +130,13 @@ export class AdmittingMessageService implements MessageService {
   async feedback(tenantId: string, id: string, outcome: 'confirmed'): Promise<FeedbackView | undefined> {
     const found = await this.messages.confirm(tenantId, id, this.clock.now()).catch(unavailableUnlessSluiceError);
     if (!found) return undefined;
-    if (found.confirmed) await this.confirmed?.(found.message);
+    const { message } = found;
+    if (message.confirmedAt === null) {
+      throw new SluiceError('CONFLICT', `the message is ${message.status}: only a message handed to a provider can be confirmed`, {
+        details: { status: message.status },
+      });
+    }
+    if (found.confirmed) await this.confirmed?.(message);
     return { id, outcome, confirmedAt: iso(found.message.confirmedAt)! };
   }
 }

@@ -72,12 +72,16 @@ export class EngineRiskEventService implements RiskEventService {
   async recordEvent(
     tenantId: string,
     input: { action: string; dimensions: Record<string, string>; outcome: string; requestId?: string },
-  ): Promise<{ degraded?: boolean; duplicate?: boolean }> {
+  ): Promise<{ degraded?: boolean; duplicate?: boolean; skipped?: string[] }> {
     const rules = await this.admit(tenantId, input.action);
     const result = await this.deps.engine
       .record(riskScope(tenantId, input.action), rules, input.dimensions, input.outcome, undefined, input.requestId)
       .catch((error) => unavailableUnlessSluiceError(asInvalidRequest(error)));
-    return { ...(result.degraded ? { degraded: true } : {}), ...(result.duplicate ? { duplicate: true } : {}) };
+    return {
+      ...(result.degraded ? { degraded: true } : {}),
+      ...(result.duplicate ? { duplicate: true } : {}),
+      ...(result.skipped ? { skipped: result.skipped } : {}),
+    };
   }
 
   /** Tenant status, its QPS, then the action's rules (NOT_FOUND without a set). */

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceClient } from '../../src/client/index.js';
-import { ADMIN_TOKEN, phone, startApp, type TestApp } from '../http/support.js';
+import { ADMIN_TOKEN, handOver, phone, startApp, type TestApp } from '../http/support.js';
 
 let t: TestApp;
 let baseUrl: string;
@@ -175,6 +175,12 @@ describe('SluiceClient', () => {
     const refused = await client.send({ channel: 'sms', to: '+447400123002', body: 'code 2' });
     expect(refused).toMatchObject({ ok: false, status: 429, error: { code: 'FRAUD_SUSPECTED', rule: 'prefix' } });
     if (!first.ok) return;
+    expect(await client.sendFeedback(first.value.id)).toMatchObject({
+      ok: false,
+      status: 409,
+      error: { code: 'CONFLICT', status: 'queued' },
+    });
+    await handOver(t, first.value.id);
     const confirmed = await client.sendFeedback(first.value.id);
     expect(confirmed).toMatchObject({ ok: true, status: 200, value: { id: first.value.id, outcome: 'confirmed' } });
     expect(await client.sendFeedback(first.value.id)).toEqual(confirmed);

@@ -78,6 +78,38 @@ describe('wrong credentials per client address', () => {
     expect(addressKey('192.0.2.1')).toBe('192.0.2.1');
   });
 
+  it('counts every IPv6 spelling of an IPv4 address as that address, and distinct hosts apart', () => {
+    const spellings = [
+      '::ffff:198.51.100.7',
+      '::FFFF:198.51.100.7',
+      '::ffff:c633:6407',
+      '::FFFF:C633:6407',
+      '::ffff:C633:6407%eth0',
+      '0:0:0:0:0:ffff:c633:6407',
+      '0000:0000:0000:0000:0000:ffff:c633:6407',
+      '0:0:0:0:0:FFFF:198.51.100.7',
+      '0::ffff:c633:6407',
+      '::0:ffff:c633:6407',
+      '::ffff:0:c633:6407',
+      '::ffff:0:198.51.100.7',
+      '0:0:0:0:ffff:0:c633:6407',
+      '::198.51.100.7',
+      '::c633:6407',
+      '64:ff9b::c633:6407',
+      '64:ff9b::198.51.100.7',
+      '2002:c633:6407::1',
+      '2002:c633:6407:abcd:1:2:3:4',
+      // Teredo: the client's address inverted in the last 32 bits.
+      '2001:0:4136:e378:8000:63bf:39cc:9bf8',
+    ];
+    for (const spelling of spellings) expect(addressKey(spelling), spelling).toBe('198.51.100.7');
+    const hosts = ['::ffff:c633:6408', '::ffff:c633:6507', '::ffff:c733:6407', '::ffff:0:c633:640a', '2002:c633:640b::1', '198.51.100.9'];
+    expect(new Set([...hosts.map(addressKey), addressKey('::ffff:c633:6407')]).size).toBe(hosts.length + 1);
+    // Neither loopback nor the unspecified address is an IPv4 host.
+    expect(addressKey('::')).toBe('0:0:0:0::/64');
+    expect(addressKey('::1')).toBe('0:0:0:0::/64');
+  });
+
   it('holds a bounded number of addresses, whatever a client with many addresses does', async () => {
     const clock = new ManualClock(0);
     const limit = new AddressFailureLimit({ limit: 1, windowMs: WINDOW_MS, clock, maxAddresses: 100 });
@@ -111,6 +143,26 @@ describe('behind a proxy', () => {
       }
     } finally {
       await shared.close();
+      await trusting.close();
+    }
+  });
+
+  it('with SLUICE_TRUST_PROXY, IPv4 hosts forwarded in hex IPv6 forms each count apart, and one host in every spelling counts as one', async () => {
+    const trusting = await startApp({ SLUICE_AUTH_FAILURE_LIMIT: '30', SLUICE_TRUST_PROXY: '127.0.0.1' });
+    try {
+      const call = (token: string, client: string) =>
+        trusting.app.inject({
+          method: 'GET',
+          url: '/v1/admin/tenants',
+          remoteAddress: '127.0.0.1',
+          headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': client },
+        });
+      const spellings = ['::ffff:c633:6407', '::ffff:198.51.100.7', '0:0:0:0:0:FFFF:C633:6407', '::ffff:0:c633:6407', '198.51.100.7'];
+      for (let i = 0; i < 30; i++) expect((await call('wrong', spellings[i % spellings.length]!)).statusCode).toBe(401);
+      for (const spelling of spellings) expectError(await call(ADMIN_TOKEN, spelling), 429, 'AUTH_THROTTLED');
+      for (const other of ['::ffff:c633:6408', '::ffff:cb00:7109', '::ffff:0:c633:6408', '198.51.100.8'])
+        expect((await call(ADMIN_TOKEN, other)).statusCode, other).toBe(200);
+    } finally {
       await trusting.close();
     }
   });

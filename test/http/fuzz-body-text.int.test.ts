@@ -12,7 +12,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { backends } from '../support/databases.js';
 import { describeWith } from '../support/servers.js';
-import { ADMIN_TOKEN, startApp, type TestApp } from './support.js';
+import { ADMIN_TOKEN, handOver, startApp, type TestApp } from './support.js';
 
 type Schema = Record<string, unknown> & {
   type?: string | string[];
@@ -181,6 +181,8 @@ for (const backend of backends) {
         payload: { channel: 'webhook', to: 'feedback-1', body: 'code 1234' },
       });
       expect(sent.statusCode, sent.body).toBe(202);
+      // Feedback takes only a message handed to a provider.
+      await handOver(t, sent.json().id);
       ids = {
         tenant: tenant.id,
         apiKey: tenant.apiKey,

@@ -323,12 +323,14 @@ describe('statuses', () => {
     await tenantCall(apiKey, 'DELETE', '/v1/messages/unknown');
     await tenantCall(apiKey, 'DELETE', `/v1/messages/${'x'.repeat(65)}`);
     await t.runtime.repositories.messages.drain();
-    await t.runtime.repositories.messages.claim(accepted, { now: t.clock.now(), leaseMs: 5000 });
+    const claimed = await t.runtime.repositories.messages.claim(accepted, { now: t.clock.now(), leaseMs: 5000 });
     await tenantCall(apiKey, 'DELETE', `/v1/messages/${accepted}`);
     const [event] = (await admin('GET', `${hooks}/${webhookId}/events?status=pending`)).json().events as { id: string }[];
     await admin('POST', `${hooks}/${webhookId}/events/${event!.id}/replay`);
 
     // SMS pumping protection.
+    await tenantCall(apiKey, 'POST', `/v1/messages/${accepted}/feedback`, { outcome: 'confirmed' });
+    await t.runtime.repositories.messages.markSent(accepted, { attempt: claimed!.attempts, now: t.clock.now() });
     await tenantCall(apiKey, 'POST', `/v1/messages/${accepted}/feedback`, { outcome: 'confirmed' });
     await tenantCall(apiKey, 'POST', '/v1/messages/unknown/feedback', { outcome: 'confirmed' });
     await tenantCall(apiKey, 'POST', `/v1/messages/${accepted}/feedback`, { outcome: 'nope' });

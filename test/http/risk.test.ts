@@ -200,11 +200,35 @@ for (const oneCall of ['false', 'true']) {
         }
         const denied = (await check(apiKey, { dimensions: { phone: '+8613500000001', user: 'u-only' } })).json();
         expect(denied.reasons).toEqual([expect.objectContaining({ rule: 'failed-verifications', code: 'LAST_N_MATCHED', count: 3 })]);
-        // A distinct or seen rule records the event's value: its dimensions stay required.
+        // The full set: the event feeds the user's last-n rule and names the rules it cannot feed.
         const full = await tenantWith('otp', OTP_RULES);
-        const missing = await event(full.apiKey, { dimensions: { user: 'u-only' }, outcome: 'failed' });
-        expectError(missing, 400, 'INVALID_REQUEST');
-        expect(missing.json().error.field).toBe('dimensions.device');
+        for (let i = 0; i < 3; i++) {
+          const partial = await event(full.apiKey, { dimensions: { user: 'u-only' }, outcome: 'failed' });
+          expect(partial.statusCode, partial.body).toBe(202);
+          expect(partial.json()).toEqual({ recorded: true, skipped: ['phones-per-device', 'new-device'] });
+        }
+        const fullDenied = (await check(full.apiKey, { dimensions: { phone: '+8613500000001', device: 'd-only', user: 'u-only' } })).json();
+        expect(fullDenied.reasons).toEqual(
+          expect.arrayContaining([expect.objectContaining({ rule: 'failed-verifications', code: 'LAST_N_MATCHED', count: 3 })]),
+        );
+        // The device's rule alone (no user): the last-n and seen rules are skipped.
+        expect((await event(full.apiKey, { dimensions: { device: 'd-only', phone: 'p' }, outcome: 'ok' })).json()).toEqual({
+          recorded: true,
+          skipped: ['new-device', 'failed-verifications'],
+        });
+      });
+
+      it('an event that feeds no rule is 400 naming what each rule needs, so a misspelt dimension is not silent', async () => {
+        const full = await tenantWith('otp', OTP_RULES);
+        const typo = await event(full.apiKey, { dimensions: { usr: 'u1' }, outcome: 'failed' });
+        expect(expectError(typo, 400, 'INVALID_REQUEST')).toMatchObject({
+          field: 'dimensions',
+          message:
+            'dimensions: feeds no rule of the set: "phones-per-device" needs device, phone; "new-device" needs user, device; "failed-verifications" needs user',
+        });
+        const windows = await tenantWith('otp', [OTP_RULES[0]]);
+        const none = await event(windows.apiKey, { dimensions: { phone: 'p' }, outcome: 'failed' });
+        expect(expectError(none, 400, 'INVALID_REQUEST').field).toBe('dimensions');
       });
 
       it('a repeated requestId of an event records nothing and still answers 202', async () => {

@@ -95,6 +95,18 @@ export function expectError(response: LightMyRequestResponse, status: number, co
   return body.error;
 }
 
+/**
+ * Hands a queued message to a provider as a dispatcher would (claim, then mark sent): the test
+ * apps run no dispatcher, and feedback counts only for a message handed over.
+ */
+export async function handOver(t: TestApp, id: string): Promise<void> {
+  const messages = t.runtime.repositories.messages;
+  await messages.drain();
+  const claimed = await messages.claim(id, { now: t.clock.now(), leaseMs: 60_000 });
+  expect(claimed, `message ${id} could not be claimed`).toBeDefined();
+  expect(await messages.markSent(id, { attempt: claimed!.attempts, now: t.clock.now() })).toBe(true);
+}
+
 /** Distinct valid mainland China mobile numbers (the default region is CN). */
 export const phone = (n: number) => `+86138${String(n).padStart(8, '0')}`;
 

@@ -66,10 +66,28 @@ interface Admission {
   decision: Decision & { degraded?: string };
 }
 
-const suspected = (message: string, retryAfterMs: number, details: Record<string, unknown>) =>
-  new SluiceError('FRAUD_SUSPECTED', message, { retryAfterMs, details });
+/**
+ * A refusal as the tenant sees it, and its `detail` for the operator. The tenant's error names the
+ * rule kind (and `Retry-After`), never the policy's thresholds, counts, prefix or country: a
+ * tenant that passes errors on to its users would teach a bot how to spread its walk. The detail
+ * goes to the message's timeline (monitor mode's flags); the metrics and the console's tallies
+ * count the rule.
+ */
+type Refusal = SluiceError & { detail: string };
+
+const refuse = (
+  code: FraudFlag['code'],
+  message: string,
+  detail: string,
+  options: { retryAfterMs?: number; details: Record<string, unknown> },
+): Refusal => Object.assign(new SluiceError(code, message, options), { detail });
+
+const suspected = (rule: 'prefix' | 'conversion', message: string, detail: string, retryAfterMs: number) =>
+  refuse('FRAUD_SUSPECTED', message, detail, { retryAfterMs, details: { rule } });
 
 const DEGRADED = 'fraud protection is degraded and refuses sends until it recovers; retry later';
+const PREFIX_REFUSAL = "too many SMS to numbers in this one's range (SMS pumping protection); retry after Retry-After";
+const CONVERSION_REFUSAL = 'too few of the codes sent to this destination are confirmed (SMS pumping protection); retry after Retry-After';
 
 /** One send's pass through the rules: what it holds (admissions, a charge) and what it reports. */
 class Evaluation {
@@ -85,13 +103,13 @@ class Evaluation {
     readonly requestId: string,
   ) {}
 
-  /** Reports one rule's decision: the metric, the console's tally and, in monitor mode, the message's line. */
-  decided(rule: FraudRule, refusal: SluiceError | undefined): void {
+  /** Reports one rule's decision: the metric, the console's tally and, in monitor mode, the message's line (the full detail). */
+  decided(rule: FraudRule, refusal: Refusal | undefined): void {
     const { policy, deps } = this;
     const outcome: FraudOutcome = !refusal ? 'pass' : policy.enforce ? 'refuse' : 'would_refuse';
     deps.observer?.decided?.(rule, outcome, policy.mode);
     if (!refusal) return;
-    if (!policy.enforce) this.flags.push({ rule, code: refusal.code as FraudFlag['code'], message: refusal.message });
+    if (!policy.enforce) this.flags.push({ rule, code: refusal.code as FraudFlag['code'], message: refusal.detail });
     this.tallies.push(
       deps.limiter.check({ subject: fraudTallySubject(this.tenantId, rule, outcome), rules: TALLY_RULES }).then(
         () => undefined,
@@ -138,7 +156,7 @@ async function velocityAndConversion(
   deps: FraudDeps,
   number: string,
   region: string | undefined,
-): Promise<SluiceError | undefined> {
+): Promise<Refusal | undefined> {
   const { policy, tenantId } = evaluation;
   if ((policy.prefixGroups.length === 0 && !policy.conversion) || isSafe(policy, number)) return undefined;
   const prefixes = Promise.all(
@@ -156,10 +174,10 @@ async function velocityAndConversion(
       () => undefined,
     );
 
-  let prefixRefusal: SluiceError | undefined;
+  let prefixRefusal: Refusal | undefined;
   if (policy.prefixGroups.length) {
     let retryAfterMs = 0;
-    let first: { message: string; details: Record<string, unknown> } | undefined;
+    let first: { message: string; detail: string } | undefined;
     for (const [index, decision] of (await prefixes).entries()) {
       if (decision.allowed) continue;
       const group = policy.prefixGroups[index]!;
@@ -167,12 +185,12 @@ async function velocityAndConversion(
       retryAfterMs = Math.max(retryAfterMs, decision.retryAfterMs);
       first ??= rule
         ? {
-            message: `at most ${rule.limit} SMS per ${rule.windowMs / 1000} s to one ${group.digits}-digit number prefix`,
-            details: { rule: 'prefix', digits: group.digits, windowSeconds: rule.windowMs / 1000, limit: rule.limit },
+            message: PREFIX_REFUSAL,
+            detail: `at most ${rule.limit} SMS per ${rule.windowMs / 1000} s to one ${group.digits}-digit number prefix (+${prefixOf(number, group.digits)})`,
           }
-        : { message: DEGRADED, details: { rule: 'prefix' } };
+        : { message: DEGRADED, detail: DEGRADED };
     }
-    prefixRefusal = first && suspected(first.message, retryAfterMs, first.details);
+    prefixRefusal = first && suspected('prefix', first.message, first.detail, retryAfterMs);
     evaluation.decided('prefix', prefixRefusal);
   }
   if (!conversion) return prefixRefusal;
@@ -187,17 +205,18 @@ async function velocityAndConversion(
     const limit = conversionLimit(conversion, count);
     if (limit > conversion.minSends) decision = await evaluation.check(sentSubject, rulesFor(conversion.windowMs, limit));
   }
-  let conversionRefusal: SluiceError | undefined;
+  let conversionRefusal: Refusal | undefined;
   if (!decision.allowed) {
     const sent = decision.counts[0];
     const what = conversion.by === 'country' ? `SMS to ${key}` : `SMS to the prefix +${key}`;
     conversionRefusal =
       decision.rule === undefined || sent === undefined
-        ? suspected(DEGRADED, decision.retryAfterMs, { rule: 'conversion' })
+        ? suspected('conversion', DEGRADED, DEGRADED, decision.retryAfterMs)
         : suspected(
+            'conversion',
+            CONVERSION_REFUSAL,
             `${what}: ${count ?? 0} of ${sent} confirmed in ${conversion.windowSeconds} s, below the rate of ${conversion.minRate}`,
             decision.retryAfterMs,
-            { rule: 'conversion', by: conversion.by, key, sent, confirmed: count ?? 0, minRate: conversion.minRate },
           );
   }
   evaluation.decided('conversion', conversionRefusal);
@@ -205,7 +224,7 @@ async function velocityAndConversion(
 }
 
 /** The month's spend: the estimated cost reserved against the cap, or the refusal. */
-async function spend(evaluation: Evaluation, deps: FraudDeps, now: number, region: string | undefined): Promise<SluiceError | undefined> {
+async function spend(evaluation: Evaluation, deps: FraudDeps, now: number, region: string | undefined): Promise<Refusal | undefined> {
   const { policy, tenantId } = evaluation;
   const prices = await deps.policies.prices();
   // The admin API keeps a cap and the prices in one currency, and a cap needs prices: a gap here is a hand-edited database.
@@ -214,11 +233,12 @@ async function spend(evaluation: Evaluation, deps: FraudDeps, now: number, regio
   const month = utcMonth(now);
   const cap = policy.spendCapMicros!;
   if (costMicros > 0 && !(await deps.spend.reserve(tenantId, month, costMicros, cap))) {
-    const refusal = new SluiceError(
-      'SPEND_LIMIT_REACHED',
-      `this SMS would take the tenant's estimated spend for ${month} past its cap of ${cap / 1e6} ${prices.currency}`,
-      { retryAfterMs: nextMonthStart(now) - now, details: { rule: 'spend', month, limit: cap / 1e6, currency: prices.currency } },
-    );
+    // The tenant's own budget, no threshold of the pumping rules: its error keeps the cap.
+    const message = `this SMS would take the tenant's estimated spend for ${month} past its cap of ${cap / 1e6} ${prices.currency}`;
+    const refusal = refuse('SPEND_LIMIT_REACHED', message, message, {
+      retryAfterMs: nextMonthStart(now) - now,
+      details: { rule: 'spend', month, limit: cap / 1e6, currency: prices.currency },
+    });
     evaluation.decided('spend', refusal);
     return refusal;
   }
@@ -244,18 +264,17 @@ export function fraudInterceptor(deps: FraudDeps): Interceptor {
       const evaluation = new Evaluation(deps, policy, tenantId, context.id);
       const region = message.region;
       // In enforce mode the first refusal ends the evaluation; in monitor mode every rule runs.
-      const ended = (refusal: SluiceError | undefined) => refusal !== undefined && policy.enforce;
-      let refusal: SluiceError | undefined;
+      const ended = (refusal: Refusal | undefined) => refusal !== undefined && policy.enforce;
+      let refusal: Refusal | undefined;
       try {
         if (policy.countries) {
           refusal = countryAllowed(policy, region)
             ? undefined
-            : new SluiceError(
+            : refuse(
                 'DESTINATION_BLOCKED',
+                "SMS to this destination is not allowed by the tenant's fraud policy",
                 `SMS to ${region ?? 'non-geographic numbers'} is not allowed by the tenant's fraud policy`,
-                {
-                  details: { rule: 'country', country: region ?? null },
-                },
+                { details: { rule: 'country' } },
               );
           evaluation.decided('country', refusal);
         }
@@ -289,12 +308,15 @@ export interface FraudMessage {
   channel: Channel;
   recipient: string;
   createdAt: number;
+  /** When its tenant confirmed it (feedback); null or absent: not confirmed. */
+  confirmedAt?: number | null;
 }
 
 /**
- * Gives a canceled message's velocity and conversion sends back (undo by its id, with the tenant's
- * current policy: a no-op where it was not counted). Its spend goes back with the cancel's own
- * statement (`SmsSpendRepository.refund`).
+ * Gives a canceled message's velocity and conversion sends back, and its confirmation with its
+ * send: a confirmation without the send it belongs to would raise its key's rate for sends that
+ * nobody confirms (undo by its id, with the tenant's current policy: a no-op where it was not
+ * counted). Its spend goes back with the cancel's own statement (`SmsSpendRepository.refund`).
  */
 export async function releaseFraudCounts(deps: Pick<FraudDeps, 'policies' | 'limiter'>, message: FraudMessage): Promise<void> {
   if (message.channel !== 'sms') return;
@@ -303,15 +325,17 @@ export async function releaseFraudCounts(deps: Pick<FraudDeps, 'policies' | 'lim
   const policy = compileFraudPolicy(stored);
   const phone = normalizePhone(message.recipient, undefined);
   if (!phone.ok || isSafe(policy, phone.key)) return;
-  const undo = (subject: string, rules: Rule[]) => deps.limiter.undo({ subject, rules, requestId: message.id, at: message.createdAt });
+  const undo = (subject: string, rules: Rule[], at = message.createdAt) => deps.limiter.undo({ subject, rules, requestId: message.id, at });
+  const conversion = policy.conversion;
+  const key = conversion && conversionKey(policy, phone.key, phone.region);
   await Promise.all([
     ...policy.prefixGroups.map((group) => undo(fraudPrefixSubject(message.tenantId, prefixOf(phone.key, group.digits)), group.rules)),
-    ...(policy.conversion
+    ...(conversion && key !== undefined
       ? [
-          undo(
-            fraudConversionSubject(message.tenantId, conversionKey(policy, phone.key, phone.region), 'sent'),
-            policy.conversion.baseRules,
-          ),
+          undo(fraudConversionSubject(message.tenantId, key, 'sent'), conversion.baseRules),
+          message.confirmedAt == null
+            ? undefined
+            : undo(fraudConversionSubject(message.tenantId, key, 'confirmed'), conversion.countRules, message.confirmedAt),
         ]
       : []),
   ]);

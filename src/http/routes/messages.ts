@@ -93,12 +93,12 @@ export const messageRoutes =
         ...tenantRoute,
         schema: {
           summary:
-            'Feedback: the code a message carried was used. Counts one conversion for its country or prefix (SMS pumping protection); a repeat changes nothing',
+            'Feedback: the code a message carried was used. Counts one conversion for its country or prefix (SMS pumping protection); a repeat changes nothing; 409 for a message not handed to a provider (not sent, delivered or undelivered)',
           security: SECURITY.tenant,
           params: IdParam,
           querystring: NoQuery,
           body: FeedbackBody,
-          response: { ...errorResponses(400, 401, 404, 413, 415, 429), 200: FeedbackView },
+          response: { ...errorResponses(400, 401, 404, 409, 413, 415, 429), 200: FeedbackView },
         },
       },
       async (request) => {

@@ -39,7 +39,8 @@ export const riskRoutes =
       '/v1/risk/events',
       {
         schema: {
-          summary: "Record an event's outcome (last-n rules) and values (distinct, seen) without a decision",
+          summary:
+            "Record an event's outcome (last-n rules) and values (distinct, seen) without a decision, in each rule whose dimensions it carries; the others are named in skipped, and 400 when it feeds none",
           security: SECURITY.tenant,
           body: RiskEventBody,
           response: {

@@ -31,7 +31,7 @@ import type { FallbackMode } from '../degrade/fallback-policy.js';
 import type { CheckRequest, Decision, PeekRequest, Rule, UndoRequest } from '../types.js';
 import { kindOf } from './kinds/index.js';
 import type { KindReason } from './kinds/kind.js';
-import { validateDimensions } from './rules.js';
+import { eventRulesFed, validateDimensions } from './rules.js';
 import {
   type CheckOps,
   type Dimensions,
@@ -352,8 +352,9 @@ export class RiskEngine {
 
   /**
    * Records an outcome without a decision: pushed to every last-n rule, and the event's values
-   * added to distinct (while they fit the limit) and seen rules. Window rules count checks only,
-   * so the event needs only the dimensions of its set's other rules (their keys and `of`).
+   * added to distinct (while they fit the limit) and seen rules. Window rules count checks only.
+   * The event feeds each of those rules whose dimensions (key and `of`) it carries; the others are
+   * skipped and named in `skipped`, and an event that feeds none throws a `RiskRuleError`.
    * With a `requestId`, a repeat of it in the same scope within {@link EVENT_DEDUPE_MS} of the
    * first records nothing and answers `duplicate: true` (the id is claimed first, in its own
    * script call). A claim answered by the fallback is not trusted (in `deny` mode it would call
@@ -367,17 +368,19 @@ export class RiskEngine {
     outcome: string,
     now?: number,
     requestId?: string,
-  ): Promise<{ degraded?: FallbackMode; duplicate?: true }> {
-    // An event writes only to event rules (window rules count checks): it needs only their dimensions.
-    const eventRules = rules.filter((rule): rule is EventRiskRule => kindOf(rule).recordsEvents);
-    validateDimensions(eventRules, dimensions);
-    if (eventRules.length === 0) return {};
+  ): Promise<{ degraded?: FallbackMode; duplicate?: true; skipped?: string[] }> {
+    // An event writes only to event rules (window rules count checks), each one it has the dimensions of.
+    const { fed: eventRules, skipped } = eventRulesFed(
+      rules.filter((rule): rule is EventRiskRule => kindOf(rule).recordsEvents),
+      dimensions,
+    );
+    const named = skipped.length > 0 ? { skipped } : {};
     const claim = requestId === undefined ? undefined : `${scope}event:${requestId}`;
     let claimed = false;
     if (claim !== undefined) {
       const answer = await this.options.events.apply([{ kind: 'claim', subject: claim, ttlMs: EVENT_DEDUPE_MS }], now);
       if (!answer.degraded) {
-        if (answer.results[0]!.fired) return { duplicate: true };
+        if (answer.results[0]!.fired) return { duplicate: true, ...named };
         claimed = true;
       }
     }
@@ -390,7 +393,7 @@ export class RiskEngine {
       throw error;
     });
     if (applied.degraded) await release();
-    return applied.degraded ? { degraded: applied.degraded } : {};
+    return applied.degraded ? { degraded: applied.degraded, ...named } : named;
   }
 
   /**

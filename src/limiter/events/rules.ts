@@ -68,10 +68,38 @@ export function validateDimensions(rules: readonly RiskRule[], dimensions: Dimen
     }
   }
   for (const rule of rules) {
-    for (const name of [...rule.key, ...kindOf(rule).reads(rule)]) {
+    for (const name of ruleDimensions(rule)) {
       if (!Object.hasOwn(dimensions, name)) throw new RiskRuleError(`dimensions.${name}`, `is required by rule "${rule.name}"`);
     }
   }
+}
+
+/** The dimensions a rule reads: its key, and its `of`. */
+export const ruleDimensions = (rule: RiskRule): readonly string[] => [...rule.key, ...kindOf(rule).reads(rule)];
+
+/**
+ * The event rules an outcome feeds: those whose dimensions it carries, and the names of those it
+ * cannot feed (`skipped`). Checks the dimensions' bounds; throws a {@link RiskRuleError} when it
+ * feeds none, naming what each rule needs, so an event that records nothing is never silent.
+ */
+export function eventRulesFed<R extends RiskRule>(rules: readonly R[], dimensions: Dimensions): { fed: R[]; skipped: string[] } {
+  validateDimensions([], dimensions);
+  const fed: R[] = [];
+  const skipped: string[] = [];
+  for (const rule of rules) {
+    if (ruleDimensions(rule).every((name) => Object.hasOwn(dimensions, name))) fed.push(rule);
+    else skipped.push(rule.name);
+  }
+  if (fed.length === 0) {
+    const needs = rules.map((rule) => `"${rule.name}" needs ${ruleDimensions(rule).join(', ')}`);
+    throw new RiskRuleError(
+      'dimensions',
+      rules.length === 0
+        ? 'feeds no rule: the set has no last-n, distinct or seen rule (window rules count checks, not events)'
+        : `feeds no rule of the set: ${needs.join('; ')}`,
+    );
+  }
+  return { fed, skipped };
 }
 
 /** A count as written in messages: 1,440,160. */

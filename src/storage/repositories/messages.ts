@@ -383,8 +383,9 @@ export class MessagesRepository {
   }
 
   /**
-   * Feedback: marks the tenant's message confirmed (its code was used) at `now`, once. Resolves the
-   * message and whether this call confirmed it; undefined when it is not the tenant's.
+   * Feedback: marks the tenant's message confirmed (its code was used) at `now`, once, if it was
+   * handed to a provider (sent, delivered, undelivered). Resolves the message and whether this call
+   * confirmed it; undefined when it is not the tenant's.
    */
   confirm(tenantId: string, id: string, now: number): Promise<{ message: Message; confirmed: boolean } | undefined> {
     return confirmMessage(this.db, tenantId, id, now);

@@ -146,6 +146,8 @@ export interface StatusCount {
 export const PENDING_STATUSES: readonly MessageStatus[] = ['queued', 'scheduled'];
 /** Not finished: pending or being sent. */
 export const OPEN_STATUSES: readonly MessageStatus[] = ['queued', 'scheduled', 'sending'];
+/** Handed to a provider: the only messages whose code a user can have received, so the only ones feedback may confirm. */
+export const HANDED_STATUSES: readonly MessageStatus[] = ['sent', 'delivered', 'undelivered'];
 /** Final: no move leaves these. */
 export const FINISHED_STATUSES: readonly MessageStatus[] = ['sent', 'failed', 'canceled', 'delivered', 'undelivered'];
 

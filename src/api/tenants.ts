@@ -17,6 +17,13 @@ import { RuleView } from './rules.js';
 const QpsLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
   description: 'Requests per second for the whole tenant, 1 to 1,000,000; null: unlimited',
 });
+/** The tenant's share of the shared delivery pools (docs/operations.md, "Fair delivery"). */
+const SendWeight = Type.Integer({
+  minimum: 1,
+  maximum: 100,
+  description:
+    "The tenant's share of each shared send pool and provider pace against the other tenants with due messages, 1 to 100; default 1. Weights 3 and 1: three sends for one while both wait",
+});
 const DailyQuota = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()], {
   description: 'Admitted messages per UTC day on this channel, 1 to 1,000,000,000; null: unlimited',
 });
@@ -25,10 +32,11 @@ export const NewTenantBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9 _.-]*$' }),
     qpsLimit: Type.Optional(QpsLimit),
+    sendWeight: Type.Optional(SendWeight),
   },
   {
     additionalProperties: false,
-    examples: [{ name: 'acme', qpsLimit: 200 }],
+    examples: [{ name: 'acme', qpsLimit: 200, sendWeight: 2 }],
   },
 );
 
@@ -36,6 +44,7 @@ export const TenantPatchBody = Type.Object(
   {
     status: Type.Optional(TenantStatusName),
     qpsLimit: Type.Optional(QpsLimit),
+    sendWeight: Type.Optional(SendWeight),
     dailyQuotas: Type.Optional(perChannelObject(Type.Optional(DailyQuota), { additionalProperties: false })),
   },
   { additionalProperties: false, minProperties: 1 },
@@ -71,6 +80,7 @@ export const TenantDetails = viewOf<TenantDetailsType>()(
     name: Type.String(),
     status: TenantStatusName,
     qpsLimit: Nullable(Type.Integer()),
+    sendWeight: Type.Integer({ minimum: 1, maximum: 100, description: "The tenant's share of the shared send pools, 1 to 100" }),
     dailyQuotas: perChannelObject(Nullable(Type.Integer())),
     createdAt: Iso,
   }),

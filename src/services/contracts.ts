@@ -151,8 +151,11 @@ export type BlacklistScope = { tenant: string } | 'global';
  * NOT_FOUND is `undefined` (the API's 404).
  */
 export interface TenantAdminService {
-  /** A tenant, its first API key (shown once) and the frequency rules it starts with (SLUICE_NEW_TENANT_RULES). */
-  createTenant(name: string, qpsLimit?: number | null): Promise<CreatedTenantView>;
+  /**
+   * A tenant, its first API key (shown once) and the frequency rules it starts with
+   * (SLUICE_NEW_TENANT_RULES); `sendWeight` 1 to 100, 1 by default.
+   */
+  createTenant(name: string, qpsLimit?: number | null, sendWeight?: number): Promise<CreatedTenantView>;
   /** The tenant's API keys, active and revoked, without secrets (the first characters only); undefined: no such tenant. */
   listApiKeys(tenantId: string): Promise<ApiKeyView[] | undefined>;
   /**
@@ -169,7 +172,12 @@ export interface TenantAdminService {
   getTenant(id: string): Promise<TenantDetails | undefined>;
   updateTenant(
     id: string,
-    patch: { status?: TenantStatus; qpsLimit?: number | null; dailyQuotas?: Partial<Record<Channel, number | null>> },
+    patch: {
+      status?: TenantStatus;
+      qpsLimit?: number | null;
+      sendWeight?: number;
+      dailyQuotas?: Partial<Record<Channel, number | null>>;
+    },
   ): Promise<TenantDetails | undefined>;
 }
 

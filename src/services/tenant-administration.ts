@@ -44,13 +44,18 @@ export class TenantAdministration implements TenantAdminService {
       name: tenant.name,
       status: tenant.status,
       qpsLimit: tenant.qpsLimit,
+      sendWeight: tenant.sendWeight,
       dailyQuotas: perChannel((channel) => quotas[channel] ?? null),
       createdAt: new Date(tenant.createdAt).toISOString(),
     };
   }
 
-  async createTenant(name: string, qpsLimit?: number | null): Promise<CreatedTenantView> {
-    const created = await this.deps.tenants.create({ name, qpsLimit: qpsLimit ?? null });
+  async createTenant(name: string, qpsLimit?: number | null, sendWeight?: number): Promise<CreatedTenantView> {
+    const created = await this.deps.tenants.create({
+      name,
+      qpsLimit: qpsLimit ?? null,
+      ...(sendWeight === undefined ? {} : { sendWeight }),
+    });
     const id = created.tenant.id;
     const rules = this.deps.newTenantRules?.rules ?? [];
     for (const channel of rules.length > 0 ? NEW_TENANT_RULE_CHANNELS : []) await this.deps.newTenantRules!.set(id, channel, rules);

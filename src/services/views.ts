@@ -51,6 +51,8 @@ export interface TenantDetails {
   name: string;
   status: TenantStatus;
   qpsLimit: number | null;
+  /** Its share of the shared send pools against other tenants with due messages, 1 to 100. */
+  sendWeight: number;
   dailyQuotas: Record<Channel, number | null>;
   createdAt: string;
 }

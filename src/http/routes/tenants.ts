@@ -45,7 +45,7 @@ export const tenantRoutes =
         ),
       },
       async (request, reply) => {
-        const created = await tenants.createTenant(request.body.name, request.body.qpsLimit);
+        const created = await tenants.createTenant(request.body.name, request.body.qpsLimit, request.body.sendWeight);
         return reply.status(201).send(created);
       },
     );
@@ -66,7 +66,7 @@ export const tenantRoutes =
       '/v1/admin/tenants/:id',
       {
         schema: adminSchema(
-          'Suspend or resume a tenant, set its quotas',
+          'Suspend or resume a tenant, set its quotas and its send weight',
           { params: IdParam, body: TenantPatchBody },
           { 200: TenantDetails },
         ),

@@ -3,10 +3,11 @@ import { type Static, Type } from '@sinclair/typebox';
 import type {
   ApiKeyView as ApiKeyViewType,
   CreatedTenantView as CreatedTenantViewType,
+  TenantBacklogView as TenantBacklogViewType,
   TenantDetails as TenantDetailsType,
   TenantPage as TenantPageType,
 } from '../services/views.js';
-import { Iso, Nullable, perChannelObject, TenantStatusName, viewOf } from './common.js';
+import { ChannelName, Iso, Nullable, perChannelObject, stringEnum, TenantStatusName, viewOf } from './common.js';
 import { RuleView } from './rules.js';
 
 /**
@@ -86,6 +87,30 @@ export const TenantDetails = viewOf<TenantDetailsType>()(
   }),
 );
 export type TenantDetails = Static<typeof TenantDetails>;
+
+/** What waits to be sent on each channel and lane of a tenant: every channel and lane, zeros included. */
+export const TenantBacklog = viewOf<TenantBacklogViewType>()(
+  Type.Object({
+    tenantId: Type.String(),
+    at: Type.String({ format: 'date-time', description: 'When it was read: "due" means due at this time' }),
+    lanes: Type.Array(
+      Type.Object({
+        channel: ChannelName,
+        lane: stringEnum(['transactional', 'bulk'] as const),
+        due: Type.Integer({ description: 'Queued or scheduled, due now: waiting for a send slot or a pace' }),
+        scheduledLater: Type.Integer({ description: "Queued or scheduled, due later: a send time, a retry's back-off, quiet hours" }),
+        sending: Type.Integer({ description: 'Claimed, in flight' }),
+        oldestDue: Nullable(
+          Type.Object(
+            { id: Type.String(), dueAt: Iso },
+            { description: 'The due message that has waited longest (its timeline: GET /v1/admin/tenants/:id/messages/:messageId)' },
+          ),
+        ),
+      }),
+    ),
+  }),
+);
+export type TenantBacklog = Static<typeof TenantBacklog>;
 
 /** One page of tenants, ordered by id; `next` is the cursor of the next page, null at the end. */
 export const TenantPage = viewOf<TenantPageType>()(

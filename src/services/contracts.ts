@@ -30,6 +30,7 @@ import type {
   RuleView,
   SmsPricesView,
   TemplateVersionView,
+  TenantBacklogView,
   TenantDetails,
   TenantPage,
   WebhookEventView,
@@ -49,6 +50,7 @@ export type {
   RuleSetView,
   RuleView,
   TemplateVersionView,
+  TenantBacklogView,
   TenantDetails,
   TenantPage,
   WebhookEventView,
@@ -170,6 +172,8 @@ export interface TenantAdminService {
   /** A page of tenants by id (creation order): at most `limit` (1 to 1000, default 100) after the id `after`, a previous page's `next`. */
   listTenants(options?: { limit?: number; after?: string }): Promise<TenantPage>;
   getTenant(id: string): Promise<TenantDetails | undefined>;
+  /** What waits to be sent on each channel and lane of the tenant, now; undefined: no such tenant. */
+  getBacklog(id: string): Promise<TenantBacklogView | undefined>;
   updateTenant(
     id: string,
     patch: {

@@ -4,8 +4,18 @@
  */
 import { type Channel, perChannel } from '../core/channels.js';
 import { SluiceError } from '../core/errors.js';
+import type { Clock } from '../limiter/clock.js';
+import type { BacklogRepository } from '../storage/repositories/backlog.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
-import type { ApiKeyView, CreatedTenantView, RuleView, TenantAdminService, TenantDetails, TenantPage } from './contracts.js';
+import type {
+  ApiKeyView,
+  CreatedTenantView,
+  RuleView,
+  TenantAdminService,
+  TenantBacklogView,
+  TenantDetails,
+  TenantPage,
+} from './contracts.js';
 
 /** What an admin change tells the tenant config cache (the tenant directory). */
 export interface ConfigInvalidation {
@@ -17,6 +27,9 @@ export interface ConfigInvalidation {
 
 export interface TenantAdministrationDeps {
   tenants: TenantsRepository;
+  /** What waits to be sent, read at the clock's now. */
+  backlog: Pick<BacklogRepository, 'ofTenant'>;
+  clock: Clock;
   /** The tenant config cache: a change drops every instance's copy. */
   directory: ConfigInvalidation;
   /**
@@ -111,6 +124,20 @@ export class TenantAdministration implements TenantAdminService {
   async getTenant(id: string) {
     const tenant = await this.deps.tenants.get(id);
     return tenant ? this.details(tenant) : undefined;
+  }
+
+  async getBacklog(id: string): Promise<TenantBacklogView | undefined> {
+    if (!(await this.deps.tenants.get(id))) return undefined;
+    const now = this.deps.clock.now();
+    const lanes = await this.deps.backlog.ofTenant(id, now);
+    return {
+      tenantId: id,
+      at: new Date(now).toISOString(),
+      lanes: lanes.map((lane) => ({
+        ...lane,
+        oldestDue: lane.oldestDue === null ? null : { id: lane.oldestDue.id, dueAt: new Date(lane.oldestDue.dueAt).toISOString() },
+      })),
+    };
   }
 
   async updateTenant(id: string, patch: Parameters<TenantAdminService['updateTenant']>[1]) {

@@ -7,6 +7,7 @@ import { useAction, useLoad } from '../ui/calls.js';
 import { useClient } from '../ui/context.js';
 import { Form, TextField, wholeNumber } from '../ui/fields.js';
 import { CHANNELS } from '../ui/vocabulary.js';
+import { TenantBacklog } from './tenant-backlog.js';
 import { TenantKeys } from './tenant-keys.js';
 
 export function TenantScreen({ args }: { args: string[] }) {
@@ -22,6 +23,7 @@ export function TenantScreen({ args }: { args: string[] }) {
       </p>
       <ErrorAlert error={tenant.error} />
       {tenant.value ? <TenantSettings tenant={tenant.value} onChanged={tenant.reload} /> : null}
+      {tenant.value ? <TenantBacklog tenantId={id} /> : null}
       {tenant.value ? <TenantKeys tenantId={id} /> : null}
     </>
   );

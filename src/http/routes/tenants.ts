@@ -9,6 +9,7 @@ import {
   KeyParam,
   NewApiKeyQuery,
   NewTenantBody,
+  TenantBacklog,
   TenantDetails,
   TenantPage,
   TenantPatchBody,
@@ -61,6 +62,17 @@ export const tenantRoutes =
       '/v1/admin/tenants/:id',
       { schema: adminSchema('Read a tenant', { params: IdParam }, { 200: TenantDetails }) },
       async (request) => tenantOr404(tenants.getTenant(request.params.id)),
+    );
+    app.get(
+      '/v1/admin/tenants/:id/backlog',
+      {
+        schema: adminSchema(
+          "What waits to be sent on each of a tenant's channels and lanes: due now, scheduled later, in flight, and the oldest due message",
+          { params: IdParam },
+          { 200: TenantBacklog },
+        ),
+      },
+      async (request) => tenantOr404(tenants.getBacklog(request.params.id)),
     );
     app.patch(
       '/v1/admin/tenants/:id',

@@ -11,6 +11,9 @@
  * - every tenant's due backlog is one GROUP BY over the due rows (`messages_status_due`, a range
  *   per pending status): its cost is the due backlog's size, which is why the gauge refreshes it
  *   every 15 s rather than on each scrape.
+ * Measured on SQLite (this machine, 2 shared cores), 100,000 messages of 1,000 tenants, 80 % of
+ * them due: `ofTenant` 31 ms for a tenant of 10,000 messages, 1.3 ms for one of 100;
+ * `dueByTenant` 150 to 185 ms, the same order as the `sluice_messages` count each scrape runs.
  * `now` is the caller's (the injected clock), as in every due query.
  */
 import { type Kysely, sql } from 'kysely';
@@ -117,7 +120,9 @@ export class BacklogRepository {
         .where('status', '=', status)
         .where('priority', '=', LANES.indexOf(lane))
         .where('due_at', '=', dueAt)
-        .where('tenant_id', '=', tenantId)
+        // In a CASE, so no planner reads the tenant's every message through `messages_tenant`
+        // (SQLite did, for the ORDER BY id: 400 ms for a tenant of 10,000 messages, against a probe).
+        .where(sql<number>`CASE WHEN tenant_id = ${tenantId} THEN 1 ELSE 0 END`, '=', 1)
         .orderBy('id')
         .limit(1)
         .executeTakeFirst();

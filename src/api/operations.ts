@@ -50,6 +50,7 @@ export const OPERATIONS: Record<string, { operationId: string; tag: Tag }> = {
   'GET /v1/admin/tenants': { operationId: 'listTenants', tag: 'tenants' },
   'GET /v1/admin/tenants/:id': { operationId: 'getTenant', tag: 'tenants' },
   'PATCH /v1/admin/tenants/:id': { operationId: 'updateTenant', tag: 'tenants' },
+  'GET /v1/admin/tenants/:id/backlog': { operationId: 'getTenantBacklog', tag: 'tenants' },
   'GET /v1/admin/tenants/:id/keys': { operationId: 'listApiKeys', tag: 'tenants' },
   'POST /v1/admin/tenants/:id/keys': { operationId: 'issueApiKey', tag: 'tenants' },
   'DELETE /v1/admin/tenants/:id/keys/:keyId': { operationId: 'revokeApiKey', tag: 'tenants' },

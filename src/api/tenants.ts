@@ -3,10 +3,11 @@ import { type Static, Type } from '@sinclair/typebox';
 import type {
   ApiKeyView as ApiKeyViewType,
   CreatedTenantView as CreatedTenantViewType,
+  TenantBacklogView as TenantBacklogViewType,
   TenantDetails as TenantDetailsType,
   TenantPage as TenantPageType,
 } from '../services/views.js';
-import { Iso, Nullable, perChannelObject, TenantStatusName, viewOf } from './common.js';
+import { ChannelName, Iso, Nullable, perChannelObject, stringEnum, TenantStatusName, viewOf } from './common.js';
 import { RuleView } from './rules.js';
 
 /**
@@ -17,6 +18,13 @@ import { RuleView } from './rules.js';
 const QpsLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
   description: 'Requests per second for the whole tenant, 1 to 1,000,000; null: unlimited',
 });
+/** The tenant's share of the shared delivery pools (docs/operations.md, "Fair delivery"). */
+const SendWeight = Type.Integer({
+  minimum: 1,
+  maximum: 100,
+  description:
+    "The tenant's share of each shared send pool and provider pace against the other tenants with due messages, 1 to 100; default 1. Weights 3 and 1: three sends for one while both wait",
+});
 const DailyQuota = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()], {
   description: 'Admitted messages per UTC day on this channel, 1 to 1,000,000,000; null: unlimited',
 });
@@ -25,10 +33,11 @@ export const NewTenantBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9 _.-]*$' }),
     qpsLimit: Type.Optional(QpsLimit),
+    sendWeight: Type.Optional(SendWeight),
   },
   {
     additionalProperties: false,
-    examples: [{ name: 'acme', qpsLimit: 200 }],
+    examples: [{ name: 'acme', qpsLimit: 200, sendWeight: 2 }],
   },
 );
 
@@ -36,6 +45,7 @@ export const TenantPatchBody = Type.Object(
   {
     status: Type.Optional(TenantStatusName),
     qpsLimit: Type.Optional(QpsLimit),
+    sendWeight: Type.Optional(SendWeight),
     dailyQuotas: Type.Optional(perChannelObject(Type.Optional(DailyQuota), { additionalProperties: false })),
   },
   { additionalProperties: false, minProperties: 1 },
@@ -71,11 +81,36 @@ export const TenantDetails = viewOf<TenantDetailsType>()(
     name: Type.String(),
     status: TenantStatusName,
     qpsLimit: Nullable(Type.Integer()),
+    sendWeight: Type.Integer({ minimum: 1, maximum: 100, description: "The tenant's share of the shared send pools, 1 to 100" }),
     dailyQuotas: perChannelObject(Nullable(Type.Integer())),
     createdAt: Iso,
   }),
 );
 export type TenantDetails = Static<typeof TenantDetails>;
+
+/** What waits to be sent on each channel and lane of a tenant: every channel and lane, zeros included. */
+export const TenantBacklog = viewOf<TenantBacklogViewType>()(
+  Type.Object({
+    tenantId: Type.String(),
+    at: Type.String({ format: 'date-time', description: 'When it was read: "due" means due at this time' }),
+    lanes: Type.Array(
+      Type.Object({
+        channel: ChannelName,
+        lane: stringEnum(['transactional', 'bulk'] as const),
+        due: Type.Integer({ description: 'Queued or scheduled, due now: waiting for a send slot or a pace' }),
+        scheduledLater: Type.Integer({ description: "Queued or scheduled, due later: a send time, a retry's back-off, quiet hours" }),
+        sending: Type.Integer({ description: 'Claimed, in flight' }),
+        oldestDue: Nullable(
+          Type.Object(
+            { id: Type.String(), dueAt: Iso },
+            { description: 'The due message that has waited longest (its timeline: GET /v1/admin/tenants/:id/messages/:messageId)' },
+          ),
+        ),
+      }),
+    ),
+  }),
+);
+export type TenantBacklog = Static<typeof TenantBacklog>;
 
 /** One page of tenants, ordered by id; `next` is the cursor of the next page, null at the end. */
 export const TenantPage = viewOf<TenantPageType>()(

@@ -29,7 +29,16 @@ import type {
 import type { Accepted, Canceled, FeedbackBody, FeedbackView, MessageView, SendBody } from '../api/messages.js';
 import type { NewProviderBody, ProviderDeleted, ProviderList, ProviderPatchBody, ProviderView } from '../api/providers.js';
 import type { RuleSetBody, RuleSetView } from '../api/rules.js';
-import type { ApiKeyList, CreatedTenant, IssuedApiKey, NewTenantBody, TenantDetails, TenantPage, TenantPatchBody } from '../api/tenants.js';
+import type {
+  ApiKeyList,
+  CreatedTenant,
+  IssuedApiKey,
+  NewTenantBody,
+  TenantBacklog,
+  TenantDetails,
+  TenantPage,
+  TenantPatchBody,
+} from '../api/tenants.js';
 import type { Call, ClientError, Result } from './call.js';
 import { tenantConfigCalls } from './tenant-config.js';
 
@@ -64,6 +73,7 @@ export type {
   RuleSetView,
   RulesPreviewView,
   SmsPricesView,
+  TenantBacklog,
   TenantDetails,
   TenantPage,
 };
@@ -177,6 +187,9 @@ export class SluiceClient {
       this.call({ method: 'GET', path: `/v1/admin/tenants/${encodeURIComponent(id)}`, auth: 'admin', repeatable: true }),
     updateTenant: (id: string, patch: Static<typeof TenantPatchBody>): Promise<Result<TenantDetails>> =>
       this.call({ method: 'PATCH', path: `/v1/admin/tenants/${encodeURIComponent(id)}`, body: patch, auth: 'admin', repeatable: true }),
+    /** What waits to be sent on each of the tenant's channels and lanes, and each lane's oldest due message. */
+    getTenantBacklog: (id: string): Promise<Result<TenantBacklog>> =>
+      this.call({ method: 'GET', path: `/v1/admin/tenants/${encodeURIComponent(id)}/backlog`, auth: 'admin', repeatable: true }),
     listApiKeys: (id: string): Promise<Result<Static<typeof ApiKeyList>>> =>
       this.call({ method: 'GET', path: `/v1/admin/tenants/${encodeURIComponent(id)}/keys`, auth: 'admin', repeatable: true }),
     issueApiKey: (id: string, options: { keepOthers?: boolean } = {}): Promise<Result<Static<typeof IssuedApiKey>>> =>

@@ -17,6 +17,7 @@ import { type DemoOptions, serveRuntime } from './demo-runtime.js';
 import { type DueFeed, dueFeedDeps, startDueFeed } from './due-feed.js';
 import { keepLimiterSnapshots, type LimiterSnapshots } from './limiter-snapshots.js';
 import type { Runtime } from './runtime.js';
+import { keepTenantBacklogGauge, type TenantBacklogGauge } from './tenant-backlog-gauge.js';
 import { startWorker } from './worker.js';
 
 /** Below this, the start warns that the admin token could be guessed. */
@@ -89,6 +90,8 @@ export async function startRoles(runtime: Runtime, options: RolesOptions): Promi
   // a worker-only instance starts its own, which wakes its dispatchers for what others accept.
   const feed: DueFeed | undefined = servesApi ? startDueFeed(dueFeedDeps(runtime)) : undefined;
   const delivery: Delivery | undefined = runsWorker ? startWorker(runtime, options.fallbackProvider, feed ? { feed } : {}) : undefined;
+  // The delivery metrics exist only on workers: so does the backlog by tenant (one query per 15 s per worker).
+  const backlogGauge: TenantBacklogGauge | undefined = runsWorker ? keepTenantBacklogGauge(runtime) : undefined;
   let stopped: Promise<void> | undefined;
   return {
     address: http.address,
@@ -99,6 +102,7 @@ export async function startRoles(runtime: Runtime, options: RolesOptions): Promi
     stop() {
       stopped ??= (async () => {
         await http.close();
+        await backlogGauge?.close();
         await delivery?.stop();
         await feed?.close();
         await snapshots?.close();

@@ -9,4 +9,6 @@ export {
   Metrics,
   type MetricsOptions,
   PROVIDER_BUCKETS,
+  TENANT_BACKLOG_TOP,
+  type TenantChannelBacklog,
 } from './metrics.js';

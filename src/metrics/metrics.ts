@@ -4,7 +4,8 @@
  * Registry, so tests and embedded uses never collide on prom-client's global one.
  *
  * Label values are always bounded: store and outcome names, channels, rule indexes, interceptor
- * names, error codes, configured providers and partitions, route patterns. Never a recipient, a
+ * names, error codes, configured providers and partitions, route patterns, the ids of the
+ * {@link TENANT_BACKLOG_TOP} tenants with the largest backlog (and `other`). Never a recipient, a
  * message id, a tenant-supplied string or a raw URL.
  * Durations are in seconds (Prometheus convention); `observeMs` converts.
  */
@@ -26,6 +27,16 @@ export interface MessageCount {
   status: string;
   count: number;
 }
+
+/** One tenant channel's due backlog, as `sluice_tenant_backlog` is computed from. */
+export interface TenantChannelBacklog {
+  tenantId: string;
+  channel: string;
+  due: number;
+}
+
+/** How many tenants `sluice_tenant_backlog` names; the others are summed under `tenant="other"`. */
+export const TENANT_BACKLOG_TOP = 10;
 
 /** Returns the current message counts; called on every scrape, so keep it cheap (one GROUP BY). */
 export type MessageCountsProvider = () => Promise<Iterable<MessageCount>> | Iterable<MessageCount>;
@@ -62,6 +73,7 @@ export class Metrics {
   // Delivery
   readonly messages: Gauge<'channel' | 'status'>;
   readonly dueIndexBacklog: Gauge<'partition'>;
+  readonly tenantBacklog: Gauge<'tenant' | 'channel'>;
   readonly lockHeld: Gauge<'partition'>;
   readonly sends: Counter<'provider' | 'outcome'>;
   readonly providerDuration: Histogram<'provider'>;
@@ -220,6 +232,12 @@ export class Metrics {
       labelNames: ['partition'],
       registers,
     });
+    this.tenantBacklog = new Gauge({
+      name: 'sluice_tenant_backlog',
+      help: `Due messages (queued or scheduled, due now) of the ${TENANT_BACKLOG_TOP} tenants with the largest due backlog, by tenant id and channel; every other tenant summed under tenant="other". Refreshed every 15 s by workers.`,
+      labelNames: ['tenant', 'channel'],
+      registers,
+    });
     this.lockHeld = new Gauge({
       name: 'sluice_lock_held',
       help: 'Whether this instance holds the dispatcher lock of a partition (1 held, 0 not).',
@@ -353,6 +371,34 @@ export class Metrics {
   /** Set the callback that counts messages by channel and status at each scrape. */
   setMessageCounts(provider: MessageCountsProvider | undefined): void {
     this.messageCounts = provider;
+  }
+
+  /**
+   * Replaces `sluice_tenant_backlog` with `rows` (every tenant channel with a due backlog): the
+   * {@link TENANT_BACKLOG_TOP} tenants with the most due messages over all channels (ties by id)
+   * by id and channel, the rest summed per channel under `tenant="other"`. At most
+   * (TOP + 1) × channels series, however many tenants there are.
+   */
+  setTenantBacklog(rows: Iterable<TenantChannelBacklog>): void {
+    const totals = new Map<string, number>();
+    const all = [...rows];
+    for (const row of all) totals.set(row.tenantId, (totals.get(row.tenantId) ?? 0) + row.due);
+    const top = new Set(
+      [...totals]
+        .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0))
+        .slice(0, TENANT_BACKLOG_TOP)
+        .map(([tenantId]) => tenantId),
+    );
+    const series = new Map<string, { tenant: string; channel: string; due: number }>();
+    for (const row of all) {
+      const tenant = top.has(row.tenantId) ? row.tenantId : 'other';
+      const key = `${tenant}\u0000${row.channel}`;
+      const entry = series.get(key) ?? { tenant, channel: row.channel, due: 0 };
+      entry.due += row.due;
+      series.set(key, entry);
+    }
+    this.tenantBacklog.reset();
+    for (const { tenant, channel, due } of series.values()) this.tenantBacklog.set({ tenant, channel }, due);
   }
 
   /** Set the callback that reads the limiter breaker's state at each scrape. */

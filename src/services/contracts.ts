@@ -30,6 +30,7 @@ import type {
   RuleView,
   SmsPricesView,
   TemplateVersionView,
+  TenantBacklogView,
   TenantDetails,
   TenantPage,
   WebhookEventView,
@@ -49,6 +50,7 @@ export type {
   RuleSetView,
   RuleView,
   TemplateVersionView,
+  TenantBacklogView,
   TenantDetails,
   TenantPage,
   WebhookEventView,
@@ -153,8 +155,11 @@ export type BlacklistScope = { tenant: string } | 'global';
  * NOT_FOUND is `undefined` (the API's 404).
  */
 export interface TenantAdminService {
-  /** A tenant, its first API key (shown once) and the frequency rules it starts with (SLUICE_NEW_TENANT_RULES). */
-  createTenant(name: string, qpsLimit?: number | null): Promise<CreatedTenantView>;
+  /**
+   * A tenant, its first API key (shown once) and the frequency rules it starts with
+   * (SLUICE_NEW_TENANT_RULES); `sendWeight` 1 to 100, 1 by default.
+   */
+  createTenant(name: string, qpsLimit?: number | null, sendWeight?: number): Promise<CreatedTenantView>;
   /** The tenant's API keys, active and revoked, without secrets (the first characters only); undefined: no such tenant. */
   listApiKeys(tenantId: string): Promise<ApiKeyView[] | undefined>;
   /**
@@ -169,9 +174,16 @@ export interface TenantAdminService {
   /** A page of tenants by id (creation order): at most `limit` (1 to 1000, default 100) after the id `after`, a previous page's `next`. */
   listTenants(options?: { limit?: number; after?: string }): Promise<TenantPage>;
   getTenant(id: string): Promise<TenantDetails | undefined>;
+  /** What waits to be sent on each channel and lane of the tenant, now; undefined: no such tenant. */
+  getBacklog(id: string): Promise<TenantBacklogView | undefined>;
   updateTenant(
     id: string,
-    patch: { status?: TenantStatus; qpsLimit?: number | null; dailyQuotas?: Partial<Record<Channel, number | null>> },
+    patch: {
+      status?: TenantStatus;
+      qpsLimit?: number | null;
+      sendWeight?: number;
+      dailyQuotas?: Partial<Record<Channel, number | null>>;
+    },
   ): Promise<TenantDetails | undefined>;
 }
 

@@ -4,8 +4,18 @@
  */
 import { type Channel, perChannel } from '../core/channels.js';
 import { SluiceError } from '../core/errors.js';
+import type { Clock } from '../limiter/clock.js';
+import type { BacklogRepository } from '../storage/repositories/backlog.js';
 import type { Tenant, TenantsRepository } from '../storage/repositories/tenants.js';
-import type { ApiKeyView, CreatedTenantView, RuleView, TenantAdminService, TenantDetails, TenantPage } from './contracts.js';
+import type {
+  ApiKeyView,
+  CreatedTenantView,
+  RuleView,
+  TenantAdminService,
+  TenantBacklogView,
+  TenantDetails,
+  TenantPage,
+} from './contracts.js';
 
 /** What an admin change tells the tenant config cache (the tenant directory). */
 export interface ConfigInvalidation {
@@ -17,6 +27,9 @@ export interface ConfigInvalidation {
 
 export interface TenantAdministrationDeps {
   tenants: TenantsRepository;
+  /** What waits to be sent, read at the clock's now. */
+  backlog: Pick<BacklogRepository, 'ofTenant'>;
+  clock: Clock;
   /** The tenant config cache: a change drops every instance's copy. */
   directory: ConfigInvalidation;
   /**
@@ -44,13 +57,18 @@ export class TenantAdministration implements TenantAdminService {
       name: tenant.name,
       status: tenant.status,
       qpsLimit: tenant.qpsLimit,
+      sendWeight: tenant.sendWeight,
       dailyQuotas: perChannel((channel) => quotas[channel] ?? null),
       createdAt: new Date(tenant.createdAt).toISOString(),
     };
   }
 
-  async createTenant(name: string, qpsLimit?: number | null): Promise<CreatedTenantView> {
-    const created = await this.deps.tenants.create({ name, qpsLimit: qpsLimit ?? null });
+  async createTenant(name: string, qpsLimit?: number | null, sendWeight?: number): Promise<CreatedTenantView> {
+    const created = await this.deps.tenants.create({
+      name,
+      qpsLimit: qpsLimit ?? null,
+      ...(sendWeight === undefined ? {} : { sendWeight }),
+    });
     const id = created.tenant.id;
     const rules = this.deps.newTenantRules?.rules ?? [];
     for (const channel of rules.length > 0 ? NEW_TENANT_RULE_CHANNELS : []) await this.deps.newTenantRules!.set(id, channel, rules);
@@ -106,6 +124,20 @@ export class TenantAdministration implements TenantAdminService {
   async getTenant(id: string) {
     const tenant = await this.deps.tenants.get(id);
     return tenant ? this.details(tenant) : undefined;
+  }
+
+  async getBacklog(id: string): Promise<TenantBacklogView | undefined> {
+    if (!(await this.deps.tenants.get(id))) return undefined;
+    const now = this.deps.clock.now();
+    const lanes = await this.deps.backlog.ofTenant(id, now);
+    return {
+      tenantId: id,
+      at: new Date(now).toISOString(),
+      lanes: lanes.map((lane) => ({
+        ...lane,
+        oldestDue: lane.oldestDue === null ? null : { id: lane.oldestDue.id, dueAt: new Date(lane.oldestDue.dueAt).toISOString() },
+      })),
+    };
   }
 
   async updateTenant(id: string, patch: Parameters<TenantAdminService['updateTenant']>[1]) {

@@ -51,8 +51,31 @@ export interface TenantDetails {
   name: string;
   status: TenantStatus;
   qpsLimit: number | null;
+  /** Its share of the shared send pools against other tenants with due messages, 1 to 100. */
+  sendWeight: number;
   dailyQuotas: Record<Channel, number | null>;
   createdAt: string;
+}
+
+/** What waits on one channel and lane of a tenant (`GET /v1/admin/tenants/:id/backlog`). */
+export interface LaneBacklogView {
+  channel: Channel;
+  lane: 'transactional' | 'bulk';
+  /** Queued or scheduled, due now. */
+  due: number;
+  /** Queued or scheduled, due later (a send time, a retry's back-off, quiet hours). */
+  scheduledLater: number;
+  /** Claimed, in flight. */
+  sending: number;
+  /** The due message that has waited longest; null when none is due. */
+  oldestDue: { id: string; dueAt: string } | null;
+}
+
+/** A tenant's backlog on every channel and lane, as of `at`. */
+export interface TenantBacklogView {
+  tenantId: string;
+  at: string;
+  lanes: LaneBacklogView[];
 }
 
 /** One page of tenants, ordered by id; `next` is the cursor of the next page, null at the end. */

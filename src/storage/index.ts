@@ -14,6 +14,7 @@
 import type { Clock } from '../limiter/clock.js';
 import type { Database } from './database.js';
 import type { GroupCommitOptions } from './group-commit.js';
+import { BacklogRepository } from './repositories/backlog.js';
 import { BlacklistRepository } from './repositories/blacklist.js';
 import { BusEventsRepository } from './repositories/bus-events.js';
 import { MessagesRepository } from './repositories/messages.js';
@@ -33,6 +34,7 @@ export * from './errors.js';
 export * from './group-commit.js';
 export * from './ids.js';
 export { MigrationError, type MigrationOptions, migrateToLatest, migrationsFor, pendingMigrations } from './migrations/index.js';
+export * from './repositories/backlog.js';
 export * from './repositories/blacklist.js';
 export * from './repositories/bus-events.js';
 export * from './repositories/limiter-snapshots.js';
@@ -65,6 +67,8 @@ export interface Repositories {
   readonly receipts: ReceiptsRepository;
   /** The status events bus's outbox (broker mode). */
   readonly busEvents: BusEventsRepository;
+  /** What waits to be sent, per tenant (admin reads and the backlog gauge). */
+  readonly backlog: BacklogRepository;
   /** Drains pending message inserts, then closes the database. */
   close(): Promise<void>;
 }
@@ -103,6 +107,7 @@ export function createRepositories(database: Database, options: RepositoryOption
     webhookEvents: new WebhookEventsRepository(database),
     receipts: new ReceiptsRepository(database, outbox),
     busEvents: new BusEventsRepository(database),
+    backlog: new BacklogRepository(database),
     async close() {
       await messages.drain();
       await database.close();

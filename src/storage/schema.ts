@@ -12,7 +12,7 @@
  * Repositories turn these rows into the camelCase domain types they export; only the storage
  * module touches these interfaces.
  */
-import type { Selectable } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 import type { Channel } from '../core/channels.js';
 import type { FallbackMode } from '../limiter/index.js';
 import type { ProviderKind } from '../providers/kinds.js';
@@ -47,6 +47,8 @@ export interface TenantsTable {
   status: TenantStatus;
   /** Requests per second admitted for the whole tenant; NULL = unlimited. */
   qps_limit: number | null;
+  /** The tenant's share of the shared delivery pools, 1 to 100 (0018); 1 by default. */
+  send_weight: Generated<number>;
   created_at: number;
   updated_at: number;
 }

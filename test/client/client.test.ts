@@ -49,6 +49,16 @@ describe('SluiceClient', () => {
     expect(invalid).toMatchObject({ ok: false, status: 400, error: { code: 'INVALID_REQUEST' } });
     const unauthorized = await clientFor('sk_wrong').client.send({ channel: 'sms', to: phone(73_000_002), body: 'x' });
     expect(unauthorized).toMatchObject({ ok: false, status: 401, error: { code: 'UNAUTHORIZED' } });
+
+    // The send weight and the backlog, typed.
+    const weighted = await admin.admin.updateTenant(created.value.id, { sendWeight: 4 });
+    expect(weighted).toMatchObject({ ok: true, value: { sendWeight: 4 } });
+    expect(await admin.admin.updateTenant(created.value.id, { sendWeight: 0 })).toMatchObject({ ok: false, status: 400 });
+    const backlog = await admin.admin.getTenantBacklog(created.value.id);
+    expect(backlog.ok && backlog.value.lanes.find((lane) => lane.channel === 'sms' && lane.lane === 'transactional')).toMatchObject({
+      due: 1,
+      oldestDue: { id: sent.value.id },
+    });
   });
 
   it('refuses an id of . or .. (URL resolution would climb to another route: tenants/../blacklist is the global list)', async () => {
@@ -284,6 +294,7 @@ describe('SluiceClient', () => {
       'POST /v1/admin/tenants/{id}/webhooks/{webhookId}/rotate-secret',
       'GET /v1/admin/tenants/{id}/webhooks/{webhookId}/events',
       'POST /v1/admin/tenants/{id}/webhooks/{webhookId}/events/{eventId}/replay',
+      'GET /v1/admin/tenants/{id}/backlog',
     ];
     expect(used.filter((operation) => !documented.has(operation))).toEqual([]);
     // The client's methods, counted: a new one must be added to the list above.

@@ -163,6 +163,20 @@ describe.skipIf(skip)(`the console in chromium${skip ? ` (skipped: ${missing})` 
       await page.getByRole('button', { name: 'Save quotas' }).click();
       await expect.poll(() => page.getByRole('status').allTextContents()).toContain('Quotas saved.');
       expect(await page.getByLabel('Daily quota, sms').inputValue()).toBe('1000');
+      // The send weight: shown (1 by default), edited, refused outside 1..100 with the API's error.
+      expect(await page.getByLabel('Send weight').inputValue()).toBe('1');
+      await page.getByLabel('Send weight').fill('101');
+      await page.getByRole('button', { name: 'Save send weight' }).click();
+      await expect.poll(() => page.getByRole('alert').textContent()).toContain('INVALID_REQUEST');
+      await page.getByLabel('Send weight').fill('3');
+      await page.getByRole('button', { name: 'Save send weight' }).click();
+      await expect.poll(() => page.getByRole('status').allTextContents()).toContain('Send weight 3 saved.');
+      expect(
+        ((await (await api(`/v1/admin/tenants/${tenantId}`, { method: 'GET', token: server.adminToken })).json()) as { sendWeight: number })
+          .sendWeight,
+      ).toBe(3);
+      // Its backlog: nothing waits yet.
+      await page.getByRole('region', { name: 'Backlog' }).getByText('Nothing waits to be sent.').waitFor();
       await page.getByRole('button', { name: 'Issue a key' }).click();
       await expect.poll(() => page.getByRole('status').allTextContents()).toContain('Key issued.');
       // Rotate the second key: a third is issued, the second revoked; the first (the test's) still works.

@@ -193,6 +193,8 @@ describe('statuses', () => {
     await admin('PATCH', `/v1/admin/tenants/${id}`, { qpsLimit: 1000 });
     await admin('PATCH', `/v1/admin/tenants/${id}`, { qpsLimit: 0 });
     await admin('PATCH', '/v1/admin/tenants/unknown', { status: 'active' });
+    await admin('GET', `/v1/admin/tenants/${id}/backlog`);
+    await admin('GET', '/v1/admin/tenants/unknown/backlog');
 
     // API keys (the tenant's first key stays: the calls below use it).
     await admin('GET', `/v1/admin/tenants/${id}/keys`);

@@ -38,12 +38,14 @@ describe('docs/metrics.md', () => {
     // `lane` is transactional or bulk.
     // `action` (with `rule`) names a stored risk rule set: configuration, bounded by the sets an
     // operator stores; an action without a set is answered 404 before anything is counted. `cap`
-    // is one of the two connection caps; `realm` admin or tenant.
+    // is one of the two connection caps; `realm` admin or tenant. `tenant` (a tenant id) only on
+    // sluice_tenant_backlog, which names the 10 largest backlogs and sums the rest as `other`.
     const bounded = new Set(
       'type store outcome channel rule interceptor code operation kind to mode reason level result status partition provider method route status_code collector cache action shadow cap realm what lane'.split(
         ' ',
       ),
     );
+    const perMetric: Record<string, string[]> = { sluice_tenant_backlog: ['tenant'] };
     const metrics = new Metrics({ defaultMetrics: false }).registry.getMetricsAsArray() as unknown as {
       name: string;
       help: string;
@@ -53,7 +55,24 @@ describe('docs/metrics.md', () => {
     for (const metric of metrics) {
       expect(metric.name).toMatch(/^sluice_[a-z0-9_]+$/);
       expect(metric.help.length).toBeGreaterThan(20);
-      expect(metric.labelNames.filter((label) => !bounded.has(label))).toEqual([]);
+      expect(metric.labelNames.filter((label) => !bounded.has(label) && !perMetric[metric.name]?.includes(label))).toEqual([]);
     }
+  });
+
+  it('sluice_tenant_backlog names at most 10 tenants and "other", whatever the number of tenants', async () => {
+    const metrics = new Metrics({ defaultMetrics: false });
+    const rows = Array.from({ length: 1000 }, (_, i) => ({
+      tenantId: `t${String(i).padStart(4, '0')}`,
+      channel: i % 2 ? 'sms' : 'email',
+      due: i + 1,
+    }));
+    metrics.setTenantBacklog(rows);
+    const values = (await metrics.tenantBacklog.get()).values;
+    const tenants = new Set(values.map((value) => value.labels.tenant));
+    expect(tenants.size).toBe(11);
+    expect(tenants.has('t0999') && tenants.has('t0990') && !tenants.has('t0989')).toBe(true);
+    expect(values.reduce((sum, value) => sum + value.value, 0)).toBe((1000 * 1001) / 2);
+    metrics.setTenantBacklog([]);
+    expect((await metrics.tenantBacklog.get()).values).toEqual([]);
   });
 });

@@ -84,6 +84,7 @@ for (const backend of backends) {
           '0011-sms-fraud',
           '0012-message-fraud-columns',
           '0013-limiter-snapshots',
+          '0018-tenant-send-weight',
         ]);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);

@@ -1,4 +1,4 @@
-/** One tenant: suspend or resume it, its QPS limit and daily quotas per channel, its API keys. */
+/** One tenant: suspend or resume it, its QPS limit, daily quotas per channel and send weight, its backlog, its API keys. */
 import { useLayoutEffect, useState } from 'preact/hooks';
 import type { TenantDetails } from '../../../src/client/index.js';
 import { href } from '../router.js';
@@ -7,6 +7,7 @@ import { useAction, useLoad } from '../ui/calls.js';
 import { useClient } from '../ui/context.js';
 import { Form, TextField, wholeNumber } from '../ui/fields.js';
 import { CHANNELS } from '../ui/vocabulary.js';
+import { TenantBacklog } from './tenant-backlog.js';
 import { TenantKeys } from './tenant-keys.js';
 
 export function TenantScreen({ args }: { args: string[] }) {
@@ -22,6 +23,7 @@ export function TenantScreen({ args }: { args: string[] }) {
       </p>
       <ErrorAlert error={tenant.error} />
       {tenant.value ? <TenantSettings tenant={tenant.value} onChanged={tenant.reload} /> : null}
+      {tenant.value ? <TenantBacklog tenantId={id} /> : null}
       {tenant.value ? <TenantKeys tenantId={id} /> : null}
     </>
   );
@@ -32,13 +34,15 @@ function TenantSettings({ tenant, onChanged }: { tenant: TenantDetails; onChange
   const action = useAction();
   const [notice, setNotice] = useState<string>();
   const [qps, setQps] = useState('');
+  const [weight, setWeight] = useState('');
   const [quotas, setQuotas] = useState<Record<string, string>>({});
   // The form follows the stored values when they change, not on every reload: a reload after a
   // suspend or resume answers the same quotas and must not wipe what is being typed. A layout
   // effect, so the form never shows old values after the page has painted new ones.
-  const stored = JSON.stringify([tenant.qpsLimit, tenant.dailyQuotas]);
+  const stored = JSON.stringify([tenant.qpsLimit, tenant.dailyQuotas, tenant.sendWeight]);
   useLayoutEffect(() => {
     setQps(tenant.qpsLimit === null ? '' : String(tenant.qpsLimit));
+    setWeight(String(tenant.sendWeight));
     setQuotas(Object.fromEntries(CHANNELS.map((channel) => [channel, String(tenant.dailyQuotas[channel] ?? '')])));
   }, [stored]);
   const suspended = tenant.status === 'suspended';
@@ -85,6 +89,27 @@ function TenantSettings({ tenant, onChanged }: { tenant: TenantDetails; onChange
             hint="Messages per UTC day; empty: unlimited"
           />
         ))}
+      </Form>
+      <Form
+        label="Fair share"
+        submit="Save send weight"
+        busy={action.busy}
+        onSubmit={async () => {
+          const sendWeight = wholeNumber(weight) ?? 1;
+          const changed = await action.run(() => client.admin.updateTenant(tenant.id, { sendWeight }));
+          if (changed) {
+            setNotice(`Send weight ${changed.sendWeight} saved.`);
+            onChanged();
+          }
+        }}
+      >
+        <TextField
+          label="Send weight"
+          type="number"
+          value={weight}
+          onInput={setWeight}
+          hint="1 to 100: its share of the shared send pools while other tenants have due messages; empty: 1"
+        />
       </Form>
       <ErrorAlert error={action.error} />
       <Notice text={notice} />

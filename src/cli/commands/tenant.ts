@@ -1,6 +1,6 @@
-/** `sluice tenant`: create, list, suspend and resume tenants; list, issue and revoke their API keys. */
+/** `sluice tenant`: create, list, suspend and resume tenants, set their send weight; list, issue and revoke their API keys. */
 import type { Command } from 'commander';
-import { NewTenantBody } from '../../api/tenants.js';
+import { NewTenantBody, TenantPatchBody } from '../../api/tenants.js';
 import { SluiceError } from '../../core/errors.js';
 import type { TenantDetails } from '../../services/contracts.js';
 import { integerArg } from '../arguments.js';
@@ -14,10 +14,15 @@ export function addTenantCommands(program: Command, context: CommandContext): vo
   tenant
     .command('create <name>')
     .option('--qps <n>', 'tenant requests per second', integerArg)
-    .action((name: string, options: { qps?: number }) =>
+    .option('--send-weight <n>', "the tenant's share of the shared send pools, 1 to 100 (default 1)", integerArg)
+    .action((name: string, options: { qps?: number; sendWeight?: number }) =>
       context.withService('tenants', async (tenants) => {
-        const body = await checkBody(NewTenantBody, { name, ...(options.qps === undefined ? {} : { qpsLimit: options.qps }) });
-        const created = await tenants.createTenant(body.name, body.qpsLimit ?? null);
+        const body = await checkBody(NewTenantBody, {
+          name,
+          ...(options.qps === undefined ? {} : { qpsLimit: options.qps }),
+          ...(options.sendWeight === undefined ? {} : { sendWeight: options.sendWeight }),
+        });
+        const created = await tenants.createTenant(body.name, body.qpsLimit ?? null, body.sendWeight);
         console.log(JSON.stringify(created, null, 2));
         console.error(SHOWN_ONCE);
         for (const warning of created.warnings) console.error(`warning: ${warning}`);
@@ -56,6 +61,18 @@ export function addTenantCommands(program: Command, context: CommandContext): vo
       }),
     );
   }
+  tenant
+    .command('set-weight <id>')
+    .argument('<weight>', '1 to 100', integerArg)
+    .description("Set the tenant's send weight: its share of the shared send pools against other tenants with due messages")
+    .action((id: string, weight: number) =>
+      context.withService('tenants', async (tenants) => {
+        const body = await checkBody(TenantPatchBody, { sendWeight: weight });
+        const updated = await tenants.updateTenant(id, body);
+        if (!updated) throw new SluiceError('NOT_FOUND', `no tenant ${id}`);
+        console.log(`${updated.name} (${updated.id}) has send weight ${updated.sendWeight}`);
+      }),
+    );
   tenant
     .command('keys <id>')
     .description("List a tenant's API keys (their first characters, never the keys)")

@@ -9,6 +9,7 @@ import {
   KeyParam,
   NewApiKeyQuery,
   NewTenantBody,
+  TenantBacklog,
   TenantDetails,
   TenantPage,
   TenantPatchBody,
@@ -45,7 +46,7 @@ export const tenantRoutes =
         ),
       },
       async (request, reply) => {
-        const created = await tenants.createTenant(request.body.name, request.body.qpsLimit);
+        const created = await tenants.createTenant(request.body.name, request.body.qpsLimit, request.body.sendWeight);
         return reply.status(201).send(created);
       },
     );
@@ -62,11 +63,22 @@ export const tenantRoutes =
       { schema: adminSchema('Read a tenant', { params: IdParam }, { 200: TenantDetails }) },
       async (request) => tenantOr404(tenants.getTenant(request.params.id)),
     );
+    app.get(
+      '/v1/admin/tenants/:id/backlog',
+      {
+        schema: adminSchema(
+          "What waits to be sent on each of a tenant's channels and lanes: due now, scheduled later, in flight, and the oldest due message",
+          { params: IdParam },
+          { 200: TenantBacklog },
+        ),
+      },
+      async (request) => tenantOr404(tenants.getBacklog(request.params.id)),
+    );
     app.patch(
       '/v1/admin/tenants/:id',
       {
         schema: adminSchema(
-          'Suspend or resume a tenant, set its quotas',
+          'Suspend or resume a tenant, set its quotas and its send weight',
           { params: IdParam, body: TenantPatchBody },
           { 200: TenantDetails },
         ),

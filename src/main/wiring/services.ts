@@ -154,6 +154,8 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
     tenants: (): TenantAdministration =>
       new TenantAdministration({
         tenants: repositories.tenants,
+        backlog: repositories.backlog,
+        clock,
         directory,
         newTenantRules: {
           rules: newTenantRules(settings.newTenantRules),

@@ -9,6 +9,7 @@ import type { Clock } from '../../limiter/index.js';
 import type { Settings } from '../../settings/settings.js';
 import { type Database, DatabaseMissingError, openDatabase } from '../../storage/database.js';
 import { hasSchema, migrateToLatest } from '../../storage/migrations/index.js';
+import { BacklogRepository } from '../../storage/repositories/backlog.js';
 import { BlacklistRepository } from '../../storage/repositories/blacklist.js';
 import { BusEventsRepository } from '../../storage/repositories/bus-events.js';
 import { FraudRepository } from '../../storage/repositories/fraud.js';
@@ -41,6 +42,8 @@ export interface Repositories {
   busEvents: BusEventsRepository;
   fraud: FraudRepository;
   smsSpend: SmsSpendRepository;
+  /** What waits to be sent, per tenant (admin reads, the backlog gauge). */
+  backlog: BacklogRepository;
 }
 
 export interface StorageWing {
@@ -111,6 +114,7 @@ export async function openStorage(settings: Settings, options: StorageOptions): 
     busEvents: new BusEventsRepository(database),
     fraud: new FraudRepository(database, { clock }),
     smsSpend: new SmsSpendRepository(database),
+    backlog: new BacklogRepository(database),
   };
   return {
     database,

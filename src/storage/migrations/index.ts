@@ -20,6 +20,7 @@ import { brokerHandOffMigration } from './0010-broker-hand-off.js';
 import { smsFraudMigration } from './0011-sms-fraud.js';
 import { messageFraudColumnsMigration } from './0012-message-fraud-columns.js';
 import { limiterSnapshotsMigration } from './0013-limiter-snapshots.js';
+import { tenantSendWeightMigration } from './0018-tenant-send-weight.js';
 
 /** What data migrations need of the settings. */
 export interface MigrationOptions {
@@ -43,6 +44,7 @@ export function migrationsFor(dialect: Dialect, options: MigrationOptions = {}):
     '0011-sms-fraud': smsFraudMigration(dialect),
     '0012-message-fraud-columns': messageFraudColumnsMigration(dialect),
     '0013-limiter-snapshots': limiterSnapshotsMigration(dialect),
+    '0018-tenant-send-weight': tenantSendWeightMigration(dialect),
   };
 }
 

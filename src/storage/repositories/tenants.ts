@@ -19,9 +19,16 @@ export interface Tenant {
   status: TenantStatus;
   /** Tenant-wide requests per second; `null` = unlimited. */
   qpsLimit: number | null;
+  /** Its share of the shared delivery pools against other tenants with due messages, {@link SEND_WEIGHT_MIN} to {@link SEND_WEIGHT_MAX}. */
+  sendWeight: number;
   createdAt: number;
   updatedAt: number;
 }
+
+/** A tenant's send weight: 1 (the default, an equal share) to 100. */
+export const SEND_WEIGHT_MIN = 1;
+export const SEND_WEIGHT_MAX = 100;
+export const DEFAULT_SEND_WEIGHT = 1;
 
 /** An API key as listed: never the key itself, only its display prefix. */
 export interface ApiKeyInfo {
@@ -44,6 +51,8 @@ export interface TenantChanges {
   status?: TenantStatus;
   /** `null` removes the limit. */
   qpsLimit?: number | null;
+  /** 1 to 100. */
+  sendWeight?: number;
   /** Per channel: a daily limit, or `null` to remove it. Channels not named keep theirs. */
   dailyQuotas?: Partial<Record<Channel, number | null>>;
 }
@@ -60,12 +69,20 @@ function newApiKey(): string {
   return `sk_${randomBytes(32).toString('base64url')}`;
 }
 
+/** @throws RangeError unless an integer from 1 to 100 (the API refuses it first, with a 400). */
+function checkSendWeight(weight: number): number {
+  if (!Number.isInteger(weight) || weight < SEND_WEIGHT_MIN || weight > SEND_WEIGHT_MAX)
+    throw new RangeError(`sendWeight must be an integer from ${SEND_WEIGHT_MIN} to ${SEND_WEIGHT_MAX}, got ${weight}`);
+  return weight;
+}
+
 function toTenant(row: TenantRow): Tenant {
   return {
     id: row.id,
     name: row.name,
     status: row.status,
     qpsLimit: row.qps_limit,
+    sendWeight: Number(row.send_weight),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -89,13 +106,19 @@ export class TenantsRepository {
    * Creates an active tenant and its first API key, in one transaction.
    * @throws DuplicateNameError when the name is taken.
    */
-  async create(input: { name: string; qpsLimit?: number | null; dailyQuotas?: DailyQuotas }): Promise<{ tenant: Tenant } & IssuedApiKey> {
+  async create(input: {
+    name: string;
+    qpsLimit?: number | null;
+    sendWeight?: number;
+    dailyQuotas?: DailyQuotas;
+  }): Promise<{ tenant: Tenant } & IssuedApiKey> {
     const now = this.clock.now();
     const row: TenantRow = {
       id: newId(now),
       name: input.name,
       status: 'active',
       qps_limit: input.qpsLimit ?? null,
+      send_weight: checkSendWeight(input.sendWeight ?? DEFAULT_SEND_WEIGHT),
       created_at: now,
       updated_at: now,
     };
@@ -153,6 +176,16 @@ export class TenantsRepository {
     return rows.map((row) => row.id);
   }
 
+  /**
+   * Every tenant's send weight, by id: one read of two columns of the (small) tenants table,
+   * for the delivery's fair order, which reads it every few seconds. A tenant created since is
+   * missing until the next read: the caller takes {@link DEFAULT_SEND_WEIGHT} for it.
+   */
+  async sendWeights(): Promise<Map<string, number>> {
+    const rows = await this.db.selectFrom('tenants').select(['id', 'send_weight']).execute();
+    return new Map(rows.map((row) => [row.id, Number(row.send_weight)]));
+  }
+
   /** Tenants ordered by id (creation order), `limit` at a time after the id `after`. */
   async list(options: { limit?: number; after?: string } = {}): Promise<Tenant[]> {
     let query = this.db
@@ -165,7 +198,7 @@ export class TenantsRepository {
   }
 
   /**
-   * Applies `changes` (name, status, QPS, daily quotas) in one transaction.
+   * Applies `changes` (name, status, QPS, send weight, daily quotas) in one transaction.
    * @returns the updated tenant, or `undefined` when there is no such tenant.
    * @throws DuplicateNameError when renaming to a taken name.
    */
@@ -180,6 +213,7 @@ export class TenantsRepository {
             ...(changes.name === undefined ? {} : { name: changes.name }),
             ...(changes.status === undefined ? {} : { status: changes.status }),
             ...(changes.qpsLimit === undefined ? {} : { qps_limit: changes.qpsLimit }),
+            ...(changes.sendWeight === undefined ? {} : { send_weight: checkSendWeight(changes.sendWeight) }),
           })
           .where('id', '=', id)
           .executeTakeFirst();

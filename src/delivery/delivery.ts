@@ -15,6 +15,7 @@ import { Dispatcher, partitionName } from './dispatcher.js';
 import type { DeliveryDeps } from './ports.js';
 import { SqlProviderDirectory } from './provider-directory.js';
 import { watchResumes } from './resume-watch.js';
+import { watchSendWeights } from './send-weights.js';
 import { RetentionPurger } from './retention.js';
 import { EventDispatcher } from './webhooks/event-dispatcher.js';
 
@@ -32,7 +33,8 @@ export interface Delivery {
 
 export function startDelivery(deps: DeliveryDeps): Delivery {
   const { settings, roster, broker } = deps;
-  const providers = new SqlProviderDirectory(deps, deps.fallbackProvider);
+  const weights = watchSendWeights(deps);
+  const providers = new SqlProviderDirectory({ ...deps, weights: weights.current }, deps.fallbackProvider);
   const dispatchers: Dispatcher[] = [];
   const byPartition = new Map<string, Dispatcher>();
   for (const channel of CHANNELS) {
@@ -53,6 +55,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         concurrency: settings.sendConcurrency,
         retryBaseMs: settings.retryBaseMs,
         retryMaxMs: settings.retryMaxMs,
+        weights: weights.current,
         ...(roster ? { share: roster } : {}),
         ...(broker ? { handOff: { broker, republishAfterMs: settings.brokerRepublishAfterMs, window: settings.sendConcurrency } } : {}),
       });
@@ -179,6 +182,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
     busPublishers,
     async stop() {
       await resumes.stop();
+      await weights.stop();
       stopWaking();
       stopForgetting();
       stopped = true;

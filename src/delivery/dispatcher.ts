@@ -12,7 +12,7 @@ import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Channel } from '../core/channels.js';
-import { maxInFlight, type SlotState } from '../core/fair-share.js';
+import { maxInFlight, type SlotState, sharesOf } from '../core/fair-share.js';
 import type { LeaseLock } from '../infra/lock/index.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
 import type { Clock } from '../limiter/index.js';
@@ -443,11 +443,12 @@ export class Dispatcher {
         const held = (this.heldBy.get(tenantId) ?? 1) - 1;
         if (held > 0) this.heldBy.set(tenantId, held);
         else this.heldBy.delete(tenantId);
-        // Claim again now, not at the next poll, once a quarter of the slots are free; or at once
-        // while tenants hold more than the pool (some are then below their share: fair-share.ts).
+        // Claim again now, not at the next poll, once a quarter of the slots are free, or once
+        // this tenant is owed what a claim would give it (fair-share.ts).
         const { concurrency } = this.options;
-        const free = concurrency - this.inFlight.size;
-        if (free >= Math.max(1, Math.floor(concurrency / 4)) || this.inFlight.size >= concurrency) this.wakeBy(this.options.clock.now());
+        const minFree = Math.max(1, Math.floor(concurrency / 4));
+        const share = sharesOf([...this.heldBy.keys(), tenantId], { concurrency, weights: this.options.weights?.() ?? new Map() }).get(tenantId) ?? 1;
+        if (concurrency - this.inFlight.size >= minFree || share - held >= Math.min(minFree, share)) this.wakeBy(this.options.clock.now());
       });
     this.inFlight.add(tracked);
   }

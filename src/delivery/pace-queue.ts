@@ -18,11 +18,17 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
-/** One lane's waiters, a queue per tenant, in the order the tenants are served. */
+/**
+ * One lane's waiters, a queue per tenant, served by deficit round-robin: the tenant whose turn it
+ * is may send up to its weight, across as many rounds as that takes, then the turn passes to the
+ * next tenant (by id, in a ring).
+ */
 class Lane {
   private readonly queues = new Map<string, Waiter[]>();
-  /** The tenant served last: the next round starts after it. */
-  private last: string | undefined;
+  /** Whose turn it is, and how many sends it has left of it. */
+  private turn: { tenantId: string; left: number } | undefined;
+
+  constructor(private readonly weightOf: (tenantId: string) => number) {}
 
   get size(): number {
     let size = 0;
@@ -46,25 +52,25 @@ class Lane {
     return true;
   }
 
-  /** Up to `count` waiters in serving order: rounds over the tenants, each giving up to its weight. */
-  head(count: number, weightOf: (tenantId: string) => number): Waiter[] {
+  /** The tenants in ring order, the one whose turn it is first. */
+  private ring(): string[] {
     const tenants = [...this.queues.keys()].sort();
-    const start =
-      this.last === undefined
-        ? 0
-        : Math.max(
-            0,
-            tenants.findIndex((tenant) => tenant > this.last!),
-          );
-    const ring = [...tenants.slice(start), ...tenants.slice(0, start)];
+    const from = this.turn ? tenants.findIndex((tenant) => tenant >= this.turn!.tenantId) : 0;
+    return from <= 0 ? tenants : [...tenants.slice(from), ...tenants.slice(0, from)];
+  }
+
+  /** Up to `count` waiters in serving order: the current turn's rest, then each next tenant's weight, round after round. */
+  head(count: number): Waiter[] {
     const taken = new Map<string, number>();
     const out: Waiter[] = [];
-    for (let more = true; more && out.length < count; ) {
+    const ring = this.ring();
+    for (let pass = 0, more = true; more && out.length < count; pass++) {
       more = false;
       for (const tenant of ring) {
         const queue = this.queues.get(tenant)!;
         const from = taken.get(tenant) ?? 0;
-        const next = queue.slice(from, from + Math.min(weightOf(tenant), count - out.length));
+        const quota = pass === 0 && this.turn?.tenantId === tenant ? this.turn.left : this.weightOf(tenant);
+        const next = queue.slice(from, from + Math.min(quota, count - out.length));
         if (next.length === 0) continue;
         taken.set(tenant, from + next.length);
         out.push(...next);
@@ -75,15 +81,25 @@ class Lane {
     return out;
   }
 
-  /** `waiter` got through: the next round starts after its tenant. */
+  /** `waiter` got through (in {@link head}'s order): its tenant's turn goes on, or passes on. */
   served(waiter: Waiter): void {
-    if (this.remove(waiter)) this.last = waiter.tenantId;
+    if (!this.remove(waiter)) return;
+    const { tenantId } = waiter;
+    const left = (this.turn?.tenantId === tenantId ? this.turn.left : this.weightOf(tenantId)) - 1;
+    if (left > 0) {
+      this.turn = { tenantId, left };
+      return;
+    }
+    // The turn passes to the next tenant in the ring.
+    const tenants = [...this.queues.keys()].sort();
+    const next = tenants.find((tenant) => tenant > tenantId) ?? tenants[0];
+    this.turn = next === undefined ? undefined : { tenantId: next, left: this.weightOf(next) };
   }
 }
 
 export class PaceQueue {
   /** Index 0: transactional; 1: bulk. */
-  private readonly lanes: [Lane, Lane] = [new Lane(), new Lane()];
+  private readonly lanes: [Lane, Lane];
   private serving = false;
 
   /**
@@ -94,8 +110,10 @@ export class PaceQueue {
   constructor(
     private readonly check: PaceCheck,
     private readonly roundSize: () => number = () => Number.POSITIVE_INFINITY,
-    private readonly weightOf: (tenantId: string) => number = () => 1,
-  ) {}
+    weightOf: (tenantId: string) => number = () => 1,
+  ) {
+    this.lanes = [new Lane(weightOf), new Lane(weightOf)];
+  }
 
   /**
    * Resolves when the caller may send; rejects when `signal` aborts the wait or a check fails.
@@ -149,8 +167,8 @@ export class PaceQueue {
     try {
       for (;;) {
         const size = Math.max(1, this.roundSize());
-        const round = this.lanes[0].head(size, this.weightOf);
-        if (round.length < size) round.push(...this.lanes[1].head(size - round.length, this.weightOf));
+        const round = this.lanes[0].head(size);
+        if (round.length < size) round.push(...this.lanes[1].head(size - round.length));
         if (round.length === 0) return;
         const outcomes = await Promise.allSettled(round.map(() => this.check()));
         let retryAfterMs = Number.POSITIVE_INFINITY;

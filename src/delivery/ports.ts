@@ -67,8 +67,8 @@ export type DeliveryMessages = Pick<
 /** The stored providers, read to build each tenant channel's clients. */
 export type ProviderRecords = Pick<ProvidersRepository, 'listEnabledFor' | 'anyStored' | 'revealSecret'>;
 
-/** Which tenants are suspended (their messages wait, and are due again on resume). */
-export type TenantStatuses = Pick<TenantsRepository, 'suspendedIds'>;
+/** Which tenants are suspended (their messages wait, and are due again on resume), and their send weights. */
+export type TenantStatuses = Pick<TenantsRepository, 'suspendedIds' | 'sendWeights'>;
 
 /** The shared limiter, used for provider pacing only (`pace:<provider id>` subjects). */
 export type PaceLimiter = Pick<Limiter, 'check'>;

@@ -170,6 +170,33 @@ function fairnessSuite(setup: () => Promise<{ env: Record<string, string>; drop(
     await runtime.http.tenants.updateTenant(hostile.id, { status: 'suspended' });
   }, 60_000);
 
+  it('tenants weighing 3, 2 and 1 that saturate a shared pace get 3:2:1 of its sends, within 5 %', async () => {
+    const qps = 60;
+    const tenants = [await tenant('w3'), await tenant('w2'), await tenant('w1')];
+    for (const [i, weight] of [3, 2, 1].entries()) await runtime.http.tenants.updateTenant(tenants[i]!.id, { sendWeight: weight });
+    await addWebhookProvider(runtime, '*', `${stub.url}/weighted`, { name: `weighted-${Date.now()}`, qps });
+    const ids = await Promise.all(
+      tenants.map(async (t, i) =>
+        (
+          await runtime.http.messages.sendBatch(
+            t.apiKey,
+            Array.from({ length: 600 }, (_, n) => ({ channel: 'webhook', to: `w${i}-${n}`, body: `w ${n}`, priority: 'bulk' as const })),
+          )
+        ).map((result) => result.id!),
+      ),
+    );
+    // Counted over the sends after the first 60 (the claims' warm-up) and before any tenant runs out.
+    expect(await waitFor(() => ids.flat().filter((id) => stub.arrivals.has(id)).length >= 60 + 540, 60_000)).toBe(true);
+    const arrivals = ids
+      .flatMap((list, i) => list.map((id) => ({ tenant: i, at: stub.arrivals.get(id)?.[0] })))
+      .filter((entry): entry is { tenant: number; at: number } => entry.at !== undefined)
+      .sort((x, y) => x.at - y.at)
+      .slice(60, 600);
+    const shares = [0, 1, 2].map((i) => arrivals.filter((entry) => entry.tenant === i).length / arrivals.length);
+    for (const [i, expected] of [3 / 6, 2 / 6, 1 / 6].entries()) expect(Math.abs(shares[i]! - expected) / expected).toBeLessThan(0.05);
+    for (const t of tenants) await runtime.http.tenants.updateTenant(t.id, { status: 'suspended' });
+  }, 90_000);
+
   for (const lane of ['bulk', 'transactional'] as const) {
     it(`on a provider shared at 20 QPS, another tenant's sends are not behind a backlog of 600 ${lane}`, async () => {
       const [a, b] = [await tenant('a'), await tenant('b')];

@@ -124,3 +124,60 @@ describe('PaceQueue', () => {
     await expect(waited).rejects.toThrow('stopping');
   });
 });
+
+describe('PaceQueue, tenants within a lane', () => {
+  /** A pace that lets `perRound` of each round's checks through (a round's checks are made in one turn), closed until `open`. */
+  function roundPace(perRound: number) {
+    let open = false;
+    let inRound = 0;
+    let marked = false;
+    return {
+      open: () => {
+        open = true;
+      },
+      check: async () => {
+        if (!marked) {
+          marked = true;
+          queueMicrotask(() => {
+            marked = false;
+            inRound = 0;
+          });
+        }
+        return open && inRound++ < perRound ? { allowed: true, retryAfterMs: 0 } : { allowed: false, retryAfterMs: 1 };
+      },
+    };
+  }
+
+  it('serves the tenants of a lane by their weights (deficit round-robin), whatever the round size', async () => {
+    for (const perRound of [1, 2, 5]) {
+      const pace = roundPace(perRound);
+      const weights = new Map([
+        ['a', 3],
+        ['b', 2],
+        ['c', 1],
+      ]);
+      const queue = new PaceQueue(pace.check, () => perRound, (tenant) => weights.get(tenant) ?? 1);
+      const order: string[] = [];
+      const all: Promise<unknown>[] = [];
+      for (let i = 0; i < 100; i++)
+        for (const tenant of ['a', 'b', 'c']) all.push(queue.enter('bulk', undefined, tenant).then(() => order.push(tenant)));
+      pace.open();
+      await Promise.all(all);
+      const first = order.slice(0, 120);
+      const share = (tenant: string) => first.filter((t) => t === tenant).length;
+      expect([share('a'), share('b'), share('c')]).toEqual([60, 40, 20]);
+    }
+  });
+
+  it('a tenant arriving behind another tenant’s long queue is served within one turn', async () => {
+    const pace = roundPace(1);
+    const queue = new PaceQueue(pace.check, () => 1);
+    const order: string[] = [];
+    const all: Promise<unknown>[] = [];
+    for (let i = 0; i < 50; i++) all.push(queue.enter('bulk', undefined, 'early').then(() => order.push('early')));
+    all.push(queue.enter('bulk', undefined, 'late').then(() => order.push('late')));
+    pace.open();
+    await Promise.all(all);
+    expect(order.indexOf('late')).toBeLessThanOrEqual(1);
+  });
+});

@@ -57,7 +57,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         retryMaxMs: settings.retryMaxMs,
         weights: weights.current,
         ...(roster ? { share: roster } : {}),
-        ...(broker ? { handOff: { broker, republishAfterMs: settings.brokerRepublishAfterMs, window: settings.sendConcurrency } } : {}),
+        ...(broker ? { handOff: { broker, republishAfterMs: settings.brokerRepublishAfterMs, window: settings.brokerHandOffWindow || settings.sendConcurrency } } : {}),
       });
       dispatchers.push(dispatcher);
       byPartition.set(dispatcher.name, dispatcher);

@@ -381,7 +381,7 @@ export class Dispatcher {
       if (dueIndex) {
         // The window is shared as the send slots are: the stream never holds one tenant's backlog
         // in front of another's; what does not fit waits in the due index, in the fair order.
-        const outstanding = await messages.outstandingHandOffs({ channel, partition, partitions });
+        const outstanding = await messages.outstandingHandOffs({ channel, partition, partitions, republishBefore: this.republishBefore });
         const held = [...outstanding.values()].reduce((sum, n) => sum + n, 0);
         const slots: SlotState = {
           concurrency: window,

@@ -39,6 +39,7 @@ export type DeliverySettings = Pick<
   | 'webhookRetryBaseMs'
   | 'webhookRetryMaxMs'
   | 'brokerRepublishAfterMs'
+  | 'brokerHandOffWindow'
 >;
 
 /** The messages table as the dispatchers, the broker consumers and the purger use it: claims, hand-offs, lease renewal, outcomes. */

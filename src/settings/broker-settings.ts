@@ -76,6 +76,14 @@ export const BROKER_SETTINGS = {
     description:
       'A due message handed to the broker and still unfinished after this long is published again (the sweep, at each due index rebuild): it covers a job the broker lost without its stream being recreated. A message waiting in a backlog longer than this is published twice; the second job finds it sent and is dropped.',
   }),
+  brokerHandOffWindow: spec({
+    env: 'SLUICE_BROKER_HANDOFF_WINDOW',
+    kind: 'int',
+    default: 0,
+    range: [0, 100_000],
+    description:
+      "Jobs of one partition in the broker at once (handed off, not finished), shared among the tenants as the send slots are (up to twice this with tenants below their shares); the rest wait in the due index, in the fair order. 0: SLUICE_SEND_CONCURRENCY, which one worker's consumer pulls at once (it pulls up to twice SLUICE_SEND_CONCURRENCY), so the stream queues no tenant's jobs behind another's. Raise it with several workers pulling one partition; above what the consumers pull, jobs wait in the stream in hand-off order.",
+  }),
   brokerEventsMaxAgeHours: spec({
     env: 'SLUICE_BROKER_EVENTS_MAX_AGE_HOURS',
     kind: 'int',

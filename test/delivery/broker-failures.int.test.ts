@@ -7,7 +7,8 @@
  * once its hand-off is older than SLUICE_BROKER_REPUBLISH_AFTER_MS).
  *
  * To keep jobs waiting in the stream, most tests pull one job at a time (SLUICE_SEND_CONCURRENCY=1)
- * for a provider paced to a few sends a second.
+ * for a provider paced to a few sends a second, with a hand-off window of 100
+ * (SLUICE_BROKER_HANDOFF_WINDOW) so the stream holds what is due.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -77,7 +78,7 @@ describeWith(privateNatsBin && redisUrl, 'SLUICE_TEST_NATS_BIN and SLUICE_TEST_R
 
   it('the broker restarted with its store lost: the jobs it held are published again from SQL', async () => {
     nats = await startPrivateNats();
-    fixture = await brokerFixture(nats.url, { redisUrl, env: { SLUICE_SEND_CONCURRENCY: '1' } });
+    fixture = await brokerFixture(nats.url, { redisUrl, env: { SLUICE_SEND_CONCURRENCY: '1', SLUICE_BROKER_HANDOFF_WINDOW: '100' } });
     const tenant = await stubTenant(fixture, 'lost', { qps: 4 });
     const ids = await sendMessages(fixture.runtime, tenant.apiKey, 16);
     const { deliver } = streamsOf(fixture.prefix);
@@ -95,7 +96,7 @@ describeWith(privateNatsBin && redisUrl, 'SLUICE_TEST_NATS_BIN and SLUICE_TEST_R
 
   it('an operator deletes the consumer, then the stream: both are made again, and every message is sent', async () => {
     nats = await startPrivateNats();
-    fixture = await brokerFixture(nats.url, { redisUrl, env: { SLUICE_SEND_CONCURRENCY: '1' } });
+    fixture = await brokerFixture(nats.url, { redisUrl, env: { SLUICE_SEND_CONCURRENCY: '1', SLUICE_BROKER_HANDOFF_WINDOW: '100' } });
     const tenant = await stubTenant(fixture, 'deleted', { qps: 5 });
     const { deliver } = streamsOf(fixture.prefix);
     const admin = await operator(nats.url);
@@ -120,7 +121,7 @@ describeWith(privateNatsBin && redisUrl, 'SLUICE_TEST_NATS_BIN and SLUICE_TEST_R
     nats = await startPrivateNats();
     fixture = await brokerFixture(nats.url, {
       redisUrl,
-      env: { SLUICE_SEND_CONCURRENCY: '1', SLUICE_BROKER_REPUBLISH_AFTER_MS: '2000' },
+      env: { SLUICE_SEND_CONCURRENCY: '1', SLUICE_BROKER_HANDOFF_WINDOW: '100', SLUICE_BROKER_REPUBLISH_AFTER_MS: '2000' },
     });
     const tenant = await stubTenant(fixture, 'purged', { qps: 5 });
     const ids = await sendMessages(fixture.runtime, tenant.apiKey, 10);

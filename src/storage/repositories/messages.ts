@@ -292,9 +292,9 @@ export class MessagesRepository {
 
   /**
    * Broker mode: how many messages of the partition each tenant has in the broker now (handed
-   * off, not finished): the hand-off window's slots held.
+   * off since `republishBefore`, not finished): the hand-off window's slots held.
    */
-  async outstandingHandOffs(selector: PartitionSelector): Promise<Map<string, number>> {
+  async outstandingHandOffs(selector: PartitionSelector & { republishBefore: number }): Promise<Map<string, number>> {
     checkPartition(selector);
     return outstandingHandOffs(this.db, selector);
   }

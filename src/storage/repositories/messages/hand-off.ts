@@ -187,12 +187,19 @@ export async function listHandOffIds(
   return indexEntries(await query.execute());
 }
 
-/** Per tenant, the partition's messages handed off and not finished (queued, scheduled or sending). */
-export async function outstandingHandOffs(db: Kysely<Tables>, selector: PartitionSelector): Promise<Map<string, number>> {
+/**
+ * Per tenant, the partition's messages handed off since `republishBefore` and not finished
+ * (queued, scheduled or sending). Those handed off before it are the sweep's: their jobs are
+ * taken for lost, and they are handed off again.
+ */
+export async function outstandingHandOffs(
+  db: Kysely<Tables>,
+  selector: PartitionSelector & { republishBefore: number },
+): Promise<Map<string, number>> {
   const rows = await partitionQuery(db, selector)
     .select((eb) => ['tenant_id', eb.fn.countAll<number>().as('outstanding')])
     .where('status', 'in', [...PENDING_STATUSES, 'sending'])
-    .where('handed_off_at', 'is not', null)
+    .where('handed_off_at', '>=', selector.republishBefore)
     .groupBy('tenant_id')
     .execute();
   return new Map(rows.map((row) => [row.tenant_id, Number(row.outstanding)]));

@@ -1,5 +1,6 @@
 /**
- * SIGTERM with a kept-alive connection, against a real `sluice serve` process on SQLite: a client
+ * SIGTERM with a kept-alive connection, against a real `sluice serve` process on SQLite and on
+ * PostgreSQL: a client
  * has a request in flight at the signal (its headers read, its body not yet sent). The answer
  * carries `Connection: close` and the server ends the connection with it; the process exits
  * within SLUICE_SHUTDOWN_TIMEOUT_MS and its last line says how long the stop took. Before, the
@@ -12,8 +13,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
+import { type Backend, backends } from '../support/databases.js';
 import { freePort } from '../support/net.js';
+import { describeWith } from '../support/servers.js';
 
 const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
@@ -45,22 +48,29 @@ function reader(socket: Socket) {
   };
 }
 
-describe('SIGTERM with a kept-alive connection (a real server on SQLite)', () => {
+for (const backend of backends.filter((candidate) => candidate.name !== 'mysql'))
+  describeWith(backend.available, backend.variable, `SIGTERM with a kept-alive connection (${backend.name})`, () => keepAlive(backend));
+
+function keepAlive(backend: Backend): void {
   const children: ChildProcess[] = [];
   const dirs: string[] = [];
-  afterEach(() => {
+  const databases: { drop(): Promise<void> }[] = [];
+  afterEach(async () => {
     for (const child of children.splice(0)) child.kill('SIGKILL');
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    for (const database of databases.splice(0)) await database.drop();
   });
 
   async function serve(): Promise<Server> {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-keep-alive-'));
     dirs.push(dir);
+    const database = await backend.create();
+    databases.push(database);
     const port = await freePort();
     const env: NodeJS.ProcessEnv = {};
     for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SLUICE_')) env[key] = value;
     Object.assign(env, {
-      SLUICE_DB_URL: `sqlite:${join(dir, 'sluice.db')}`,
+      SLUICE_DB_URL: database.url,
       SLUICE_SECRET_KEY_FILE: join(dir, 'secret.key'),
       SLUICE_HOST: '127.0.0.1',
       SLUICE_PORT: String(port),
@@ -157,4 +167,4 @@ describe('SIGTERM with a kept-alive connection (a real server on SQLite)', () =>
     const stopped = await server.line((line) => line.msg.startsWith('sluice stopped'));
     expect(stopped).toMatchObject({ timeoutMs: TIMEOUT_MS });
   }, 90_000);
-});
+}

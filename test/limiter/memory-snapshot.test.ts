@@ -67,6 +67,21 @@ describe('a snapshot of the in-process store under a flood', () => {
     expect(Buffer.byteLength(JSON.stringify(snapshot))).toBeLessThanOrEqual(65_536);
   });
 
+  it("keeps a victim's ban when the flood is of log entries and the entry bound ends the snapshot", async () => {
+    const clock = new ManualClock(1_000_000);
+    const store = new MemoryStore({ clock, ownerOf });
+    const many: NormalizedRule[] = [{ windowMs: DAY, limit: 1_000, banMs: 0, algorithm: 'sliding-log' }];
+    for (let n = 0; n < 50; n++)
+      for (let i = 0; i < 200; i++) await store.check({ subject: `attacker:${n}`, rules: many, requestId: `${n}-${i}`, now: undefined });
+    clock.advance(1000);
+    await ban(store, 'victim:+8613800000001');
+    const snapshot = store.snapshot({ maxEntries: 1_000 });
+    expect(snapshot.subjects[0]?.s).toBe('victim:+8613800000001');
+    const entries = snapshot.subjects.reduce((sum, subject) => sum + 1 + (subject.l?.length ?? 0) + (subject.f?.length ?? 0), 0);
+    expect(entries).toBeLessThanOrEqual(1_000);
+    expect(entries).toBeGreaterThan(900);
+  });
+
   it('keeps the most recently checked subjects first', async () => {
     const clock = new ManualClock(1_000_000);
     const store = new MemoryStore({ clock, ownerOf });

@@ -40,8 +40,12 @@ export async function startHttp({ http, settings, logger, routes }: HttpRoleDeps
   const close = async () => {
     const deadline = performance.now() + settings.shutdownTimeoutMs;
     inProgress.beginClose();
-    // Stops listening and ends the idle connections; resolves once every connection is gone.
-    const closed = app.close();
+    // Stops listening and ends the idle connections; settles once every connection is gone (its
+    // failure held until then, not left unhandled while the requests finish).
+    const closed = app.close().then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
     if (inProgress.size > 0) {
       logger.info({ requests: inProgress.size }, 'waiting for the requests in progress');
       const left = await inProgress.settled(Math.max(0, deadline - performance.now()));
@@ -62,13 +66,14 @@ export async function startHttp({ http, settings, logger, routes }: HttpRoleDeps
       },
       Math.max(0, deadline - performance.now()),
     );
-    await closed;
+    const failed = await closed;
     clearTimeout(timer);
     if (forced)
       logger.warn(
         { timeoutMs: settings.shutdownTimeoutMs },
         'connections still open at SLUICE_SHUTDOWN_TIMEOUT_MS: closed under their clients',
       );
+    if (failed) throw failed.error;
   };
   try {
     const address = await app.listen({ host: settings.host, port: settings.port });

@@ -10,6 +10,16 @@ import type { FastifyInstance } from 'fastify';
 export class RequestsInProgress {
   private readonly open = new Set<object>();
   private idleWaiters: (() => void)[] = [];
+  private closing = false;
+
+  /**
+   * From now on every answer carries `Connection: close`, those of the requests already in
+   * progress included: Node then ends each kept-alive connection as its request ends, instead of
+   * keeping it for its keep-alive timeout (72 s) after the server has stopped listening.
+   */
+  beginClose(): void {
+    this.closing = true;
+  }
 
   /** Requests begun and not yet answered. */
   get size(): number {
@@ -25,7 +35,8 @@ export class RequestsInProgress {
     });
     // onSend runs for every reply sent, an error's included, also to a client that is gone;
     // onResponse (the reply written) is the backstop for a reply that skips onSend.
-    app.addHook('onSend', (request, _reply, payload, done) => {
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (this.closing && request.raw.httpVersionMajor === 1) reply.header('connection', 'close');
       this.end(request);
       done(null, payload);
     });

@@ -11,6 +11,7 @@ export { TokenLeases, type TokenLeasesOptions } from './lease/token-leases.js';
 export { Limiter, type LimiterOptions, normalizeRule, normalizeRules, validateCheckRequest } from './limiter.js';
 export { MemoryStore, type MemoryStoreOptions, StoreCapacityError } from './stores/memory/memory-store.js';
 export type { MemorySnapshot, SnapshotSubject } from './stores/memory/snapshot.js';
+export type { SnapshotBounds, SnapshotText } from './stores/memory/snapshot-writer.js';
 export { LuaScript, type ScriptClient } from './stores/redis/lua-script.js';
 export { type ClusterBatches, RedisStore, type RedisStoreClient, type RedisStoreOptions } from './stores/redis/redis-store.js';
 export * from './types.js';

@@ -14,8 +14,10 @@ export interface HttpRole {
   readonly address: string;
   /**
    * Stops answering, then waits for the requests still in progress, those whose clients hung up
-   * included (at most `SLUICE_SHUTDOWN_TIMEOUT_MS`): after it, no handler uses Redis or the
-   * database, and each message a handler admitted is stored or its admission undone.
+   * included, and for their connections to end (each answer from now on carries `Connection:
+   * close`), all within `SLUICE_SHUTDOWN_TIMEOUT_MS`; what is open after it is closed under its
+   * client. After it, no handler uses Redis or the database, and each message a handler admitted
+   * is stored or its admission undone.
    */
   close(): Promise<void>;
 }
@@ -33,16 +35,45 @@ export interface HttpRoleDeps {
 export async function startHttp({ http, settings, logger, routes }: HttpRoleDeps): Promise<HttpRole> {
   const inProgress = new RequestsInProgress();
   const app = await buildHttpApp(http, { routes, inProgress });
+  // The whole close keeps to one deadline: the requests in progress answer (with `Connection:
+  // close`, so their connections end with them), then what is still open is closed under its client.
   const close = async () => {
-    await app.close();
-    if (inProgress.size === 0) return;
-    logger.info({ requests: inProgress.size }, 'waiting for the requests in progress');
-    const left = await inProgress.settled(settings.shutdownTimeoutMs);
-    if (left > 0)
+    const deadline = performance.now() + settings.shutdownTimeoutMs;
+    inProgress.beginClose();
+    // Stops listening and ends the idle connections; settles once every connection is gone (its
+    // failure held until then, not left unhandled while the requests finish).
+    const closed = app.close().then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+    if (inProgress.size > 0) {
+      logger.info({ requests: inProgress.size }, 'waiting for the requests in progress');
+      const left = await inProgress.settled(Math.max(0, deadline - performance.now()));
+      if (left > 0)
+        logger.warn(
+          { requests: left, timeoutMs: settings.shutdownTimeoutMs },
+          'requests still in progress at SLUICE_SHUTDOWN_TIMEOUT_MS: closing under them',
+        );
+    }
+    // A connection made idle since (its answer sent before the close began) goes now; one still
+    // open at the deadline (a client that never finishes its request) is closed under its client.
+    app.server.closeIdleConnections();
+    let forced = false;
+    const timer = setTimeout(
+      () => {
+        forced = true;
+        app.server.closeAllConnections();
+      },
+      Math.max(0, deadline - performance.now()),
+    );
+    const failed = await closed;
+    clearTimeout(timer);
+    if (forced)
       logger.warn(
-        { requests: left, timeoutMs: settings.shutdownTimeoutMs },
-        'requests still in progress at SLUICE_SHUTDOWN_TIMEOUT_MS: closing under them',
+        { timeoutMs: settings.shutdownTimeoutMs },
+        'connections still open at SLUICE_SHUTDOWN_TIMEOUT_MS: closed under their clients',
       );
+    if (failed) throw failed.error;
   };
   try {
     const address = await app.listen({ host: settings.host, port: settings.port });

@@ -10,8 +10,6 @@ import type { Runtime } from './runtime.js';
 
 /** The row the embedded limiter's snapshot is kept in. */
 const SNAPSHOT_NAME = 'embedded-limiter';
-/** A body over this is not saved (MySQL's MEDIUMTEXT holds 16 MiB); the bound of entries keeps far below it. */
-const MAX_BODY_CHARS = 15 * 1024 * 1024;
 
 export interface LimiterSnapshots {
   /**
@@ -40,15 +38,23 @@ export async function keepLimiterSnapshots(runtime: Runtime): Promise<LimiterSna
   }
 
   let saving: Promise<void> | undefined;
-  const save = async (): Promise<{ subjects: number } | undefined> => {
-    const snapshot = store.snapshot(settings.limiterSnapshotMaxEntries);
-    const body = JSON.stringify(snapshot);
-    if (body.length > MAX_BODY_CHARS) {
-      logger.warn({ chars: body.length }, 'limiter state too large to save: lower SLUICE_LIMITER_SNAPSHOT_MAX_ENTRIES');
-      return undefined;
-    }
-    await snapshots.save(SNAPSHOT_NAME, snapshot.takenAt, body);
-    return { subjects: snapshot.subjects.length };
+  // Bounded in entries and bytes (SLUICE_LIMITER_SNAPSHOT_MAX_BYTES, within MySQL's MEDIUMTEXT) and
+  // written between requests; what the bounds leave out is said once, until a save keeps everything.
+  let saidLeftOut = false;
+  const save = async () => {
+    const written = await store.snapshotJson({
+      maxEntries: settings.limiterSnapshotMaxEntries,
+      maxBytes: settings.limiterSnapshotMaxBytes,
+    });
+    await snapshots.save(SNAPSHOT_NAME, written.takenAt, written.body);
+    const saved = { subjects: written.subjects, bans: written.bans, leftOut: written.leftOut, bytes: written.bytes };
+    if (written.leftOut > 0 && !saidLeftOut)
+      logger.warn(
+        saved,
+        'limiter state over its snapshot bounds: bans first, then the most recent, each tenant its share (SLUICE_LIMITER_SNAPSHOT_MAX_BYTES)',
+      );
+    saidLeftOut = written.leftOut > 0;
+    return saved;
   };
   const tick = () => {
     if (saving) return;
@@ -69,8 +75,7 @@ export async function keepLimiterSnapshots(runtime: Runtime): Promise<LimiterSna
       await saving;
       if (!saveNow) return;
       try {
-        const saved = await save();
-        if (saved) logger.info(saved, 'limiter state saved (bans and counts)');
+        logger.info(await save(), 'limiter state saved (bans and counts)');
       } catch (error) {
         logger.warn({ err: error }, 'saving the limiter state at shutdown failed: a restart forgets bans and counts');
       }

@@ -101,13 +101,18 @@ export async function startRoles(runtime: Runtime, options: RolesOptions): Promi
     description: { db: runtime.database.displayUrl, backend: backend.kind },
     stop() {
       stopped ??= (async () => {
+        const started = performance.now();
         await http.close();
         await backlogGauge?.close();
         await delivery?.stop();
         await feed?.close();
         await snapshots?.close();
         await runtime.close();
-        logger.info('sluice stopped');
+        // The HTTP part keeps to the timeout; a dispatcher's send in flight is bounded by its provider's.
+        const stop = { elapsedMs: Math.round(performance.now() - started), timeoutMs: settings.shutdownTimeoutMs };
+        if (stop.elapsedMs <= stop.timeoutMs) logger.info(stop, 'sluice stopped');
+        else
+          logger.warn(stop, 'sluice stopped, after SLUICE_SHUTDOWN_TIMEOUT_MS (a send in flight to a provider is bounded by its timeout)');
       })();
       return stopped;
     },

@@ -16,6 +16,14 @@ export const LIMITER_SNAPSHOT_SETTINGS = {
     default: 100_000,
     range: [1000, 100_000],
     description:
-      'The bound of one such snapshot: a subject (recipient, quota bucket) and each of its log entries and windows count one; banned subjects are saved first, then the others, until the bound (about 10 MB at most). What does not fit is forgotten at a restart; the log line of each restore and of the save at shutdown gives the counts.',
+      "The bound of one such snapshot in entries: a subject (recipient, quota bucket) and each of its log entries and windows count one. Banned subjects are saved first, then the others, the most recently checked first; within each, tenants take turns by bytes, so one tenant cannot push out another's bans. What does not fit is forgotten at a restart; the log line of each restore and of the save at shutdown gives the counts.",
+  }),
+  limiterSnapshotMaxBytes: spec({
+    env: 'SLUICE_LIMITER_SNAPSHOT_MAX_BYTES',
+    kind: 'int',
+    default: 4_194_304,
+    range: [65_536, 15_728_640],
+    description:
+      "The bound of one such snapshot in bytes (its JSON, recipients' keys and request ids as written), beside SLUICE_LIMITER_SNAPSHOT_MAX_ENTRIES: whichever is reached first ends it, chosen in the same order (bans first, tenants by turns). The save is written a slice of 2 ms at a time, between requests.",
   }),
 };

@@ -138,7 +138,7 @@ export const SETTINGS = {
     default: 10_000,
     range: [0, 600_000],
     description:
-      "On SIGTERM or SIGINT, the longest `serve` waits for the requests still in progress (their clients may have hung up: a handler runs on) before it stops the dispatchers and closes Redis and the database. Keep the sum of this and the longest provider timeout under the orchestrator's grace period.",
+      "On SIGTERM or SIGINT, the longest `serve` waits for the requests still in progress (their clients may have hung up: a handler runs on) and for their connections to end (answers during the stop carry `Connection: close`) before it stops the dispatchers and closes Redis and the database; a connection still open then is closed under its client. Keep the sum of this and the longest provider timeout under the orchestrator's grace period.",
   }),
   trustProxy: spec({
     env: 'SLUICE_TRUST_PROXY',

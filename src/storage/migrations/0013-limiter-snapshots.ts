@@ -1,7 +1,7 @@
 /**
  * 0013: `limiter_snapshots`, where the embedded default keeps its in-process limiter's bans and
  * counts across a restart (one row per name, replaced at each save; a JSON body bounded by
- * SLUICE_LIMITER_SNAPSHOT_MAX_ENTRIES, well within MySQL's MEDIUMTEXT).
+ * SLUICE_LIMITER_SNAPSHOT_MAX_BYTES, within MySQL's MEDIUMTEXT).
  */
 import type { Kysely, Migration } from 'kysely';
 import type { Dialect } from '../database.js';

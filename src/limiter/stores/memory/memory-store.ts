@@ -17,7 +17,8 @@ import type { Decision, DecisionCode, LimiterStore, NormalizedRule, StoreCheck, 
 import { createCounter, type FixedWindowCounter, findCounter, type SlidingCounter, type TokenBucket } from './counters.js';
 import { Deadlines } from './deadlines.js';
 import { addToFilter, mayHold } from './request-ids.js';
-import { type MemorySnapshot, restoreSnapshot, takeSnapshot } from './snapshot.js';
+import { type MemorySnapshot, restoreSnapshot } from './snapshot.js';
+import { collectSnapshot, type SnapshotBounds, type SnapshotText, snapshotSteps, writeSnapshotJson } from './snapshot-writer.js';
 import { SubjectLog } from './subject-log.js';
 import { type Owner, SubjectState } from './subject-state.js';
 
@@ -265,9 +266,20 @@ export class MemoryStore implements LimiterStore {
     return Promise.resolve(inForce);
   }
 
-  /** What a restart keeps (snapshot.ts): bans, logs and fixed windows that still matter, at most `maxEntries`. */
-  snapshot(maxEntries: number): MemorySnapshot {
-    return takeSnapshot(this.subjects.values(), this.readClock(), maxEntries);
+  /** What a restart keeps (snapshot.ts) within `bounds` (a number: the most entries), bans first, each owner its share. */
+  snapshot(bounds: number | SnapshotBounds): MemorySnapshot {
+    const now = this.readClock();
+    return collectSnapshot(this.snapshotSteps(now, typeof bounds === 'number' ? { maxEntries: bounds } : bounds), now);
+  }
+
+  /** The same as JSON, written `sliceMs` (2) at a time with a `pause` between (snapshot-writer.ts): no long stall. */
+  snapshotJson(bounds: SnapshotBounds, options: { sliceMs?: number; pause?: () => Promise<void> } = {}): Promise<SnapshotText> {
+    const now = this.readClock();
+    return writeSnapshotJson(this.snapshotSteps(now, bounds), now, options);
+  }
+
+  private snapshotSteps(now: number, bounds: SnapshotBounds) {
+    return snapshotSteps(this.owners.values(), now, bounds, (state) => this.subjects.get(state.subject) === state);
   }
 
   /** Puts back a snapshot's subjects that still matter and are not held; returns how many. */

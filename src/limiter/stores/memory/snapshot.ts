@@ -2,10 +2,10 @@
  * A snapshot of the in-process store: what a process keeps across a restart (the embedded
  * default saves one in its database). It holds, for the subjects whose state still matters, the
  * ban in force, the sliding-log entries (with their request ids) and the fixed-window counts;
- * sliding-counter and token-bucket state (a second's or a minute's pacing) is not kept. Banned
- * subjects come first, so a snapshot cut at its bound keeps the bans before the counts.
+ * sliding-counter and token-bucket state (a second's or a minute's pacing) is not kept. Which
+ * subjects a bounded snapshot keeps, bans first and each owner its share: snapshot-writer.ts.
  */
-import { createCounter, FixedWindowCounter } from './counters.js';
+import { createCounter, type FixedWindowCounter } from './counters.js';
 import { addToFilter } from './request-ids.js';
 import { SubjectLog } from './subject-log.js';
 import type { SubjectState } from './subject-state.js';
@@ -29,37 +29,6 @@ export interface MemorySnapshot {
   /** Clock time it was taken. */
   takenAt: number;
   subjects: SnapshotSubject[];
-}
-
-/**
- * The snapshot of `states` at clock time `now`, at most `maxEntries` entries in all (a subject,
- * a log entry and a window count one each): subjects under a ban in force first, then the rest;
- * a log cut short keeps its newest entries.
- */
-export function takeSnapshot(states: Iterable<SubjectState>, now: number, maxEntries: number): MemorySnapshot {
-  const subjects: SnapshotSubject[] = [];
-  let budget = maxEntries;
-  const live = [...states].filter((state) => state.deadline > now);
-  const banned = live.filter((state) => state.banDeadline > now);
-  const others = live.filter((state) => !(state.banDeadline > now));
-  for (const state of [...banned, ...others]) {
-    if (budget <= 0) break;
-    budget--;
-    const subject: SnapshotSubject = { s: state.subject, d: state.deadline };
-    if (state.banDeadline > now) subject.b = [state.banEnd, state.banDeadline];
-    const windows = (state.counters ?? []).filter((counter): counter is FixedWindowCounter => counter instanceof FixedWindowCounter);
-    const kept = windows
-      .slice(0, budget)
-      .map((counter): [number, number, number, number] => [counter.windowMs, counter.limit, counter.window, counter.count]);
-    budget -= kept.length;
-    if (kept.length > 0) subject.f = kept;
-    if (state.log && state.log.size > 0 && budget > 0) {
-      subject.l = state.log.newestEntries(budget);
-      budget -= subject.l.length;
-    }
-    subjects.push(subject);
-  }
-  return { version: 1, takenAt: now, subjects };
 }
 
 /**

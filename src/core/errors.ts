@@ -41,6 +41,11 @@ export const ERROR_CODES = {
       'Too many wrong API keys or admin tokens came from this client address; its credentials are not checked until `Retry-After` has passed.',
   },
   INTERNAL: { status: 500, meaning: 'An unexpected failure; the request was not accepted. Logged with its request id.' },
+  STORED_DATA_INVALID: {
+    status: 500,
+    meaning:
+      'A stored configuration row (a fraud policy, the SMS prices, a template version) does not have the shape this build reads: written by another build or edited by hand. `row` names it; fix it or save it again. Logged once per row.',
+  },
   UNAVAILABLE: { status: 503, meaning: 'A dependency (database, Redis) is down; nothing was accepted. Retry later.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

@@ -57,7 +57,9 @@ export function dependencyErrorHandler(error: unknown, request: FastifyRequest, 
 }
 
 function send(sluiceError: SluiceError, error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  if (sluiceError.status >= 500) request.log.error({ err: sluiceError.cause ?? error, code: sluiceError.code }, 'request failed');
+  // A bad stored row was logged once where it was read (main/stored-shapes.ts), not at each request.
+  if (sluiceError.status >= 500 && sluiceError.code !== 'STORED_DATA_INVALID')
+    request.log.error({ err: sluiceError.cause ?? error, code: sluiceError.code }, 'request failed');
   if (sluiceError.retryAfterSeconds !== undefined) reply.header('Retry-After', String(sluiceError.retryAfterSeconds));
   const body = sluiceError.toBody();
   if (sluiceError.status >= 500) (body.error as Record<string, unknown>).requestId = request.id;

@@ -4,8 +4,9 @@
  * on every instance within a second. A cap and the prices always share one currency: a policy
  * whose cap names another is refused, and so are prices in a currency some tenant's cap does not use.
  */
-import { checkFraudPolicy, checkSmsPrices, FRAUD_RULES, type FraudPolicy, type SmsPrices, utcMonth } from '../admission/fraud-policy.js';
+import { checkFraudPolicy, checkSmsPrices, FRAUD_RULES, type SmsPrices, utcMonth } from '../admission/fraud-policy.js';
 import { TALLY_RULES } from '../admission/interceptors/fraud.js';
+import { type StoredShapes, storedRow } from '../admission/stored-shapes.js';
 import { fraudTallySubject } from '../admission/subjects.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
 import type { Clock, Limiter } from '../limiter/index.js';
@@ -26,6 +27,8 @@ export interface FraudAdministrationDeps {
   /** Drop every instance's copy after a change. */
   invalidatePolicy(tenantId: string): Promise<void>;
   invalidatePrices(): Promise<void>;
+  /** The checks of the stored policies and prices. */
+  shapes: Pick<StoredShapes, 'fraudPolicy' | 'smsPrices'>;
 }
 
 const TALLIED = FRAUD_RULES.flatMap((rule) => (['refuse', 'would_refuse'] as const).map((outcome) => ({ rule, outcome })));
@@ -58,14 +61,14 @@ export class FraudAdministration implements FraudAdminService {
     await requireTenant(this.deps.tenants, tenantId).catch(unavailableUnlessSluiceError);
     const found = await this.deps.fraud.getPolicy(tenantId, 'sms').catch(unavailableUnlessSluiceError);
     if (!found) throw new SluiceError('NOT_FOUND', 'the tenant has no SMS fraud policy');
-    return found.spec as unknown as FraudPolicy;
+    return this.deps.shapes.fraudPolicy.read(storedRow.fraudPolicy(tenantId, 'sms'), found.spec);
   }
 
   async setPrices(input: SmsPricesView): Promise<SmsPricesView> {
     const prices = checkSmsPrices(input);
     const policies = await this.deps.fraud.listPolicies('sms').catch(unavailableUnlessSluiceError);
-    const others = policies.filter(({ spec }) => {
-      const cap = (spec as unknown as FraudPolicy).monthlySpend;
+    const others = policies.filter(({ tenantId, spec }) => {
+      const cap = this.deps.shapes.fraudPolicy.read(storedRow.fraudPolicy(tenantId, 'sms'), spec).monthlySpend;
       return cap !== undefined && cap.currency !== prices.currency;
     });
     if (others.length > 0) {
@@ -116,6 +119,7 @@ export class FraudAdministration implements FraudAdminService {
   }
 
   private async prices(): Promise<SmsPrices | undefined> {
-    return (await this.deps.fraud.getPrices('sms').catch(unavailableUnlessSluiceError))?.spec as SmsPrices | undefined;
+    const found = await this.deps.fraud.getPrices('sms').catch(unavailableUnlessSluiceError);
+    return found && this.deps.shapes.smsPrices.read(storedRow.prices('sms'), found.spec);
   }
 }

@@ -1,6 +1,7 @@
 /** Operator actions on templates and quiet hours (admin API and CLI); each change invalidates the live config everywhere. */
 import type { QuietHours } from '../admission/quiet-hours.js';
 import { coversWholeDay, isTimeZone, TIME_OF_DAY } from '../admission/quiet-hours.js';
+import { type StoredShapes, storedRow } from '../admission/stored-shapes.js';
 import { checkTemplate, TEMPLATE_NAME, type TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
@@ -16,13 +17,15 @@ export interface TemplateAdministrationDeps {
   /** Drop the cached copies on every instance after a change. */
   invalidateTemplate(tenantId: string, channel: Channel, name: string): Promise<void>;
   invalidateQuietHours(tenantId: string, channel: Channel): Promise<void>;
+  /** The check of stored template versions. */
+  shapes: Pick<StoredShapes, 'template'>;
 }
 
-const view = (version: TemplateVersion): TemplateVersionView => ({
+const view = (shapes: Pick<StoredShapes, 'template'>, version: TemplateVersion): TemplateVersionView => ({
   channel: version.channel,
   name: version.name,
   version: version.version,
-  ...(version.spec as unknown as TemplateSpec),
+  ...shapes.template.read(storedRow.template(version.tenantId, version.channel, version.name, version.version), version.spec),
   createdAt: new Date(version.createdAt).toISOString(),
   retiredAt: version.retiredAt === null ? null : new Date(version.retiredAt).toISOString(),
 });
@@ -45,19 +48,21 @@ export class TemplateAdministration implements TemplateAdminService {
       .put(tenantId, channel, name, spec as unknown as Record<string, unknown>)
       .catch(unavailableUnlessSluiceError);
     await this.deps.invalidateTemplate(tenantId, channel, name);
-    return view(stored);
+    return view(this.deps.shapes, stored);
   }
 
   async templateVersions(tenantId: string, channel: Channel, name: string): Promise<TemplateVersionView[]> {
     await this.tenant(tenantId);
     const versions = await this.deps.templates.versions(tenantId, channel, name).catch(unavailableUnlessSluiceError);
     if (versions.length === 0) throw new SluiceError('NOT_FOUND', `no ${channel} template named "${name}"`);
-    return versions.map(view);
+    return versions.map((version) => view(this.deps.shapes, version));
   }
 
   async listTemplates(tenantId: string, channel?: Channel): Promise<TemplateVersionView[]> {
     await this.tenant(tenantId);
-    return (await this.deps.templates.listCurrent(tenantId, channel).catch(unavailableUnlessSluiceError)).map(view);
+    return (await this.deps.templates.listCurrent(tenantId, channel).catch(unavailableUnlessSluiceError)).map((version) =>
+      view(this.deps.shapes, version),
+    );
   }
 
   async retireTemplate(tenantId: string, channel: Channel, name: string): Promise<boolean> {

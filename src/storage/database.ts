@@ -73,13 +73,18 @@ export interface DialectCapabilities {
    * PostgreSQL name indexes per schema and refuse the `ON` clause.
    */
   readonly indexNamedByTable: boolean;
+  /**
+   * `UPDATE … FROM` a list of values (SQLite ≥ 3.33, PostgreSQL) sets each row its own values in
+   * one statement; MySQL joins the list instead (`UPDATE t JOIN (…) v ON …`).
+   */
+  readonly updateFrom: boolean;
 }
 
 /** Every dialect's {@link DialectCapabilities}: the one place a dialect's abilities are stated. */
 export const DIALECT_CAPABILITIES: Readonly<Record<Dialect, DialectCapabilities>> = {
-  sqlite: { returning: true, concurrentWriters: false, indexNamedByTable: false },
-  postgres: { returning: true, concurrentWriters: true, indexNamedByTable: false },
-  mysql: { returning: false, concurrentWriters: true, indexNamedByTable: true },
+  sqlite: { returning: true, concurrentWriters: false, indexNamedByTable: false, updateFrom: true },
+  postgres: { returning: true, concurrentWriters: true, indexNamedByTable: false, updateFrom: true },
+  mysql: { returning: false, concurrentWriters: true, indexNamedByTable: true, updateFrom: false },
 };
 
 /** An open database: the Kysely instance, which dialect it speaks, and how to close it. */

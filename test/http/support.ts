@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import { buildHttpApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/limiter/clock.js';
@@ -34,8 +35,11 @@ export interface TestApp {
 
 let tenantCounter = 0;
 
-/** Starts a runtime and its HTTP app; `env` overrides or adds settings (e.g. `SLUICE_ADMIN_TOKEN: ''`; `''` is the default). */
-export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
+/**
+ * Starts a runtime and its HTTP app; `env` overrides or adds settings (e.g. `SLUICE_ADMIN_TOKEN: ''`; `''` is the default).
+ * `logger`: the runtime's, instead of one built from the settings.
+ */
+export async function startApp(env: Record<string, string> = {}, options: { logger?: Logger } = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-http-'));
   const settings = loadSettings({
     SLUICE_DB_URL: `sqlite:${join(dir, 'db.sqlite')}`,
@@ -47,7 +51,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
     ...env,
   });
   const clock = new ManualClock(Date.now());
-  const runtime = await createRuntime(settings, { clock });
+  const runtime = await createRuntime(settings, { clock, ...(options.logger ? { logger: options.logger } : {}) });
   const app = await buildHttpApp(runtime.http);
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 

@@ -10,15 +10,26 @@ import type { FraudRepository } from '../../storage/repositories/fraud.js';
 import type { SmsSpendRepository } from '../../storage/repositories/sms-spend.js';
 import type { FraudPolicy, SmsPrices } from '../fraud-policy.js';
 import type { FraudPolicyLookup, SpendLedger } from '../ports.js';
+import { type StoredShapes, storedRow } from '../stored-shapes.js';
 
-/** The policy cache's loader: the tenant's SMS policy from SQL. */
-export async function loadFraudPolicy(fraud: FraudRepository, tenantId: string): Promise<FraudPolicy | undefined> {
-  return (await fraud.getPolicy(tenantId, 'sms'))?.spec as FraudPolicy | undefined;
+/** The policy cache's loader: the tenant's SMS policy from SQL, checked (`shapes`). */
+export async function loadFraudPolicy(
+  fraud: FraudRepository,
+  shapes: Pick<StoredShapes, 'fraudPolicy'>,
+  tenantId: string,
+): Promise<FraudPolicy | undefined> {
+  const found = await fraud.getPolicy(tenantId, 'sms');
+  return found && shapes.fraudPolicy.read(storedRow.fraudPolicy(tenantId, 'sms'), found.spec);
 }
 
-/** The prices cache's loader: a channel's prices (`sms`) from SQL. */
-export async function loadPrices(fraud: FraudRepository, channel: string): Promise<SmsPrices | undefined> {
-  return (await fraud.getPrices(channel as 'sms'))?.spec as SmsPrices | undefined;
+/** The prices cache's loader: a channel's prices (`sms`) from SQL, checked (`shapes`). */
+export async function loadPrices(
+  fraud: FraudRepository,
+  shapes: Pick<StoredShapes, 'smsPrices'>,
+  channel: string,
+): Promise<SmsPrices | undefined> {
+  const found = await fraud.getPrices(channel as 'sms');
+  return found && shapes.smsPrices.read(storedRow.prices(channel), found.spec);
 }
 
 export class CachedFraudPolicies implements FraudPolicyLookup {

@@ -10,16 +10,23 @@ import type { QuietHoursRepository } from '../../storage/repositories/quiet-hour
 import type { TemplatesRepository } from '../../storage/repositories/templates.js';
 import type { QuietHoursLookup, TemplateLookup } from '../ports.js';
 import type { QuietHours } from '../quiet-hours.js';
-import type { StoredTemplate, TemplateSpec } from '../templates.js';
+import { type StoredShapes, storedRow } from '../stored-shapes.js';
+import type { StoredTemplate } from '../templates.js';
 
 export const templateCacheKey = (tenantId: string, channel: Channel, name: string) => `${tenantId}:${channel}:${name}`;
 export const quietHoursCacheKey = (tenantId: string, channel: Channel) => `${tenantId}:${channel}`;
 
-/** The cache's loader: the current version of `<tenant>:<channel>:<name>` from SQL. */
-export async function loadTemplate(templates: TemplatesRepository, key: string): Promise<StoredTemplate | undefined> {
+/** The cache's loader: the current version of `<tenant>:<channel>:<name>` from SQL, checked (`shapes`). */
+export async function loadTemplate(
+  templates: TemplatesRepository,
+  shapes: Pick<StoredShapes, 'template'>,
+  key: string,
+): Promise<StoredTemplate | undefined> {
   const [tenantId, channel, ...rest] = key.split(':');
   const found = await templates.current(tenantId!, channel as Channel, rest.join(':'));
-  return found && { ...(found.spec as unknown as TemplateSpec), name: found.name, version: found.version };
+  if (!found) return undefined;
+  const spec = shapes.template.read(storedRow.template(found.tenantId, found.channel, found.name, found.version), found.spec);
+  return { ...spec, name: found.name, version: found.version };
 }
 
 /** The cache's loader: the quiet hours of `<tenant>:<channel>` from SQL. */

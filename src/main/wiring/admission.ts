@@ -21,6 +21,7 @@ import type { FraudDeps } from '../../admission/interceptors/fraud.js';
 import type { QuotaCounter } from '../../admission/interceptors/quota.js';
 import type { FraudLimiter, MessageWriter } from '../../admission/ports.js';
 import type { QuietHours } from '../../admission/quiet-hours.js';
+import type { StoredShapes } from '../../admission/stored-shapes.js';
 import type { StoredTemplate } from '../../admission/templates.js';
 import { LiveCache, type LiveCacheOptions } from '../../infra/live-cache.js';
 import { ThrottledLog } from '../../infra/throttled-log.js';
@@ -29,6 +30,7 @@ import type { Metrics } from '../../metrics/index.js';
 import type { Settings } from '../../settings/settings.js';
 import type { Backend } from '../backend/backend.js';
 import type { CloseStack } from '../close-stack.js';
+import { createStoredShapes } from '../stored-shapes.js';
 import type { StorageWing } from './storage.js';
 
 /** The options every live cache of a process shares: its TTL, the bus, the shared tier, the metric. */
@@ -42,6 +44,8 @@ export interface ConfigCaches {
   quietHours: CachedQuietHours;
   /** SMS pumping protection's policies and prices. */
   fraud: CachedFraudPolicies;
+  /** The checks of stored JSON, shared by the caches' loaders and the admin services (one log per bad row). */
+  shapes: StoredShapes;
   /** Built at first use: it loads the whole table and checks it against SQL every few seconds. */
   blacklist(): BlacklistCache;
   /** After a change to a blacklist: reloads this instance's copy (when it has one), then tells the others. */
@@ -86,15 +90,16 @@ export function createConfigCaches({ settings, clock, logger, metrics, backend, 
     name: 'tenant',
     load: (id) => loadTenantConfig(repositories.tenants, repositories.rules, id),
   });
+  const shapes = createStoredShapes(logger);
   const templates = new CachedTemplates(
-    new LiveCache<StoredTemplate>({ ...options, name: 'template', load: (key) => loadTemplate(repositories.templates, key) }),
+    new LiveCache<StoredTemplate>({ ...options, name: 'template', load: (key) => loadTemplate(repositories.templates, shapes, key) }),
   );
   const quietHours = new CachedQuietHours(
     new LiveCache<QuietHours>({ ...options, name: 'quiet', load: (key) => loadQuietHours(repositories.quietHours, key) }),
   );
   const fraud = new CachedFraudPolicies(
-    new LiveCache<FraudPolicy>({ ...options, name: 'fraud', load: (tenantId) => loadFraudPolicy(repositories.fraud, tenantId) }),
-    new LiveCache<SmsPrices>({ ...options, name: 'prices', load: (channel) => loadPrices(repositories.fraud, channel) }),
+    new LiveCache<FraudPolicy>({ ...options, name: 'fraud', load: (tenantId) => loadFraudPolicy(repositories.fraud, shapes, tenantId) }),
+    new LiveCache<SmsPrices>({ ...options, name: 'prices', load: (channel) => loadPrices(repositories.fraud, shapes, channel) }),
   );
   let built: BlacklistCache | undefined;
   const blacklist = () => {
@@ -129,6 +134,7 @@ export function createConfigCaches({ settings, clock, logger, metrics, backend, 
     templates,
     quietHours,
     fraud,
+    shapes,
     blacklist,
     blacklistChanged: () => (built ? built.changed() : backend.configBus.publish(BLACKLIST_CHANGED)),
   };

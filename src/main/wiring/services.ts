@@ -195,6 +195,7 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
         quietHours: repositories.quietHours,
         invalidateTemplate: (tenantId, channel, name) => caches.templates.invalidate(tenantId, channel, name),
         invalidateQuietHours: (tenantId, channel) => caches.quietHours.invalidate(tenantId, channel),
+        shapes: caches.shapes,
       }),
     webhooks: () => webhooks().service,
     fraud: () =>
@@ -206,6 +207,7 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
         clock,
         invalidatePolicy: (tenantId) => caches.fraud.invalidatePolicy(tenantId),
         invalidatePrices: () => caches.fraud.invalidatePrices(),
+        shapes: caches.shapes,
       }),
     receipts: () =>
       new ReceiptIntake({

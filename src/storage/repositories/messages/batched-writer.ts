@@ -83,7 +83,7 @@ async function writeBatch(
       ? [{ providerId: item.changes.provider_id, providerMessageId: item.changes.provider_message_id }]
       : [],
   );
-  if (sent.length > 0) await applyPendingReceipts(trx, sent, settles[0]!.item.options.now, outbox);
+  if (sent.length > 0) await applyPendingReceipts(trx, capabilities, sent, settles[0]!.item.options.now, outbox);
   for (const { index, item } of claims) results[index] = await item.run(trx);
   return results;
 }

@@ -1,6 +1,9 @@
 /**
  * The package as others install it, and the container's two steps, run for real with one build:
  *
+ * - the checkout's files (committed or not, as git lists them) are copied to a temporary folder, its
+ *   node_modules a link to the checkout's: the pack deletes and rebuilds dist/ there, never in the
+ *   working tree, whose dist/ and build stamp a later `npm start` reads;
  * - scripts/container/build.sh packs sluice (`npm pack`, whose prepack builds dist/) and lays out
  *   the container's app directory from the tarball;
  * - the tarball is installed into a fresh project (`npm ci --offline` from npm's cache, at the
@@ -14,9 +17,21 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +121,8 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
   const out = join(work, 'out');
   const project = join(work, 'project');
   const data = join(work, 'data');
+  const copy = join(work, 'checkout');
+  const distBefore = existsSync(join(root, 'dist')) ? statSync(join(root, 'dist')).mtimeMs : undefined;
   const tarball = join(out, `sluice-${version}.tgz`);
   let server: ChildProcess | undefined;
   let serverOutput = '';
@@ -140,8 +157,19 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
     run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: project, timeout: 120_000 });
 
   beforeAll(async () => {
-    for (const dir of [out, project, data]) mkdirSync(dir);
-    await run('bash', [join(root, 'scripts/container/build.sh'), out], { cwd: root, timeout: 240_000, maxBuffer: 64 << 20 }).catch(
+    for (const dir of [out, project, data, copy]) mkdirSync(dir);
+    const { stdout: listed } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+      cwd: root,
+      maxBuffer: 16 << 20,
+    });
+    for (const file of listed.split('\0')) {
+      // A file deleted but not yet committed is still in the index.
+      if (file === '' || !existsSync(join(root, file))) continue;
+      mkdirSync(dirname(join(copy, file)), { recursive: true });
+      cpSync(join(root, file), join(copy, file));
+    }
+    symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
+    await run('bash', [join(copy, 'scripts/container/build.sh'), out], { cwd: copy, timeout: 240_000, maxBuffer: 64 << 20 }).catch(
       (error: { stderr?: string }) => {
         throw new Error(`scripts/container/build.sh failed:\n${error.stderr ?? String(error)}`);
       },
@@ -199,6 +227,19 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
       expect(installed, script).not.toContain('@include');
       expect(installed, script).toBe(joinLuaSource(join(root, 'src', script)));
     }
+  });
+
+  it("packs from a copy: the working tree's dist/ is as it was", () => {
+    const distAfter = existsSync(join(root, 'dist')) ? statSync(join(root, 'dist')).mtimeMs : undefined;
+    expect(distAfter).toBe(distBefore);
+  });
+
+  it('the build leaves the bin executable: the rebuilt dist/cli/main.js runs as `npx sluice` runs it', async () => {
+    // The pack's prepack deleted dist/ and built it again; the bin is run as a file, not through node.
+    const bin = join(copy, 'dist/cli/main.js');
+    accessSync(bin, constants.X_OK);
+    const { stdout } = await run(bin, ['--version'], { cwd: copy });
+    expect(stdout).toBe(`${version}\n`);
   });
 
   it('the installed `sluice --version` prints the version', async () => {

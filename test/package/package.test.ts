@@ -153,8 +153,14 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
     apiKey = key!;
   };
 
-  const install = () =>
-    run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: project, timeout: 120_000 });
+  let installWarnings = '';
+  const install = async () => {
+    const { stderr } = await run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=warn'], {
+      cwd: project,
+      timeout: 120_000,
+    });
+    installWarnings = stderr;
+  };
 
   beforeAll(async () => {
     for (const dir of [out, project, data, copy]) mkdirSync(dir);
@@ -240,6 +246,10 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
     accessSync(bin, constants.X_OK);
     const { stdout } = await run(bin, ['--version'], { cwd: copy });
     expect(stdout).toBe(`${version}\n`);
+  });
+
+  it('installs without an engine warning: every production dependency supports the Node that "engines" names', () => {
+    expect(installWarnings).not.toContain('EBADENGINE');
   });
 
   it('the installed `sluice --version` prints the version', async () => {

@@ -188,13 +188,22 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   options.inProgress?.register(app);
 
   // Requests already on a kept-alive connection when the server starts closing: 503 in the
-  // contract's shape (Fastify also answers them with `Connection: close`).
+  // contract's shape (Fastify also answers them with `Connection: close`). Expected in every
+  // deploy, so said once at warn and counted at the end, not an error line with a stack each.
   let closing = false;
+  let refusedWhileClosing = 0;
   app.addHook('preClose', async () => {
     closing = true;
   });
   app.addHook('onRequest', async () => {
-    if (closing) throw new SluiceError('UNAVAILABLE', 'this instance is shutting down; retry (another instance will answer)');
+    if (!closing) return;
+    if (refusedWhileClosing++ === 0)
+      app.log.warn('shutting down: requests still arriving are answered 503 UNAVAILABLE, for their clients to retry on another instance');
+    throw new SluiceError('UNAVAILABLE', 'this instance is shutting down; retry (another instance will answer)');
+  });
+  app.addHook('onClose', async () => {
+    if (refusedWhileClosing > 0)
+      app.log.info({ refused: refusedWhileClosing }, `answered ${refusedWhileClosing} request(s) 503 while shutting down`);
   });
 
   // The API speaks JSON only: a text/plain body is 415, not a string that fails the schema.

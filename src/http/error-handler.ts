@@ -57,7 +57,11 @@ export function dependencyErrorHandler(error: unknown, request: FastifyRequest, 
 }
 
 function send(sluiceError: SluiceError, error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  if (sluiceError.status >= 500) request.log.error({ err: sluiceError.cause ?? error, code: sluiceError.code }, 'request failed');
+  // A 5xx sluice chose to answer (a SluiceError with no cause: shutting down) is logged by whoever
+  // raised it, in its words; anything else is a failure, with its stack.
+  const answered = error instanceof SluiceError && error.cause === undefined;
+  if (sluiceError.status >= 500 && !answered)
+    request.log.error({ err: sluiceError.cause ?? error, code: sluiceError.code }, 'request failed');
   if (sluiceError.retryAfterSeconds !== undefined) reply.header('Retry-After', String(sluiceError.retryAfterSeconds));
   const body = sluiceError.toBody();
   if (sluiceError.status >= 500) (body.error as Record<string, unknown>).requestId = request.id;

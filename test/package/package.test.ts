@@ -248,6 +248,35 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
     expect(stdout).toBe(`${version}\n`);
   });
 
+  it('`npm start` hands a SIGTERM on: the server it started drains and exits with it', async () => {
+    // The copy's dist/ is the pack's build: stamped, so the prestart finds it up to date.
+    writeFileSync(join(copy, 'dist/.build-stamp'), `${new Date().toISOString()}\n`);
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, SLUICE_PORT: String(port), SLUICE_HOST: '127.0.0.1' };
+    for (const key of Object.keys(env)) if (key.startsWith('SLUICE_') && key !== 'SLUICE_PORT' && key !== 'SLUICE_HOST') delete env[key];
+    // A process group of its own, so that a server left behind can be found and stopped.
+    const npm = spawn('npm', ['start', '--', '--demo'], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    npm.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    // 'close' comes once every process holding npm's pipes has exited: the server's node included.
+    const closed = once(npm, 'close');
+    for (let i = 0; i < 600 && !output.includes('curl -si') && npm.exitCode === null; i++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(output).toContain('dist/ is up to date');
+    expect(output).toContain('curl -si');
+    npm.kill('SIGTERM');
+    const outcome = await Promise.race([
+      closed.then(() => 'closed'),
+      new Promise((resolve) => setTimeout(resolve, 30_000, 'still serving')),
+    ]);
+    // Before: npm and its shell exited, the server kept serving; it is in npm's process group.
+    if (outcome !== 'closed') process.kill(-npm.pid!, 'SIGKILL');
+    expect(outcome, output).toBe('closed');
+    expect(output).toContain('sluice stopped');
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  });
+
   it('installs without an engine warning: every production dependency supports the Node that "engines" names', () => {
     expect(installWarnings).not.toContain('EBADENGINE');
   });

@@ -14,7 +14,7 @@ import { hasControlCharacter, nulField } from '../core/text.js';
 import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../infra/logging.js';
 import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './console.js';
 import type { HttpDeps } from './deps.js';
-import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
+import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler, schemaErrorFormatter } from './error-handler.js';
 import { nameOperation } from './openapi.js';
 import { lazyRequestLogger } from './request-logger.js';
 import type { RequestsInProgress } from './requests-in-progress.js';
@@ -172,6 +172,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     // unparsable request gets our body from `clientErrorHandler`, and a request arriving while the
     // server closes is answered below rather than by `return503OnClosing`.
     frameworkErrors: errorHandler,
+    schemaErrorFormatter,
     clientErrorHandler,
     return503OnClosing: false,
     // The default (100) refused a ban's recipient longer than that (a webhook URL) with a 414;

@@ -131,8 +131,13 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
     expect(opened).toBeDefined();
     expect(degradedTotal).toBeGreaterThan(0);
     expect(readyWhileDown?.body.checks?.limiter?.detail).toMatch(/^breaker (open|half-open)$/);
-    // Degraded is still ready: the instance decides with the fallback.
+    // Degraded is still ready: the instance decides with the fallback. Redis itself is not ok.
     expect(readyWhileDown?.status).toBe(200);
+    expect(readyWhileDown?.body.checks?.redis).toMatchObject({
+      ok: false,
+      detail: 'unreachable (see the log)',
+      warning: expect.stringContaining('fallback'),
+    });
     expect(closedAt).toBeDefined();
     // A few seconds: reconnection backoff, then each failed round of half-open probes costs another open period.
     expect(recovered).toBeLessThan(8000);

@@ -7,6 +7,7 @@ import { SECURITY } from '../../api/operations.js';
 import { SluiceError } from '../../core/errors.js';
 import { authenticateTenant, bearerToken, tenantOf } from '../auth.js';
 import type { HttpDeps } from '../deps.js';
+import { schemaErrorFormatter } from '../error-handler.js';
 
 /** A header that breaks the Idempotency-Key's rule is answered with our message and `field`, not the validator's. */
 function headerError(errors: FastifySchemaValidationError[], dataVar: string): Error {
@@ -15,8 +16,7 @@ function headerError(errors: FastifySchemaValidationError[], dataVar: string): E
       details: { field: 'Idempotency-Key' },
     });
   }
-  // Fastify's own format for the others.
-  return new Error(errors.map((error) => `${dataVar}${error.instancePath} ${error.message}`).join(', '));
+  return schemaErrorFormatter(errors, dataVar);
 }
 
 export const messageRoutes =

@@ -330,6 +330,9 @@ describe('the Dockerfile', () => {
     expect(dockerfile).toMatch(/^RUN scripts\/container\/build\.sh \/build$/m);
     expect(dockerfile).toMatch(/^COPY --from=build \/build\/app \/app$/m);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["\/app\/entrypoint\.sh"\]$/m);
-    expect(readFileSync(join(root, 'compose.yaml'), 'utf8')).toMatch(/^ {4}build: \.$/m);
+    const compose = readFileSync(join(root, 'compose.yaml'), 'utf8');
+    expect(compose).toMatch(/^ {4}build: \.$/m);
+    // Compose refuses to start without an admin token (the console could not sign in), saying why.
+    expect(compose).toMatch(/^ {6}SLUICE_ADMIN_TOKEN: \$\{SLUICE_ADMIN_TOKEN:\?is not set; export SLUICE_ADMIN_TOKEN=.+\}$/m);
   });
 });

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifySchemaValidationError } from 'fastify';
 import { IdParam, NoQuery } from '../../api/common.js';
 import { errorResponses } from '../../api/errors.js';
+import { MessageSearchPage, MessageSearchQuery } from '../../api/lookups.js';
 import { AcceptedNew, Canceled, FeedbackBody, FeedbackView, MessageView, Replayed, SendBody, SendHeaders } from '../../api/messages.js';
 import { SECURITY } from '../../api/operations.js';
 import { SluiceError } from '../../core/errors.js';
@@ -45,6 +46,30 @@ export const messageRoutes =
         const outcome = await deps.messages.send(bearerToken(request), request.body, request.headers['idempotency-key']);
         const { replayed, ...answer } = outcome;
         return reply.status(replayed ? 200 : 202).send(answer);
+      },
+    );
+
+    app.get(
+      '/v1/messages',
+      {
+        ...tenantRoute,
+        schema: {
+          summary: "Your tenant's messages, or those to one recipient, newest first, a page at a time (only your tenant's)",
+          security: SECURITY.tenant,
+          querystring: MessageSearchQuery,
+          response: { ...errorResponses(400, 401, 429), 200: MessageSearchPage },
+        },
+      },
+      async (request) => {
+        const { to, channel, status, limit, cursor } = request.query;
+        // The admin lookup, scoped to the key's tenant: the path names no tenant to take another's.
+        return deps.lookups.searchMessages(tenantOf(request).id, {
+          ...(to === undefined ? {} : { to }),
+          ...(channel === undefined ? {} : { channel }),
+          ...(status === undefined ? {} : { status }),
+          ...(limit === undefined ? {} : { limit: Number(limit) }),
+          ...(cursor === undefined ? {} : { cursor }),
+        });
       },
     );
 

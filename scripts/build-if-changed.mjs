@@ -3,7 +3,7 @@
 // about a second instead of paying a 15 s build. A fresh clone has no stamp, and builds.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** What `npm run build` reads: the sources, the console, the build scripts and their settings. */
@@ -13,27 +13,36 @@ export const STAMP = join('dist', '.build-stamp');
 /** What a start needs of dist/: without them, a build whatever the stamp says. */
 const OUTPUTS = [join('dist', 'cli', 'main.js'), join('dist', 'console', 'index.html')];
 
-/** The latest modification time under `path` (a file or a folder, recursively); 0 when it is missing. */
+/** The file or folder modified last under `path` (itself included), or undefined when it is missing. */
 function newest(path) {
-  if (!existsSync(path)) return 0;
+  if (!existsSync(path)) return undefined;
   const stats = statSync(path);
-  if (!stats.isDirectory()) return stats.mtimeMs;
-  let latest = stats.mtimeMs; // a file removed changes its folder's time
+  // A folder's own time counts: a file removed changes its folder's time.
+  let latest = { path, mtimeMs: stats.mtimeMs };
+  if (!stats.isDirectory()) return latest;
   for (const entry of readdirSync(path)) {
     if (entry === 'node_modules') continue;
-    latest = Math.max(latest, newest(join(path, entry)));
+    const found = newest(join(path, entry));
+    if (found && found.mtimeMs > latest.mtimeMs) latest = found;
   }
   return latest;
 }
 
-/** Why `root` needs a build, or undefined when dist/ is as new as every input. */
+/**
+ * Why `root` needs a build, naming what was found (the missing stamp or output, the input newer than
+ * the last build), or undefined when dist/ is as new as every input.
+ */
 export function buildReason(root) {
   const stamp = join(root, STAMP);
-  if (!existsSync(stamp)) return 'no build yet';
-  if (OUTPUTS.some((output) => !existsSync(join(root, output)))) return 'dist/ is incomplete';
+  if (!existsSync(stamp)) return `no ${STAMP}: no build by npm start yet`;
+  const missing = OUTPUTS.find((output) => !existsSync(join(root, output)));
+  if (missing !== undefined) return `${missing} is missing`;
   const built = statSync(stamp).mtimeMs;
-  const changed = BUILD_INPUTS.find((input) => newest(join(root, input)) > built);
-  return changed === undefined ? undefined : `${changed} changed since the last build`;
+  for (const input of BUILD_INPUTS) {
+    const found = newest(join(root, input));
+    if (found && found.mtimeMs > built) return `${relative(root, found.path)} is newer than the last build`;
+  }
+  return undefined;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

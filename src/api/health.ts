@@ -11,7 +11,9 @@ export const Readiness = Type.Object({
     Type.Object({
       ok: Type.Boolean(),
       detail: Type.Optional(Type.String()),
-      warning: Type.Optional(Type.String({ description: 'Something to fix that does not make the instance not ready' })),
+      warning: Type.Optional(
+        Type.String({ description: 'Something to fix that does not make the instance not ready, even beside ok: false' }),
+      ),
     }),
   ),
 });

@@ -40,6 +40,7 @@ export const OPERATIONS: Record<string, { operationId: string; tag: Tag }> = {
   'GET /metrics': { operationId: 'getMetrics', tag: 'operations' },
   'POST /v1/messages': { operationId: 'sendMessage', tag: 'messages' },
   'POST /v1/messages/batch': { operationId: 'sendMessages', tag: 'messages' },
+  'GET /v1/messages': { operationId: 'listMessages', tag: 'messages' },
   'GET /v1/messages/:id': { operationId: 'getMessage', tag: 'messages' },
   'DELETE /v1/messages/:id': { operationId: 'cancelMessage', tag: 'messages' },
   'POST /v1/messages/:id/feedback': { operationId: 'sendMessageFeedback', tag: 'messages' },

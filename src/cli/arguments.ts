@@ -22,6 +22,22 @@ export const integerArg = (value: string): number => {
   return Number(value);
 };
 
+/**
+ * `--send-at`: what the API takes (an ISO 8601 date-time with its offset, or epoch milliseconds),
+ * refused here with the expected form rather than the schema's `must match format "date-time"`.
+ */
+export const sendAtArg = (value: string): string | number => {
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text) && !Number.isNaN(Date.parse(text))) {
+    // The API's date-time has seconds: supply them when only minutes were given.
+    return /T\d{2}:\d{2}(Z|[+-])/i.test(text) ? text.replace(/(T\d{2}:\d{2})/i, '$1:00') : text;
+  }
+  throw new InvalidArgumentError(
+    `"${value}" is not a time sluice takes: use ISO 8601 with a date, "T", a time and an offset (2026-12-04T14:19:00+08:00, 2026-12-04T06:19:00Z) or epoch milliseconds`,
+  );
+};
+
 /** Commander's accumulator for a repeated option. */
 export const collect = (value: string, previous: string[]): string[] => [...previous, value];
 

@@ -141,6 +141,14 @@ export class SluiceClient {
     return result.ok ? { ...result, value: { ...result.value, replayed: result.status === 200 } } : result;
   }
 
+  /**
+   * `GET /v1/messages`: your tenant's messages (`{}`), or those to one recipient (`to`, with
+   * `channel` and `status` to narrow), newest first; pass a page's `nextCursor` as `cursor` for the next.
+   */
+  listMessages(search: MessageSearch = {}): Promise<Result<MessageSearchPage>> {
+    return this.call({ method: 'GET', path: '/v1/messages', query: { ...search }, auth: 'tenant', repeatable: true });
+  }
+
   /** `GET /v1/messages/:id`: the message, its delivery attempts. */
   getMessage(id: string): Promise<Result<MessageView>> {
     return this.call({ method: 'GET', path: `/v1/messages/${encodeURIComponent(id)}`, auth: 'tenant', repeatable: true });

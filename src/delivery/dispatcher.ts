@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Channel } from '../core/channels.js';
 import { maxInFlight, type SlotState, sharesOf } from '../core/fair-share.js';
 import type { LeaseLock } from '../infra/lock/index.js';
+import { outageReason } from '../infra/outage.js';
 import { ThrottledLog } from '../infra/throttled-log.js';
 import type { Clock } from '../limiter/index.js';
 import type { Message } from '../storage/repositories/messages.js';
@@ -113,6 +114,8 @@ export class Dispatcher {
   private republishBefore = Number.NEGATIVE_INFINITY;
   /** When the embedded due query last looked for expired leases. */
   private lastExpiredCheck = Number.NEGATIVE_INFINITY;
+  /** A tick failing for a dependency away (warn, in sluice's words) or for anything else (error, with the stack). */
+  private readonly tickOutages: ThrottledLog<{ partition: string; reason: string }>;
   private readonly tickErrors: ThrottledLog<{ err: unknown; partition: string }>;
   /** Ticks failed in a row: the retry's backoff. */
   private failedTicks = 0;
@@ -125,6 +128,10 @@ export class Dispatcher {
     // Exported from the start: summed over instances `sluice_lock_held` is 1 per partition only if
     // every instance reports its 0 too. The backlog is the holder's to report.
     metrics?.lockHeld.set({ partition: this.name }, 0);
+    this.tickOutages = new ThrottledLog<{ partition: string; reason: string }>(
+      (fields) => logger.warn(fields, `dispatcher paused: ${fields.reason}; tried again within seconds`),
+      clock,
+    );
     this.tickErrors = new ThrottledLog<{ err: unknown; partition: string }>(
       (fields) => logger.error(fields, 'dispatcher tick failed; retried within seconds'),
       clock,
@@ -263,7 +270,9 @@ export class Dispatcher {
             },
             (error: unknown) => {
               // Every tick fails alike while Redis or the database is away: one line per 10 s.
-              this.tickErrors.record({ err: error, partition: this.name });
+              const reason = outageReason(error);
+              if (reason === undefined) this.tickErrors.record({ err: error, partition: this.name });
+              else this.tickOutages.record({ partition: this.name, reason });
               const retryMs = Math.min(FAILED_TICK_MAX_MS, FAILED_TICK_RETRY_MS * 2 ** this.failedTicks++);
               return this.options.clock.now() + retryMs;
             },

@@ -14,7 +14,7 @@ import { hasControlCharacter, nulField } from '../core/text.js';
 import { errorSerializer, REDACTED_PATHS, requestSerializer } from '../infra/logging.js';
 import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './console.js';
 import type { HttpDeps } from './deps.js';
-import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler } from './error-handler.js';
+import { clientErrorHandler, errorHandler, MAX_PARAM_LENGTH, notFoundHandler, schemaErrorFormatter } from './error-handler.js';
 import { nameOperation } from './openapi.js';
 import { lazyRequestLogger } from './request-logger.js';
 import type { RequestsInProgress } from './requests-in-progress.js';
@@ -172,6 +172,7 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
     // unparsable request gets our body from `clientErrorHandler`, and a request arriving while the
     // server closes is answered below rather than by `return503OnClosing`.
     frameworkErrors: errorHandler,
+    schemaErrorFormatter,
     clientErrorHandler,
     return503OnClosing: false,
     // The default (100) refused a ban's recipient longer than that (a webhook URL) with a 414;
@@ -188,13 +189,22 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   options.inProgress?.register(app);
 
   // Requests already on a kept-alive connection when the server starts closing: 503 in the
-  // contract's shape (Fastify also answers them with `Connection: close`).
+  // contract's shape (Fastify also answers them with `Connection: close`). Expected in every
+  // deploy, so said once at warn and counted at the end, not an error line with a stack each.
   let closing = false;
+  let refusedWhileClosing = 0;
   app.addHook('preClose', async () => {
     closing = true;
   });
   app.addHook('onRequest', async () => {
-    if (closing) throw new SluiceError('UNAVAILABLE', 'this instance is shutting down; retry (another instance will answer)');
+    if (!closing) return;
+    if (refusedWhileClosing++ === 0)
+      app.log.warn('shutting down: requests still arriving are answered 503 UNAVAILABLE, for their clients to retry on another instance');
+    throw new SluiceError('UNAVAILABLE', 'this instance is shutting down; retry (another instance will answer)');
+  });
+  app.addHook('onClose', async () => {
+    if (refusedWhileClosing > 0)
+      app.log.info({ refused: refusedWhileClosing }, `answered ${refusedWhileClosing} request(s) 503 while shutting down`);
   });
 
   // The API speaks JSON only: a text/plain body is 415, not a string that fails the schema.

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { type ErrorCode, SluiceError } from '../core/errors.js';
 
 /** The longest path parameter the router takes (decoded); longer is INVALID_REQUEST. */
@@ -24,6 +24,32 @@ const FASTIFY_MESSAGES: Record<string, string> = {
   FST_ERR_MAX_PARAM_LENGTH: `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`,
 };
 
+/**
+ * Fastify's text for a request that fails its schema (`body/channel must be …`, joined by `, `),
+ * except that an enum names its values: `must be one of sms, email, webhook`, not ajv's "must be
+ * equal to one of the allowed values".
+ */
+export function schemaErrorFormatter(errors: FastifySchemaValidationError[], dataVar: string): Error {
+  return new Error(
+    errors
+      .map((error) => {
+        const allowed = error.params.allowedValues;
+        const message = error.keyword === 'enum' && Array.isArray(allowed) ? `must be one of ${allowed.join(', ')}` : error.message;
+        return `${dataVar}${error.instancePath} ${message}`;
+      })
+      .join(', '),
+  );
+}
+
+/** A 413 names the limit it met: the route's, or the server's SLUICE_BODY_LIMIT_BYTES. */
+function statingLimit(sluiceError: SluiceError, error: unknown, request: FastifyRequest): SluiceError {
+  if (sluiceError.code !== 'PAYLOAD_TOO_LARGE' || error instanceof SluiceError) return sluiceError;
+  const limit = request.routeOptions.bodyLimit;
+  return new SluiceError('PAYLOAD_TOO_LARGE', `the request body is larger than the limit of ${limit} bytes (SLUICE_BODY_LIMIT_BYTES)`, {
+    details: { limitBytes: limit },
+  });
+}
+
 /** Turns any error into `{"error": {"code", "message", ...}}` with the right status and `Retry-After`. */
 export function toSluiceError(error: unknown): SluiceError {
   if (error instanceof SluiceError) return error;
@@ -39,7 +65,7 @@ export function toSluiceError(error: unknown): SluiceError {
 }
 
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  send(toSluiceError(error), error, request, reply);
+  send(statingLimit(toSluiceError(error), error, request), error, request, reply);
 }
 
 /**
@@ -52,13 +78,16 @@ export function dependencyErrorHandler(error: unknown, request: FastifyRequest, 
   const sluiceError =
     mapped.code === 'INTERNAL' && !(error instanceof SluiceError)
       ? new SluiceError('UNAVAILABLE', 'a dependency is unavailable (the database or Redis); retry later', { cause: error })
-      : mapped;
+      : statingLimit(mapped, error, request);
   send(sluiceError, error, request, reply);
 }
 
 function send(sluiceError: SluiceError, error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  // A bad stored row was logged once where it was read (main/stored-shapes.ts), not at each request.
-  if (sluiceError.status >= 500 && sluiceError.code !== 'STORED_DATA_INVALID')
+  // A 5xx sluice chose to answer (a SluiceError with no cause: shutting down) is logged by whoever
+  // raised it, in its words; so is a bad stored row, once where it was read (main/stored-shapes.ts).
+  // Anything else is a failure, with its stack.
+  const answered = error instanceof SluiceError && error.cause === undefined;
+  if (sluiceError.status >= 500 && !answered && sluiceError.code !== 'STORED_DATA_INVALID')
     request.log.error({ err: sluiceError.cause ?? error, code: sluiceError.code }, 'request failed');
   if (sluiceError.retryAfterSeconds !== undefined) reply.header('Retry-After', String(sluiceError.retryAfterSeconds));
   const body = sluiceError.toBody();

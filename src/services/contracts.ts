@@ -299,7 +299,10 @@ export interface WebhookAdminService {
 }
 
 export interface HealthService {
-  /** Readiness: database, Redis, migrations, breaker. A `warning` is shown and does not make the check fail. */
+  /**
+   * Readiness: database, Redis, migrations, breaker. A `warning` is shown and does not make the
+   * instance unready, even beside `ok: false` (Redis unreachable while the fallback decides).
+   */
   ready(): Promise<{ ready: boolean; checks: Record<string, { ok: boolean; detail?: string; warning?: string }> }>;
 }
 

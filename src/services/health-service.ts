@@ -53,6 +53,7 @@ export class ReadinessService implements HealthService {
       checks[probe.name] = await probe.check();
     });
     await Promise.all([databaseCheck, ...probes]);
-    return { ready: Object.values(checks).every((check) => check.ok), checks };
+    // A failed check with a warning (Redis away: the fallback decides) is shown, and keeps the instance ready.
+    return { ready: Object.values(checks).every((check) => check.ok || check.warning !== undefined), checks };
   }
 }

@@ -118,12 +118,25 @@ describe('sluice CLI', { timeout: 180_000 }, () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
 
-    const send = (to: string) => attempt(['send', '--url', url, '--key', tenant.apiKey, '--channel', 'sms', '--to', to, '--body', 'hi']);
+    const sendArgs = (to: string) => ['send', '--url', url, '--key', tenant.apiKey, '--channel', 'sms', '--to', to, '--body', 'hi'];
+    const send = (to: string) => attempt(sendArgs(to));
     const sent = await send('13800138000');
     expect(JSON.parse(sent.stdout)).toMatchObject({ status: 'queued' });
     const limited = await send('+8613800138000');
     expect(limited.code).toBe(1);
     expect(limited.stderr).toContain('RATE_LIMITED');
+    // The refusal says how long to wait, as the API's Retry-After does.
+    expect(limited.stderr).toMatch(/\(retry in [1-9]\d* s\)/);
+    // A time without "T" and offset: the form expected, before anything is sent.
+    const badTime = await attempt([...sendArgs('+8613800138002'), '--send-at', '2026-12-04 14:19']);
+    expect(badTime.code).toBe(1);
+    expect(badTime.stderr).toContain('2026-12-04T14:19:00+08:00');
+    expect(badTime.stderr).not.toContain('format');
+    // To the minute, as people write it: the seconds are supplied.
+    const inAnHour = `${new Date(Date.now() + 3_600_000).toISOString().slice(0, 16)}Z`;
+    const scheduled = await attempt([...sendArgs('+8613800138003'), '--send-at', inAnHour]);
+    expect(scheduled.stderr).toBe('');
+    expect(JSON.parse(scheduled.stdout)).toMatchObject({ status: 'scheduled' });
 
     expect(await sluice('tenant', 'suspend', tenant.id)).toContain('suspended');
     expect((await send('+8613800138001')).stderr).toContain('TENANT_SUSPENDED');

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -47,7 +47,12 @@ describe('quick start (serve --demo)', () => {
     const first = await send();
     expect(first.status).toBe(202);
     const { id } = (await first.json()) as { id: string };
-    expect(await waitFor(new RegExp(`\\[sluice sms\\] id=${id} .*to=\\+8613800138000 .*body="Your code is 1234"`))).not.toBeNull();
+    const printed = await waitFor(new RegExp(`\\[sluice sms\\] id=${id} .*to=\\+8613800138000 .*body="Your code is 1234"`));
+    expect(printed).not.toBeNull();
+    // The README shows this very line, its id and tenant aside.
+    const shape = (line: string) => line.replace(/id=\S+/, 'id=ID').replace(/tenant=\S+/, 'tenant=TENANT');
+    const sample = /^# (\[sluice sms\] .*)$/m.exec(readFileSync(new URL('../../README.md', import.meta.url), 'utf8'))?.[1];
+    expect(shape(sample ?? '')).toBe(shape(printed![0]));
     expect((await send()).status).toBe(202);
     expect((await send()).status).toBe(202);
     const fourth = await send();

@@ -32,6 +32,42 @@ const clientFor = (apiKey: string, extra: Partial<ConstructorParameters<typeof S
 };
 
 describe('SluiceClient', () => {
+  it("listMessages lists the key's tenant's messages, newest first, a page at a time, and never another tenant's", async () => {
+    const { client: admin } = clientFor('');
+    const tenants = await Promise.all(['a', 'b'].map((name) => admin.admin.createTenant({ name: `list-${name}-${Date.now()}` })));
+    const [a, b] = tenants.map((created) => {
+      if (!created.ok) throw new Error(JSON.stringify(created.error));
+      return clientFor(created.value.apiKey).client;
+    });
+    const sent: string[] = [];
+    for (const n of [1, 2, 3]) {
+      const result = await a!.send({ channel: 'sms', to: phone(700 + n), body: `a ${n}` });
+      if (!result.ok) throw new Error(JSON.stringify(result.error));
+      sent.push(result.value.id);
+    }
+    const other = await b!.send({ channel: 'sms', to: phone(701), body: 'b 1' });
+    if (!other.ok) throw new Error(JSON.stringify(other.error));
+
+    const first = await a!.listMessages({ limit: 2 });
+    if (!first.ok) throw new Error(JSON.stringify(first.error));
+    expect(first.value.messages.map((message) => message.id)).toEqual([sent[2], sent[1]]);
+    const second = await a!.listMessages({ limit: 2, cursor: first.value.nextCursor! });
+    if (!second.ok) throw new Error(JSON.stringify(second.error));
+    expect(second.value.messages.map((message) => message.id)).toEqual([sent[0]]);
+    expect(second.value.nextCursor).toBeUndefined();
+    // Tenant A searching the recipient B also sent to sees only its own message to it.
+    const toShared = await a!.listMessages({ to: phone(701), channel: 'sms', status: 'queued' });
+    if (!toShared.ok) throw new Error(JSON.stringify(toShared.error));
+    expect(toShared.value.messages.map((message) => message.id)).toEqual([sent[0]]);
+    // B sees its one message, none of A's.
+    const ofB = await b!.listMessages();
+    if (!ofB.ok) throw new Error(JSON.stringify(ofB.error));
+    expect(ofB.value.messages.map((message) => message.id)).toEqual([other.value.id]);
+    // Without a key: 401.
+    const anonymous = await new SluiceClient({ baseUrl }).listMessages();
+    expect(anonymous.status).toBe(401);
+  });
+
   it('admin and tenant calls answer typed values; errors are values with the stable codes', async () => {
     const { client: admin } = clientFor('');
     const created = await admin.admin.createTenant({ name: `client-${Date.now()}` });
@@ -247,6 +283,7 @@ describe('SluiceClient', () => {
     );
     const used = [
       'POST /v1/messages',
+      'GET /v1/messages',
       'GET /v1/messages/{id}',
       'DELETE /v1/messages/{id}',
       'POST /v1/frequency/check',
@@ -299,7 +336,7 @@ describe('SluiceClient', () => {
     expect(used.filter((operation) => !documented.has(operation))).toEqual([]);
     // The client's methods, counted: a new one must be added to the list above.
     const client = new SluiceClient({ baseUrl });
-    const methods = ['send', 'getMessage', 'cancelMessage', 'sendFeedback', 'checkFrequency'].filter(
+    const methods = ['send', 'listMessages', 'getMessage', 'cancelMessage', 'sendFeedback', 'checkFrequency'].filter(
       (name) => typeof (client as never)[name] === 'function',
     );
     expect(methods.length + Object.keys(client.admin).length + Object.keys(client.tenantConfig).length).toBe(used.length);

@@ -131,8 +131,13 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis down under load', 
     expect(opened).toBeDefined();
     expect(degradedTotal).toBeGreaterThan(0);
     expect(readyWhileDown?.body.checks?.limiter?.detail).toMatch(/^breaker (open|half-open)$/);
-    // Degraded is still ready: the instance decides with the fallback.
+    // Degraded is still ready: the instance decides with the fallback. Redis itself is not ok.
     expect(readyWhileDown?.status).toBe(200);
+    expect(readyWhileDown?.body.checks?.redis).toMatchObject({
+      ok: false,
+      detail: 'unreachable (see the log)',
+      warning: expect.stringContaining('fallback'),
+    });
     expect(closedAt).toBeDefined();
     // A few seconds: reconnection backoff, then each failed round of half-open probes costs another open period.
     expect(recovered).toBeLessThan(8000);
@@ -201,6 +206,16 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'fault: Redis unreachable from t
     expect(errorLines).not.toBe('');
     expect(errorLines.split('\n')).toHaveLength(1);
     expect(service.child.exitCode).toBeNull();
+    // The dispatchers wait for Redis: a warning in sluice's words (no driver wording, no stack), and
+    // nothing at error level, which is kept for what an operator must act on.
+    expect(await waitUntil(() => service.logLines('dispatcher paused') !== '', 15_000)).toBeDefined();
+    const paused = service.logLines('dispatcher paused');
+    for (const line of paused.split('\n')) {
+      expect(JSON.parse(line)).toMatchObject({ level: 40, reason: expect.stringContaining('Redis') });
+      expect(line).not.toContain('"err"');
+    }
+    expect(service.logLines('dispatcher tick failed')).toBe('');
+    expect(service.logLines('"level":50')).toBe('');
   });
 
   it('once Redis is up: subscribes, takes its locks, sends what waited, and a new message at once', async () => {

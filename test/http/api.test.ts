@@ -740,6 +740,13 @@ describe('error codes', () => {
     expectError(await t.app.inject({ method: 'GET', url: `/v1/messages/${'x'.repeat(100)}` }), 401, 'UNAUTHORIZED');
   });
 
+  it('INVALID_REQUEST: a value outside an enum names the allowed values', async () => {
+    const tenant = await t.createTenant();
+    const error = expectError(await t.send(tenant.apiKey, sms(phone(1), { channel: 'fax' })), 400, 'INVALID_REQUEST');
+    expect(error.message).toContain('body/channel must be one of sms, email, webhook');
+    expect(error.message).not.toContain('allowed values');
+  });
+
   it('NOT_FOUND: an unknown route', async () => {
     expectError(await t.app.inject({ method: 'GET', url: '/v2/nothing?x=1' }), 404, 'NOT_FOUND');
     expectError(await t.app.inject({ method: 'PUT', url: '/v1/messages' }), 404, 'NOT_FOUND');
@@ -760,7 +767,9 @@ describe('error codes', () => {
       const tenant = await small.createTenant();
       const fits = await small.send(tenant.apiKey, sms(phone(1), { body: 'x'.repeat(900) }));
       expect(fits.statusCode, fits.body).toBe(202);
-      expectError(await small.send(tenant.apiKey, sms(phone(1), { body: 'x'.repeat(2000) })), 413, 'PAYLOAD_TOO_LARGE');
+      const refused = expectError(await small.send(tenant.apiKey, sms(phone(1), { body: 'x'.repeat(2000) })), 413, 'PAYLOAD_TOO_LARGE');
+      // The answer states the limit met.
+      expect(refused).toMatchObject({ message: expect.stringContaining('1024 bytes (SLUICE_BODY_LIMIT_BYTES)'), limitBytes: 1024 });
     } finally {
       await small.close();
     }

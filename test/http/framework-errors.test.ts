@@ -4,7 +4,9 @@
  * "message"}}` with a sluice code, never Fastify's `{"error": "Bad Request", "code": "FST_ERR_…"}`.
  */
 import { type AddressInfo, connect } from 'node:net';
+import { Writable } from 'node:stream';
 import type { LightMyRequestResponse } from 'fastify';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildHttpApp } from '../../src/http/app.js';
 import { ADMIN_TOKEN, expectError, phone, sms, startApp, type TestApp } from './support.js';
@@ -157,7 +159,7 @@ describe('over a real socket', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  it('a request already on a kept-alive connection when the server closes is 503 UNAVAILABLE in the contract shape', async () => {
+  it('a request already on a kept-alive connection when the server closes is 503 UNAVAILABLE in the contract shape, logged once at warn', async () => {
     // A second app on the same runtime whose readiness waits, so the close starts while the
     // connection has a request in flight (it is not idle, so it stays open); the next request
     // on it arrives during the close.
@@ -169,8 +171,20 @@ describe('over a real socket', () => {
     const inHandler = new Promise<void>((resolve) => {
       entered = resolve;
     });
+    const logged: string[] = [];
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk, _encoding, done) {
+          logged.push(String(chunk));
+          done();
+        },
+      }),
+    );
     const closing = await buildHttpApp({
       ...t.runtime.http,
+      logger,
+      logLevel: 'info',
       health: {
         ready: async () => {
           entered();
@@ -203,5 +217,16 @@ describe('over a real socket', () => {
       body: { error: { code: 'UNAVAILABLE', message: expect.stringContaining('shutting down') } },
     });
     expect(received).not.toContain('"statusCode"');
+    // An expected answer of every deploy: one warning in sluice's words, no error line with a stack.
+    const lines = logged
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { level: number; msg: string; refused?: number });
+    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+    expect(lines.filter((line) => line.msg.includes('shutting down'))).toMatchObject([
+      { level: 40, msg: expect.stringContaining('answered 503 UNAVAILABLE') },
+      { level: 30, refused: 1 },
+    ]);
   });
 });

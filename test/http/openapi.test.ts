@@ -318,6 +318,9 @@ describe('statuses', () => {
     await tenantCall('sk_unknown', 'POST', '/v1/messages', sms(phone(5)));
     const scheduled = (await tenantCall(apiKey, 'POST', '/v1/messages', sms(phone(6), { sendAt: t.clock.now() + 3_600_000 }))).json()
       .id as string;
+    await tenantCall(apiKey, 'GET', '/v1/messages?limit=2');
+    await tenantCall(apiKey, 'GET', '/v1/messages?limit=0');
+    await tenantCall(apiKey, 'GET', '/v1/messages');
     await tenantCall(apiKey, 'GET', `/v1/messages/${accepted}`);
     await tenantCall(apiKey, 'GET', '/v1/messages/unknown');
     await tenantCall(apiKey, 'GET', `/v1/messages/${'x'.repeat(65)}`);

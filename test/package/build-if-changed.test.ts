@@ -21,20 +21,28 @@ it('builds a clone without a build, skips one whose inputs are older than the st
   for (const file of ['src/cli/main.ts', 'console/index.html', 'scripts/copy-assets.mjs', 'package.json', 'tsconfig.json'])
     touch(join(root, file), 1000);
   for (const folder of ['src', 'src/cli', 'console', 'scripts']) utimesSync(join(root, folder), 1000, 1000);
-  expect(buildReason(root)).toBe('no build yet');
+  expect(buildReason(root)).toBe('no dist/.build-stamp: no build by npm start yet');
 
-  for (const file of ['dist/cli/main.js', 'dist/console/index.html', STAMP]) touch(join(root, file), 2000);
+  for (const file of ['dist/cli/main.js', STAMP]) touch(join(root, file), 2000);
+  expect(buildReason(root)).toBe('dist/console/index.html is missing');
+  touch(join(root, 'dist/console/index.html'), 2000);
   expect(buildReason(root)).toBeUndefined();
   // node_modules is not an input.
   touch(join(root, 'node_modules/x/index.js'), 3000);
   expect(buildReason(root)).toBeUndefined();
 
   touch(join(root, 'src/cli/main.ts'), 3000);
-  expect(buildReason(root)).toBe('src changed since the last build');
+  // The message names the file found, not only its top folder.
+  expect(buildReason(root)).toBe('src/cli/main.ts is newer than the last build');
   touch(join(root, 'src/cli/main.ts'), 1000);
   touch(join(root, 'package-lock.json'), 3000);
-  expect(buildReason(root)).toBe('package-lock.json changed since the last build');
+  expect(buildReason(root)).toBe('package-lock.json is newer than the last build');
   touch(join(root, 'package-lock.json'), 1000);
+  expect(buildReason(root)).toBeUndefined();
+  // A file removed shows as its folder, changed.
+  utimesSync(join(root, 'console'), 3000, 3000);
+  expect(buildReason(root)).toBe('console is newer than the last build');
+  utimesSync(join(root, 'console'), 1000, 1000);
   expect(buildReason(root)).toBeUndefined();
   expect(BUILD_INPUTS).toEqual(expect.arrayContaining(['src', 'console', 'scripts', 'package.json']));
 });

@@ -1,6 +1,9 @@
 /**
  * The package as others install it, and the container's two steps, run for real with one build:
  *
+ * - the checkout's files (committed or not, as git lists them) are copied to a temporary folder, its
+ *   node_modules a link to the checkout's: the pack deletes and rebuilds dist/ there, never in the
+ *   working tree, whose dist/ and build stamp a later `npm start` reads;
  * - scripts/container/build.sh packs sluice (`npm pack`, whose prepack builds dist/) and lays out
  *   the container's app directory from the tarball;
  * - the tarball is installed into a fresh project (`npm ci --offline` from npm's cache, at the
@@ -14,9 +17,21 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +121,8 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
   const out = join(work, 'out');
   const project = join(work, 'project');
   const data = join(work, 'data');
+  const copy = join(work, 'checkout');
+  const distBefore = existsSync(join(root, 'dist')) ? statSync(join(root, 'dist')).mtimeMs : undefined;
   const tarball = join(out, `sluice-${version}.tgz`);
   let server: ChildProcess | undefined;
   let serverOutput = '';
@@ -136,12 +153,29 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
     apiKey = key!;
   };
 
-  const install = () =>
-    run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: project, timeout: 120_000 });
+  let installWarnings = '';
+  const install = async () => {
+    const { stderr } = await run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=warn'], {
+      cwd: project,
+      timeout: 120_000,
+    });
+    installWarnings = stderr;
+  };
 
   beforeAll(async () => {
-    for (const dir of [out, project, data]) mkdirSync(dir);
-    await run('bash', [join(root, 'scripts/container/build.sh'), out], { cwd: root, timeout: 240_000, maxBuffer: 64 << 20 }).catch(
+    for (const dir of [out, project, data, copy]) mkdirSync(dir);
+    const { stdout: listed } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+      cwd: root,
+      maxBuffer: 16 << 20,
+    });
+    for (const file of listed.split('\0')) {
+      // A file deleted but not yet committed is still in the index.
+      if (file === '' || !existsSync(join(root, file))) continue;
+      mkdirSync(dirname(join(copy, file)), { recursive: true });
+      cpSync(join(root, file), join(copy, file));
+    }
+    symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
+    await run('bash', [join(copy, 'scripts/container/build.sh'), out], { cwd: copy, timeout: 240_000, maxBuffer: 64 << 20 }).catch(
       (error: { stderr?: string }) => {
         throw new Error(`scripts/container/build.sh failed:\n${error.stderr ?? String(error)}`);
       },
@@ -201,6 +235,52 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
     }
   });
 
+  it("packs from a copy: the working tree's dist/ is as it was", () => {
+    const distAfter = existsSync(join(root, 'dist')) ? statSync(join(root, 'dist')).mtimeMs : undefined;
+    expect(distAfter).toBe(distBefore);
+  });
+
+  it('the build leaves the bin executable: the rebuilt dist/cli/main.js runs as `npx sluice` runs it', async () => {
+    // The pack's prepack deleted dist/ and built it again; the bin is run as a file, not through node.
+    const bin = join(copy, 'dist/cli/main.js');
+    accessSync(bin, constants.X_OK);
+    const { stdout } = await run(bin, ['--version'], { cwd: copy });
+    expect(stdout).toBe(`${version}\n`);
+  });
+
+  it('`npm start` hands a SIGTERM on: the server it started drains and exits with it', async () => {
+    // The copy's dist/ is the pack's build: stamped, so the prestart finds it up to date.
+    writeFileSync(join(copy, 'dist/.build-stamp'), `${new Date().toISOString()}\n`);
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, SLUICE_PORT: String(port), SLUICE_HOST: '127.0.0.1' };
+    for (const key of Object.keys(env)) if (key.startsWith('SLUICE_') && key !== 'SLUICE_PORT' && key !== 'SLUICE_HOST') delete env[key];
+    // A process group of its own, so that a server left behind can be found and stopped.
+    const npm = spawn('npm', ['start', '--', '--demo'], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    npm.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    // 'close' comes once every process holding npm's pipes has exited: the server's node included.
+    const closed = once(npm, 'close');
+    for (let i = 0; i < 600 && !output.includes('curl -si') && npm.exitCode === null; i++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(output).toContain('dist/ is up to date');
+    expect(output).toContain('curl -si');
+    npm.kill('SIGTERM');
+    const outcome = await Promise.race([
+      closed.then(() => 'closed'),
+      new Promise((resolve) => setTimeout(resolve, 30_000, 'still serving')),
+    ]);
+    // Before: npm and its shell exited, the server kept serving; it is in npm's process group.
+    if (outcome !== 'closed') process.kill(-npm.pid!, 'SIGKILL');
+    expect(outcome, output).toBe('closed');
+    expect(output).toContain('sluice stopped');
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  });
+
+  it('installs without an engine warning: every production dependency supports the Node that "engines" names', () => {
+    expect(installWarnings).not.toContain('EBADENGINE');
+  });
+
   it('the installed `sluice --version` prints the version', async () => {
     const { stdout } = await run(join(project, 'node_modules/.bin/sluice'), ['--version'], { cwd: project });
     expect(stdout).toBe(`${version}\n`);
@@ -250,6 +330,9 @@ describe('the Dockerfile', () => {
     expect(dockerfile).toMatch(/^RUN scripts\/container\/build\.sh \/build$/m);
     expect(dockerfile).toMatch(/^COPY --from=build \/build\/app \/app$/m);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["\/app\/entrypoint\.sh"\]$/m);
-    expect(readFileSync(join(root, 'compose.yaml'), 'utf8')).toMatch(/^ {4}build: \.$/m);
+    const compose = readFileSync(join(root, 'compose.yaml'), 'utf8');
+    expect(compose).toMatch(/^ {4}build: \.$/m);
+    // Compose refuses to start without an admin token (the console could not sign in), saying why.
+    expect(compose).toMatch(/^ {6}SLUICE_ADMIN_TOKEN: \$\{SLUICE_ADMIN_TOKEN:\?is not set; export SLUICE_ADMIN_TOKEN=.+\}$/m);
   });
 });

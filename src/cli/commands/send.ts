@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { CHANNELS, type Channel } from '../../core/channels.js';
 import { ERROR_CODES, type ErrorCode, SluiceError } from '../../core/errors.js';
-import { channelArg, oneOf } from '../arguments.js';
+import { channelArg, oneOf, sendAtArg } from '../arguments.js';
 import type { CommandContext } from '../context.js';
 
 interface SendOptions {
@@ -16,7 +16,7 @@ interface SendOptions {
   subject?: string;
   body?: string;
   html?: string;
-  sendAt?: string;
+  sendAt?: string | number;
   idempotencyKey?: string;
 }
 
@@ -41,7 +41,7 @@ export function addSendCommand(program: Command, context: CommandContext): void 
     .option('--subject <subject>')
     .option('--body <body>')
     .option('--html <html>')
-    .option('--send-at <time>', 'ISO 8601 time to send at')
+    .option('--send-at <time>', 'when to send: ISO 8601 with an offset (2026-12-04T14:19:00+08:00) or epoch milliseconds', sendAtArg)
     .option('--idempotency-key <key>')
     .action(async (options: SendOptions) => {
       const settings = context.settings();
@@ -74,8 +74,17 @@ export function addSendCommand(program: Command, context: CommandContext): void 
           `no sluice answers at ${base} (start it with \`sluice serve\`, or pass --url): ${(error as Error).message}`,
         );
       }
-      const answer = (await response.json()) as { id?: string; status?: string; error?: { code: ErrorCode; message: string } };
-      if (answer.error) throw new SluiceError(answer.error.code in ERROR_CODES ? answer.error.code : 'INTERNAL', answer.error.message);
+      const answer = (await response.json()) as {
+        id?: string;
+        status?: string;
+        error?: { code: ErrorCode; message: string; retryAfterSeconds?: number };
+      };
+      if (answer.error) {
+        // A refusal that passes says when: the body's retryAfterSeconds, or the Retry-After header.
+        const retryAfter = answer.error.retryAfterSeconds ?? (Number(response.headers.get('retry-after')) || undefined);
+        const wait = retryAfter === undefined ? '' : ` (retry in ${retryAfter} s)`;
+        throw new SluiceError(answer.error.code in ERROR_CODES ? answer.error.code : 'INTERNAL', `${answer.error.message}${wait}`);
+      }
       console.log(JSON.stringify(answer));
     });
 }

@@ -2,11 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifySchemaValidationError } from 'fastify';
 import { IdParam, NoQuery } from '../../api/common.js';
 import { errorResponses } from '../../api/errors.js';
+import { MessageSearchPage, MessageSearchQuery } from '../../api/lookups.js';
 import { AcceptedNew, Canceled, FeedbackBody, FeedbackView, MessageView, Replayed, SendBody, SendHeaders } from '../../api/messages.js';
 import { SECURITY } from '../../api/operations.js';
 import { SluiceError } from '../../core/errors.js';
 import { authenticateTenant, bearerToken, tenantOf } from '../auth.js';
 import type { HttpDeps } from '../deps.js';
+import { schemaErrorFormatter } from '../error-handler.js';
 
 /** A header that breaks the Idempotency-Key's rule is answered with our message and `field`, not the validator's. */
 function headerError(errors: FastifySchemaValidationError[], dataVar: string): Error {
@@ -15,8 +17,7 @@ function headerError(errors: FastifySchemaValidationError[], dataVar: string): E
       details: { field: 'Idempotency-Key' },
     });
   }
-  // Fastify's own format for the others.
-  return new Error(errors.map((error) => `${dataVar}${error.instancePath} ${error.message}`).join(', '));
+  return schemaErrorFormatter(errors, dataVar);
 }
 
 export const messageRoutes =
@@ -45,6 +46,30 @@ export const messageRoutes =
         const outcome = await deps.messages.send(bearerToken(request), request.body, request.headers['idempotency-key']);
         const { replayed, ...answer } = outcome;
         return reply.status(replayed ? 200 : 202).send(answer);
+      },
+    );
+
+    app.get(
+      '/v1/messages',
+      {
+        ...tenantRoute,
+        schema: {
+          summary: "Your tenant's messages, or those to one recipient, newest first, a page at a time (only your tenant's)",
+          security: SECURITY.tenant,
+          querystring: MessageSearchQuery,
+          response: { ...errorResponses(400, 401, 429), 200: MessageSearchPage },
+        },
+      },
+      async (request) => {
+        const { to, channel, status, limit, cursor } = request.query;
+        // The admin lookup, scoped to the key's tenant: the path names no tenant to take another's.
+        return deps.lookups.searchMessages(tenantOf(request).id, {
+          ...(to === undefined ? {} : { to }),
+          ...(channel === undefined ? {} : { channel }),
+          ...(status === undefined ? {} : { status }),
+          ...(limit === undefined ? {} : { limit: Number(limit) }),
+          ...(cursor === undefined ? {} : { cursor }),
+        });
       },
     );
 

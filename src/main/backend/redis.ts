@@ -116,7 +116,12 @@ export function redisBackend(context: BackendContext): Backend {
             ([detail, warning]) => ({ ok: true, detail, ...(warning ? { warning } : {}) }),
             (error: unknown) => {
               readinessErrors.record({ err: error });
-              return { ok: true, detail: 'unreachable (see the log): decisions use the fallback' };
+              // Not ok, and said so; the warning keeps the instance ready (see above).
+              return {
+                ok: false,
+                detail: 'unreachable (see the log)',
+                warning: 'frequency rules, quotas and pacing use their fallback (SLUICE_FALLBACK_MODE) until Redis answers',
+              };
             },
           ),
       },

@@ -15,8 +15,8 @@ import { Dispatcher, partitionName } from './dispatcher.js';
 import type { DeliveryDeps } from './ports.js';
 import { SqlProviderDirectory } from './provider-directory.js';
 import { watchResumes } from './resume-watch.js';
-import { watchSendWeights } from './send-weights.js';
 import { RetentionPurger } from './retention.js';
+import { watchSendWeights } from './send-weights.js';
 import { EventDispatcher } from './webhooks/event-dispatcher.js';
 
 export interface Delivery {
@@ -57,7 +57,15 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         retryMaxMs: settings.retryMaxMs,
         weights: weights.current,
         ...(roster ? { share: roster } : {}),
-        ...(broker ? { handOff: { broker, republishAfterMs: settings.brokerRepublishAfterMs, window: settings.brokerHandOffWindow || settings.sendConcurrency } } : {}),
+        ...(broker
+          ? {
+              handOff: {
+                broker,
+                republishAfterMs: settings.brokerRepublishAfterMs,
+                window: settings.brokerHandOffWindow || settings.sendConcurrency,
+              },
+            }
+          : {}),
       });
       dispatchers.push(dispatcher);
       byPartition.set(dispatcher.name, dispatcher);

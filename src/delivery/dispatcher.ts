@@ -456,7 +456,8 @@ export class Dispatcher {
         // this tenant is owed what a claim would give it (fair-share.ts).
         const { concurrency } = this.options;
         const minFree = Math.max(1, Math.floor(concurrency / 4));
-        const share = sharesOf([...this.heldBy.keys(), tenantId], { concurrency, weights: this.options.weights?.() ?? new Map() }).get(tenantId) ?? 1;
+        const share =
+          sharesOf([...this.heldBy.keys(), tenantId], { concurrency, weights: this.options.weights?.() ?? new Map() }).get(tenantId) ?? 1;
         if (concurrency - this.inFlight.size >= minFree || share - held >= Math.min(minFree, share)) this.wakeBy(this.options.clock.now());
       });
     this.inFlight.add(tracked);

@@ -156,7 +156,11 @@ describe('PaceQueue, tenants within a lane', () => {
         ['b', 2],
         ['c', 1],
       ]);
-      const queue = new PaceQueue(pace.check, () => perRound, (tenant) => weights.get(tenant) ?? 1);
+      const queue = new PaceQueue(
+        pace.check,
+        () => perRound,
+        (tenant) => weights.get(tenant) ?? 1,
+      );
       const order: string[] = [];
       const all: Promise<unknown>[] = [];
       for (let i = 0; i < 100; i++)

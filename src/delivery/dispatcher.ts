@@ -57,9 +57,8 @@ export interface DispatcherOptions {
   /** The tenants' send weights (1..100, `tenants.send_weight`): their shares of the slots and paces. Absent: 1 each. */
   weights?: () => ReadonlyMap<string, number>;
   /**
-   * Broker mode: hand due messages to the broker instead of sending them, `window` of the
-   * partition's in the broker at once (SLUICE_SEND_CONCURRENCY), shared among the tenants as the
-   * send slots are (up to twice the window with tenants below their shares).
+   * Broker mode: hand due messages to the broker instead of sending them, `window` of the partition's
+   * in the broker at once, shared among the tenants as the send slots are (fair-share.ts).
    */
   handOff?: { broker: DuePublisher; republishAfterMs: number; window: number };
 }

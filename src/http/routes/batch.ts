@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import type { SendRequest } from '../../admission/context.js';
 import { BatchBody, BatchEnvelope, BatchHeaders, BatchResults, MAX_BATCH, Recipient } from '../../api/batch.js';
 import { errorResponses } from '../../api/errors.js';
@@ -9,6 +9,7 @@ import { SECURITY } from '../../api/operations.js';
 import { SluiceError } from '../../core/errors.js';
 import { authenticateTenant, bearerToken } from '../auth.js';
 import type { HttpDeps } from '../deps.js';
+import { schemaErrorFormatter } from '../error-handler.js';
 
 /** Room for MAX_BATCH messages of typical size (a few hundred bytes each), whatever the single-send limit. */
 export const BATCH_BODY_LIMIT = 4 * 1024 * 1024;
@@ -21,8 +22,11 @@ export const BATCH_BODY_LIMIT = 4 * 1024 * 1024;
 function checked<S extends TSchema>(request: FastifyRequest, schema: S, item: unknown): Static<S> | SluiceError {
   const validate = request.compileValidationSchema(schema, 'body');
   if (validate(item)) return item as Static<S>;
-  const reasons = (validate.errors ?? []).map((error) => `body${error.instancePath} ${error.message}`);
-  return new SluiceError('INVALID_REQUEST', reasons.join(', ') || 'body is not a valid message');
+  const errors = (validate.errors ?? []) as FastifySchemaValidationError[];
+  return new SluiceError(
+    'INVALID_REQUEST',
+    errors.length > 0 ? schemaErrorFormatter(errors, 'body').message : 'body is not a valid message',
+  );
 }
 
 /** The two body forms as one list of sends, a message that fails its schema as its refusal. */

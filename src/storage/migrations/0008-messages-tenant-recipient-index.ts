@@ -14,7 +14,7 @@ export const messagesTenantRecipientIndexMigration = (dialect: Dialect): Migrati
   async up(db: Kysely<any>) {
     const create = db.schema.createIndex('messages_tenant_recipient').on('messages').columns(['tenant_id', 'recipient', 'id']);
     // PostgreSQL: an operator may build it beforehand without holding writes (CREATE INDEX
-    // CONCURRENTLY, docs/upgrading.md). MySQL has no IF NOT EXISTS here; InnoDB builds it online.
+    // CONCURRENTLY). MySQL has no IF NOT EXISTS here; InnoDB builds it online.
     await (dialect === 'mysql' ? create : create.ifNotExists()).execute();
   },
 

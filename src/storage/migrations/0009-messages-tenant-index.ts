@@ -15,7 +15,7 @@ export const messagesTenantIndexMigration = (dialect: Dialect): Migration => ({
   async up(db: Kysely<any>) {
     const create = db.schema.createIndex('messages_tenant_id').on('messages').columns(['tenant_id', 'id']);
     // PostgreSQL: an operator may build it beforehand without holding writes (CREATE INDEX
-    // CONCURRENTLY, docs/upgrading.md). MySQL has no IF NOT EXISTS here; InnoDB builds it online.
+    // CONCURRENTLY). MySQL has no IF NOT EXISTS here; InnoDB builds it online.
     await (dialect === 'mysql' ? create : create.ifNotExists()).execute();
   },
 

@@ -104,6 +104,26 @@ describeWith(natsUrl && redisUrl, 'SLUICE_TEST_NATS_URL and SLUICE_TEST_REDIS_UR
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(2000);
   });
 
+  it('sends waiting for their pace, more than ten, raise no MaxListenersExceededWarning on the shutdown signal', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => {
+      if (warning.name === 'MaxListenersExceededWarning') warnings.push(warning);
+    };
+    process.on('warning', onWarning);
+    try {
+      const f = await fixture(natsUrl, { redisUrl, env: { SLUICE_SEND_CONCURRENCY: '8', SLUICE_BROKER_HANDOFF_WINDOW: '16' } });
+      const tenant = await stubTenant(f, 'crowd', { qps: 1 });
+      await sendMessages(f.runtime, tenant.apiKey, 20);
+      const inFlight = () => f.delivery.consumers.reduce((sum, consumer) => sum + consumer.inFlight, 0);
+      // Pulled (up to twice the concurrency) and waiting for their pace at once: each listens on the consumer's one shutdown signal.
+      expect(await waitFor(async () => inFlight() >= 12, 20_000)).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((warning) => warning.message)).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('the last delivery of a job fails its message with the reason, and its status event reaches the bus', async () => {
     const f = await fixture(natsUrl, { redisUrl, env: { SLUICE_BROKER_MAX_DELIVER: '2', SLUICE_MAX_ATTEMPTS: '10' } });
     const tenant = await stubTenant(f, 'limit');

@@ -45,8 +45,8 @@ export interface ChannelConsumerOptions {
 }
 
 const RETRY_FIRST_MS = 250;
-/** A failed attach (broker away, or an election in progress) is tried again within a second: cheap, and elections are quick. */
-const RETRY_MAX_MS = 1000;
+/** A failed attach (broker away, or an election in progress) is tried again within half a second: cheap, and elections are quick. */
+const RETRY_MAX_MS = 500;
 /** Pulls ended by missed heartbeats in a row before the consumer is looked up again (attach). */
 const SILENT_PULLS_BEFORE_ATTACH = 3;
 /** A term reason is one line for operators. */

@@ -1,7 +1,7 @@
 /**
  * Riding out a JetStream leader change (docs/operations.md, "JetStream cluster"). While a stream
  * or consumer has no leader (its node died; the others elect one in a few seconds) a publish or
- * a pull is not refused: nobody answers it. So a publish is tried with a timeout of about a
+ * a pull is not refused: nobody answers it. So a publish is tried with a timeout of half a
  * second and tried again, the same `Nats-Msg-Id` each time (the stream keeps one), after a short
  * pause drawn at random (jitter: the 500 publishes of a hand-off, and every instance's, do not
  * come back in step), until its deadline; a pull carries heartbeats every half second, so a pull
@@ -11,15 +11,15 @@ import { JetStreamApiError, JetStreamError } from '@nats-io/jetstream';
 import { NoRespondersError, RequestError, TimeoutError } from '@nats-io/transport-node';
 
 /** One publish try: an answer from a live leader takes milliseconds; an election takes seconds. */
-export const PUBLISH_TRY_MS = 1000;
+export const PUBLISH_TRY_MS = 500;
 /** Every try of one publish: beyond the elections NATS makes (4–9 s measured), under the duplicate window. */
 export const PUBLISH_DEADLINE_MS = 20_000;
 /** A pull's heartbeats: two missed (about 1 s) end it. The client's floor is 500 ms. */
 export const PULL_HEARTBEAT_MS = 500;
 
-/** The pause before try `n` (0-based) of a publish: random in [0, min(1 s, 50 ms × 2^n)] ("full jitter"). */
+/** The pause before try `n` (0-based) of a publish: random in [0, min(500 ms, 50 ms × 2^n)] ("full jitter"). */
 export function jitteredPauseMs(n: number, random: () => number = Math.random): number {
-  return Math.round(random() * Math.min(1000, 50 * 2 ** n));
+  return Math.round(random() * Math.min(500, 50 * 2 ** n));
 }
 
 /** An error a leader change explains (nobody answered in time, or JetStream said it is busy): worth trying again. */

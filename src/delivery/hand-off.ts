@@ -21,13 +21,13 @@ import type { DeliveryMessages, DeliveryMetrics } from './ports.js';
 
 /**
  * After a tick whose publishes the broker did not take (it is away, or reconnecting after losing
- * a node), the next comes after a pause drawn in [250, 1000] ms: not the doubling up to 4 s of a
+ * a node), the next comes after a pause drawn in [100, 500] ms: not the doubling up to 4 s of a
  * database outage, since a failed publish costs nothing, and a cluster back from an election
  * should have its jobs within a second; drawn at random, so partitions do not retry in step.
  * Undefined for any other failure (the dispatcher's own backoff).
  */
 export function brokerRetryMs(error: unknown, random: () => number = Math.random): number | undefined {
-  return error instanceof BrokerUnavailableError ? 250 + Math.round(random() * 750) : undefined;
+  return error instanceof BrokerUnavailableError ? 100 + Math.round(random() * 400) : undefined;
 }
 
 /** Messages handed off per claim and UPDATE: the index claim's and the guarded UPDATE's batch. */

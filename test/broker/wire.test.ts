@@ -120,14 +120,14 @@ describe('JetStream resources', () => {
 });
 
 describe('riding out a leader change', () => {
-  it('tries again after a jittered pause that grows to 1 s, on a timeout only; a failed hand-off ticks again within 250–1000 ms', () => {
-    expect([0, 1, 2, 5, 20].map((n) => jitteredPauseMs(n, () => 1))).toEqual([50, 100, 200, 1000, 1000]);
+  it('tries again after a jittered pause that grows to 500 ms, on a timeout only; a failed hand-off ticks again within 100–500 ms', () => {
+    expect([0, 1, 2, 5, 20].map((n) => jitteredPauseMs(n, () => 1))).toEqual([50, 100, 200, 500, 500]);
     expect(jitteredPauseMs(3, () => 0)).toBe(0);
     expect(isLeaderGap(new TimeoutError())).toBe(true);
     expect(isLeaderGap(new Error('x', { cause: new TimeoutError() }))).toBe(true);
     expect(isLeaderGap(new Error('permissions violation'))).toBe(false);
-    expect(brokerRetryMs(new BrokerUnavailableError('away'), () => 0)).toBe(250);
-    expect(brokerRetryMs(new BrokerUnavailableError('away'), () => 1)).toBe(1000);
+    expect(brokerRetryMs(new BrokerUnavailableError('away'), () => 0)).toBe(100);
+    expect(brokerRetryMs(new BrokerUnavailableError('away'), () => 1)).toBe(500);
     expect(brokerRetryMs(new Error('database away'))).toBeUndefined();
   });
 });

@@ -71,7 +71,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     clock,
     logger,
     migrate: options.migrate ?? true,
-    busEvents: brokerConfigured(settings),
+    busEvents: brokerConfigured(settings) && settings.brokerEvents,
     requireSchema: options.requireSchema ?? false,
   });
   const closers = new CloseStack();

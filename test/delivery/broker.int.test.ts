@@ -124,6 +124,16 @@ describeWith(natsUrl && redisUrl, 'SLUICE_TEST_NATS_URL and SLUICE_TEST_REDIS_UR
     }
   });
 
+  it('SLUICE_BROKER_EVENTS=false: messages are sent, and no status event is written to the outbox or the bus', async () => {
+    const f = await fixture(natsUrl, { redisUrl, env: { SLUICE_BROKER_EVENTS: 'false' } });
+    expect(f.delivery.busPublishers).toHaveLength(0);
+    const tenant = await stubTenant(f, 'quiet');
+    const ids = await sendMessages(f.runtime, tenant.apiKey, 20);
+    expect(await waitFor(async () => (await countFinal(f.runtime, ids)) === ids.length, 30_000)).toBe(true);
+    expect(await f.runtime.repositories.busEvents.count()).toBe(0);
+    expect(await busEvents(natsUrl, f.prefix).catch(() => [])).toEqual([]);
+  });
+
   it('the last delivery of a job fails its message with the reason, and its status event reaches the bus', async () => {
     const f = await fixture(natsUrl, { redisUrl, env: { SLUICE_BROKER_MAX_DELIVER: '2', SLUICE_MAX_ATTEMPTS: '10' } });
     const tenant = await stubTenant(f, 'limit');

@@ -203,16 +203,26 @@ describe('architecture', () => {
     const chooser = join(src, 'main', 'backend', 'backend.ts');
     const clientBuilder = join(src, 'infra', 'redis-client.ts');
     const settingsDir = join(src, 'settings');
+    // The client builder and `sluice ban` take the kind decided there; they do not decide again.
     const readers = files.filter(
-      (file) =>
-        file !== chooser &&
-        file !== clientBuilder &&
-        !file.startsWith(settingsDir) &&
-        /\.(redisUrl|redisClusterNodes)\b/.test(readFileSync(file, 'utf8')),
+      (file) => file !== chooser && !file.startsWith(settingsDir) && /\.(redisUrl|redisClusterNodes)\b/.test(readFileSync(file, 'utf8')),
     );
     expect(readers.map((file) => relative(src, file))).toEqual([]);
     const builders = [...graph].filter(([, targets]) => targets.includes(clientBuilder)).map(([file]) => relative(src, file));
-    expect(builders).toEqual([join('main', 'backend', 'redis.ts')]);
+    // backend.ts names the target it decided (`RedisTarget`); redis.ts builds the client from it.
+    expect(builders).toEqual([join('main', 'backend', 'backend.ts'), join('main', 'backend', 'redis.ts')]);
+  });
+
+  it('no backend member is tested for undefined to pick a mode: code narrows on `kind` (or the broker axis)', () => {
+    // The type test (test/main/backend-modes.test.ts) holds that no member can be undefined; this
+    // holds the callers to narrowing rather than probing a member (`backend.dueIndex ?`, `!backend.x`).
+    const probe = /!\s*(?:runtime\.)?backend\.\w+|\bbackend\.(?!kind\b)\w+(?:\.(?!kind\b)\w+)*\s*(?:\?\?|\?\.|\?(?![?.=])|!(?!=))/;
+    const probing = files.filter((file) => probe.test(readFileSync(file, 'utf8')));
+    expect(probing.map((file) => relative(src, file))).toEqual([]);
+    expect(probe.test('...(backend.dueIndex ? { dueIndex: backend.dueIndex } : {})')).toBe(true);
+    expect(probe.test('if (!runtime.backend.memoryStore) return')).toBe(true);
+    expect(probe.test("backend.kind === 'embedded' ? undefined : backend.dueIndex")).toBe(false);
+    expect(probe.test("backend.broker.kind === 'jetstream' ? { broker: backend.broker.port } : {}")).toBe(false);
   });
 
   it('no source casts a client to a Redis or a Cluster: each part names the shape it uses', () => {

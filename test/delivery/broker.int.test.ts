@@ -8,6 +8,7 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { DELIVERY_LIMIT_ERROR } from '../../src/delivery/attempt.js';
+import { deliveryDeps } from '../../src/main/worker.js';
 import { describeWith, servers } from '../support/servers.js';
 import {
   type BrokerFixture,
@@ -38,7 +39,9 @@ describeWith(natsUrl && redisUrl, 'SLUICE_TEST_NATS_URL and SLUICE_TEST_REDIS_UR
   for (const mode of ['Redis due index', 'embedded due query'] as const) {
     it(`${mode}: hands every due message to the broker once, sends each once, and puts every status event on the bus`, async () => {
       const f = await fixture(natsUrl, mode === 'Redis due index' ? { redisUrl } : {});
-      expect(f.runtime.backend.roster(1)).toBeUndefined();
+      // The broker's consumers are the membership: no roster of our own, on either backend.
+      expect(f.runtime.backend.broker.kind).toBe('jetstream');
+      expect(deliveryDeps(f.runtime, undefined as never, undefined as never).roster).toBeUndefined();
       expect(f.delivery.consumers).toHaveLength(3);
       const tenant = await stubTenant(f, 'flow');
       const now = Date.now();

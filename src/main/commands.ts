@@ -11,8 +11,10 @@ import type { Settings } from '../settings/settings.js';
 import { createRuntime } from './runtime.js';
 
 export async function withServices<T>(settings: Settings, work: (services: Services) => Promise<T>): Promise<T> {
-  // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
-  const runtime = await createRuntime(settings, { logger: pino(loggerOptions('warn'), pino.destination(2)), requireSchema: true });
+  // Logs on stderr: stdout carries the command's answer (JSON a script may parse). Through
+  // process.stderr (synchronous on files, pipes and terminals), so a test running commands in
+  // process sees them too.
+  const runtime = await createRuntime(settings, { logger: pino(loggerOptions('warn'), process.stderr), requireSchema: true });
   try {
     return await work(runtime.services);
   } finally {

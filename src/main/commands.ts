@@ -13,8 +13,10 @@ import { createRuntime } from './runtime.js';
 
 /** `work` receives the services and the kind of backend the runtime chose (`backend/backend.ts` decides it). */
 export async function withServices<T>(settings: Settings, work: (services: Services, backend: Backend['kind']) => Promise<T>): Promise<T> {
-  // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
-  const runtime = await createRuntime(settings, { logger: pino(loggerOptions('warn'), pino.destination(2)), requireSchema: true });
+  // Logs on stderr: stdout carries the command's answer (JSON a script may parse). Through
+  // process.stderr (synchronous on files, pipes and terminals), so a test running commands in
+  // process sees them too.
+  const runtime = await createRuntime(settings, { logger: pino(loggerOptions('warn'), process.stderr), requireSchema: true });
   try {
     return await work(runtime.services, runtime.backend.kind);
   } finally {

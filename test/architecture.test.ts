@@ -27,7 +27,7 @@ const LAYERS: Record<string, readonly string[]> = {
   'admission/adapters': ['admission', 'core', 'infra', 'limiter', 'settings', 'storage'],
   delivery: ['broker', 'core', 'infra', 'limiter', 'metrics', 'providers', 'settings', 'storage'],
   services: ['admission', 'core', 'infra', 'limiter', 'providers', 'storage'],
-  api: ['admission', 'core', 'limiter', 'providers', 'services', 'storage'],
+  api: ['admission', 'core', 'limiter', 'providers', 'services'],
   http: ['admission', 'api', 'core', 'infra', 'limiter', 'providers', 'services', 'settings'],
   client: ['api', 'core'],
   main: [
@@ -64,6 +64,15 @@ function sourceFiles(dir: string): string[] {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(path);
     return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The console's modules (.ts and .tsx), which sit outside src/ and import from it by relative paths. */
+function consoleSources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return consoleSources(path);
+    return /\.tsx?$/.test(entry.name) ? [path] : [];
   });
 }
 
@@ -116,6 +125,19 @@ describe('architecture', () => {
 
   it('each unit imports only the units the table allows', () => {
     expect(forbiddenImports(graph, LAYERS)).toEqual([]);
+  });
+
+  it('api/ and console/ import nothing from storage/ (the wire vocabulary lives in core/)', () => {
+    expect(LAYERS.api).not.toContain('storage');
+    const storage = join(src, 'storage');
+    const consoleFiles = consoleSources(join(root, 'console', 'src'));
+    expect(consoleFiles.length).toBeGreaterThan(10);
+    const leaks = consoleFiles.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith(storage))
+        .map((target) => `${relative(root, file)} → ${relative(root, target)}`),
+    );
+    expect(leaks).toEqual([]);
   });
 
   it('the table has no cycle between units', () => {

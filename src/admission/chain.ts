@@ -6,6 +6,7 @@
  * tests drive the same chain.
  */
 import { SluiceError } from '../core/errors.js';
+import { ATTR, inSpan } from '../core/tracing.js';
 import type { AdmissionContext } from './context.js';
 
 /** Takes back what a step consumed. Must not throw for "already gone". */
@@ -53,8 +54,22 @@ export class AdmissionChain {
     return new AdmissionChain([...this.interceptors.slice(0, index), interceptor, ...this.interceptors.slice(index)], this.observer);
   }
 
-  /** Runs every step; resolves when the request is admitted (or answered early), rejects with the reason. */
-  async admit(context: AdmissionContext): Promise<void> {
+  /**
+   * Runs every step; resolves when the request is admitted (or answered early), rejects with the
+   * reason. Traced as `admit`, with a child span per step while the trace records.
+   */
+  admit(context: AdmissionContext): Promise<void> {
+    return inSpan('admit', { attributes: { [ATTR.messageId]: context.id } }, async (span) => {
+      await this.runSteps(context, span.isRecording());
+      if (span.isRecording() && context.tenant) span.setAttribute(ATTR.tenant, context.tenant.id);
+    });
+  }
+
+  private step(interceptor: Interceptor, context: AdmissionContext): Promise<Undo | undefined> {
+    return inSpan(interceptor.name, { attributes: { [ATTR.step]: interceptor.name } }, async () => interceptor.run(context));
+  }
+
+  private async runSteps(context: AdmissionContext, traced: boolean): Promise<void> {
     const undos: { name: string; undo: Undo }[] = [];
     let ran = 0;
     let current = '';
@@ -62,7 +77,7 @@ export class AdmissionChain {
       for (const interceptor of this.interceptors) {
         current = interceptor.name;
         ran++;
-        const undo = await interceptor.run(context);
+        const undo = await (traced ? this.step(interceptor, context) : interceptor.run(context));
         if (undo) undos.push({ name: interceptor.name, undo });
         if (context.outcome) break;
       }

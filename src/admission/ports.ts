@@ -48,6 +48,9 @@ export interface NewMessage extends ValidatedMessage {
   createdAt: number;
   idempotencyKey: string | undefined;
   requestHash: string | undefined;
+  /** The `send {channel}` span's context (W3C `traceparent`, `tracestate`), stored so later spans continue its trace. */
+  traceparent?: string | null;
+  tracestate?: string | null;
 }
 
 export interface MessageWriter {

@@ -107,6 +107,9 @@ export const AdminMessageView = viewOf<AdminMessageViewType>()(
         description: "Status callbacks of the message to the tenant's webhooks (pending, delivered or failed), by step",
       }),
       fraud: Type.Optional(MessageFraudView),
+      traceId: Type.Optional(
+        Type.String({ description: 'The message\'s OpenTelemetry trace id (docs/operations.md, "Tracing"); absent when untraced' }),
+      ),
     }),
   ]),
 );

@@ -2,6 +2,7 @@
 
 import type { DemoOptions } from '../main/demo-runtime.js';
 import { startService } from '../main/service.js';
+import { startTracing } from '../main/tracing-sdk.js';
 import { createProvider } from '../providers/registry.js';
 import type { Services } from '../services/contracts.js';
 import type { Settings } from '../settings/settings.js';
@@ -15,14 +16,24 @@ export const SEED_RULES = [
 
 export async function serve(settings: Settings, options: DemoOptions): Promise<void> {
   const fallbackProvider = createProvider({ id: 'console', kind: 'console', channel: 'sms', config: {}, secret: {} });
-  const service = await startService(settings, { ...options, fallbackProvider });
+  // Before anything is built: the first request's spans need the SDK in place.
+  const tracing = await startTracing(process.env);
+  const service = await startService(settings, { ...options, fallbackProvider }).catch(async (error: unknown) => {
+    if (tracing.kind === 'started') await tracing.shutdown().catch(() => undefined);
+    throw error;
+  });
   const { address, servesApi, logger } = service;
+  if (tracing.kind === 'started') logger.info({ exporter: tracing.exporter }, 'tracing: the OpenTelemetry SDK exports spans');
+  else if (tracing.kind === 'unavailable') logger.warn(tracing.reason);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
     await service.stop();
+    // After the service: the last sends' spans are flushed.
+    if (tracing.kind === 'started')
+      await tracing.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'tracing: the last spans were not exported'));
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));

@@ -2,6 +2,7 @@
  * One attempt of one claimed message: the provider it goes to (failover in priority order), its
  * pace, the send, and how it settles: `sent`, back to `scheduled` for a retry, or `failed`.
  */
+import { ATTR, annotate, contextFromStored, errorTypeOf, inSpan, messageAttributes, SpanKind } from '../core/tracing.js';
 import type { Clock } from '../limiter/index.js';
 import { isProviderError, type OutboundMessage, type Provider } from '../providers/provider.js';
 import type { Message, NewDeliveryAttempt } from '../storage/repositories/messages.js';
@@ -72,12 +73,44 @@ const settled = (moved: boolean, outcome: AttemptOutcome): AttemptOutcome => (mo
 /**
  * Sends `message` (claimed, its attempt counted) once and settles it. `stopping` cuts the pace wait
  * short: the message then goes back to the queue, its attempt given back, since nothing was sent.
+ *
+ * Traced as `process {channel}`, a child of the message's stored `send` context: each attempt is
+ * its own span beside the others (a message retried for a day is not one endless span), with the
+ * vendor's call (`{kind} send`, a client span) inside it.
  */
-export async function runAttempt(
+export function runAttempt(
   message: Message,
   context: AttemptContext,
   stopping: AbortSignal,
   options: AttemptOptions = {},
+): Promise<AttemptOutcome> {
+  return inSpan(
+    `process ${message.channel}`,
+    {
+      kind: SpanKind.CONSUMER,
+      parent: contextFromStored(message),
+      attributes: {
+        ...messageAttributes('process', message.channel, message.id),
+        [ATTR.tenant]: message.tenantId,
+        [ATTR.attempt]: message.attempts,
+      },
+    },
+    async (span) => {
+      const outcome = await attemptOnce(message, context, stopping, options);
+      if (span.isRecording()) {
+        span.setAttribute(ATTR.outcome, outcome.kind);
+        if (outcome.kind === 'retry') span.setAttribute(ATTR.retryDelayMs, outcome.delayMs);
+      }
+      return outcome;
+    },
+  );
+}
+
+async function attemptOnce(
+  message: Message,
+  context: AttemptContext,
+  stopping: AbortSignal,
+  options: AttemptOptions,
 ): Promise<AttemptOutcome> {
   const { messages, providers, metrics, clock } = context;
   const attempt = message.attempts;
@@ -85,6 +118,7 @@ export async function runAttempt(
   const candidates = await providers.providersFor(message.tenantId, message.channel);
   const provider = candidates[(attempt - 1) % candidates.length];
   const settle = { attempt, now: 0 };
+  if (provider) annotate({ [ATTR.provider]: provider.id, [ATTR.providerKind]: provider.kind });
   if (!provider) {
     const error = `no provider configured for ${message.channel}`;
     return settled(await messages.markFailed(message.id, { ...settle, now: clock.now(), error }), { kind: 'failed' });
@@ -122,9 +156,14 @@ export async function runAttempt(
   const requestTime = () => metrics?.providerDuration.observe(label, (clock.now() - requestStarted) / 1000);
   let result: Awaited<ReturnType<Provider['send']>>;
   try {
-    result = await provider.send(outbound);
+    result = await inSpan(
+      `${provider.kind} send`,
+      { kind: SpanKind.CLIENT, attributes: { [ATTR.provider]: provider.id, [ATTR.providerKind]: provider.kind } },
+      () => provider.send(outbound),
+    );
   } catch (error) {
     requestTime();
+    annotate({ [ATTR.errorType]: errorTypeOf(error) });
     return settleFailure(message, error, { label, providers: candidates.length }, record, context, options);
   }
   // Outside the try: a failure to record the outcome is not the vendor's, and must not count as one.

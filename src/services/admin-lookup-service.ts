@@ -9,6 +9,7 @@ import { frequencySubject } from '../admission/interceptors/frequency.js';
 import type { Channel } from '../core/channels.js';
 import { SluiceError, unavailableUnlessSluiceError } from '../core/errors.js';
 import { normalizeRecipient, readOnEveryChannel } from '../core/recipients.js';
+import { traceIdOf } from '../core/tracing.js';
 import type { Clock, Limiter } from '../limiter/index.js';
 import type { Message, MessagesRepository } from '../storage/repositories/messages.js';
 import { type RulesRepository, toLimiterRule } from '../storage/repositories/rules.js';
@@ -131,7 +132,14 @@ export class AdminLookups implements AdminLookupService {
             flags: message.fraudFlags as FraudFlag[],
           }
         : undefined;
-    return { ...messageView(message, attempts), tenantId, events: events.map(eventView), ...(fraud ? { fraud } : {}) };
+    const traceId = traceIdOf(message.traceparent);
+    return {
+      ...messageView(message, attempts),
+      tenantId,
+      events: events.map(eventView),
+      ...(fraud ? { fraud } : {}),
+      ...(traceId ? { traceId } : {}),
+    };
   }
 
   async banStatus(tenantId: string, channel: Channel, to: string): Promise<BanStatusView> {

@@ -34,6 +34,8 @@ export interface AdminMessageView extends MessageView {
   events: WebhookEventView[];
   /** SMS pumping protection's part: the charged cost and monitor mode's lines; absent when it left nothing. */
   fraud?: MessageFraudView;
+  /** The OpenTelemetry trace id of the message (its accepting request's); absent when it was accepted untraced. */
+  traceId?: string;
 }
 
 /** One rule of a recipient's channel and what it counts now. */

@@ -169,6 +169,9 @@ export interface MessagesTable {
   cost_micros: number | null;
   /** JSON array of `{rule, code, message}`: what SMS pumping protection in monitor mode would have refused (0012); NULL: nothing. */
   fraud_flags: string | null;
+  /** W3C Trace Context of the message's `send {channel}` span (0021); NULL: accepted untraced. */
+  traceparent: string | null;
+  tracestate: string | null;
 }
 
 /** One version of a message template (0007); the current one is the highest, unless retired. */

@@ -67,6 +67,8 @@ export function MessageTimeline({ tenantId, messageId }: { tenantId: string; mes
             <dd>{value.providerMessageId ?? '—'}</dd>
             <dt>Last error</dt>
             <dd>{value.lastError ?? '—'}</dd>
+            <dt>Trace id</dt>
+            <dd>{value.traceId ? <code>{value.traceId}</code> : '—'}</dd>
             {value.fraud?.cost !== undefined ? (
               <>
                 <dt>Estimated cost</dt>

@@ -38,6 +38,8 @@ export class AnnouncingMessageWriter implements MessageWriter {
         priority: message.priority,
         costMicros: message.fraud?.costMicros ?? null,
         fraudFlags: message.fraud?.flags ?? null,
+        traceparent: message.traceparent ?? null,
+        tracestate: message.tracestate ?? null,
       });
     } catch (error) {
       if (error instanceof DuplicateIdempotencyKeyError) throw new IdempotencyKeyTaken(error.message);

@@ -1,6 +1,7 @@
 import type { Channel } from '../../core/channels.js';
 import { SluiceError } from '../../core/errors.js';
 import { normalizeRecipient } from '../../core/recipients.js';
+import { ATTR, annotate } from '../../core/tracing.js';
 import type { Decision } from '../../limiter/index.js';
 import type { Interceptor } from '../chain.js';
 import type { FrequencyGate, FrequencyRequest, TenantDirectory } from '../ports.js';
@@ -65,7 +66,10 @@ export function frequencyInterceptor(
       const tenant = context.tenant!;
       const message = context.message!;
       const policy = await directory.channelPolicy(tenant.id, message.channel);
-      if (policy.rules.length === 0) return undefined;
+      if (policy.rules.length === 0) {
+        annotate({ [ATTR.ruleCount]: 0, [ATTR.decision]: 'OK' });
+        return undefined;
+      }
       const request: FrequencyRequest = {
         subject: frequencySubject(tenant.id, message.channel, message.recipientKey),
         rules: policy.rules,
@@ -75,6 +79,12 @@ export function frequencyInterceptor(
       };
       const decision = await gate.check(request);
       onDecision?.(message.channel, decision);
+      // The decision and the rule that refused, never the subject (it holds the recipient's key).
+      annotate({
+        [ATTR.ruleCount]: policy.rules.length,
+        [ATTR.decision]: decision.code,
+        ...(decision.rule === undefined ? {} : { [ATTR.refusingRule]: decision.rule }),
+      });
       if (decision.code === 'BANNED') {
         throw new SluiceError('BANNED', `the recipient is banned on ${message.channel}`, { retryAfterMs: decision.retryAfterMs });
       }

@@ -1,5 +1,7 @@
 import { SluiceError } from '../../core/errors.js';
+import { ATTR, inSpan, messageAttributes, SpanKind, storedTrace } from '../../core/tracing.js';
 import type { Interceptor } from '../chain.js';
+import type { AdmissionContext } from '../context.js';
 import { IdempotencyKeyTaken, type MessageWriter, type NewMessage } from '../ports.js';
 
 /**
@@ -9,44 +11,59 @@ import { IdempotencyKeyTaken, type MessageWriter, type NewMessage } from '../por
 export function persistInterceptor(messages: MessageWriter): Interceptor {
   return {
     name: 'persist',
-    async run(context) {
+    run(context) {
+      // The producer span: the hand-off to the due index or the broker. Its context goes on the
+      // row, so every later span of the message (an attempt hours later, after a restart) joins it.
       const message = context.message!;
-      const tenantId = context.tenant!.id;
-      // Spelled out, not `{ ...message, … }`: that spread takes V8's generic copy and leaves rows
-      // of changing shapes downstream, on the hottest path.
-      const row: NewMessage = {
-        channel: message.channel,
-        recipient: message.recipient,
-        recipientKey: message.recipientKey,
-        payload: message.payload,
-        priority: message.priority,
-        dueAt: message.dueAt,
-        scheduled: message.scheduled,
-        region: message.region,
-        fraud: message.fraud,
-        id: context.id,
-        tenantId,
-        createdAt: context.now,
-        idempotencyKey: context.idempotencyKey,
-        requestHash: context.requestHash,
-      };
-      try {
-        await messages.insert(row);
-      } catch (error) {
-        if (error instanceof IdempotencyKeyTaken && context.idempotencyKey) {
-          // A concurrent twin won the key: answer as its replay (or CONFLICT), and give back what we took.
-          const existing = await messages.findByIdempotencyKey(tenantId, context.idempotencyKey);
-          if (existing && existing.requestHash === context.requestHash) {
-            context.outcome = { id: existing.id, status: existing.status, replayed: true };
-            return undefined;
-          }
-          throw new SluiceError('CONFLICT', 'this Idempotency-Key was used with a different request');
-        }
-        throw new SluiceError('UNAVAILABLE', 'the message could not be stored; nothing was accepted', { cause: error });
-      }
-      context.outcome = { id: row.id, status: message.scheduled ? 'scheduled' : 'queued', replayed: false };
-      messages.accepted?.(row, context.outcome);
-      return undefined;
+      return inSpan(
+        `send ${message.channel}`,
+        {
+          kind: SpanKind.PRODUCER,
+          attributes: { ...messageAttributes('send', message.channel, context.id), [ATTR.scheduled]: message.scheduled },
+        },
+        () => persist(messages, context),
+      );
     },
   };
+}
+
+async function persist(messages: MessageWriter, context: AdmissionContext): Promise<undefined> {
+  const message = context.message!;
+  const tenantId = context.tenant!.id;
+  // Spelled out, not `{ ...message, … }`: that spread takes V8's generic copy and leaves rows
+  // of changing shapes downstream, on the hottest path.
+  const row: NewMessage = {
+    channel: message.channel,
+    recipient: message.recipient,
+    recipientKey: message.recipientKey,
+    payload: message.payload,
+    priority: message.priority,
+    dueAt: message.dueAt,
+    scheduled: message.scheduled,
+    region: message.region,
+    fraud: message.fraud,
+    id: context.id,
+    tenantId,
+    createdAt: context.now,
+    idempotencyKey: context.idempotencyKey,
+    requestHash: context.requestHash,
+    ...storedTrace(),
+  };
+  try {
+    await messages.insert(row);
+  } catch (error) {
+    if (error instanceof IdempotencyKeyTaken && context.idempotencyKey) {
+      // A concurrent twin won the key: answer as its replay (or CONFLICT), and give back what we took.
+      const existing = await messages.findByIdempotencyKey(tenantId, context.idempotencyKey);
+      if (existing && existing.requestHash === context.requestHash) {
+        context.outcome = { id: existing.id, status: existing.status, replayed: true };
+        return undefined;
+      }
+      throw new SluiceError('CONFLICT', 'this Idempotency-Key was used with a different request');
+    }
+    throw new SluiceError('UNAVAILABLE', 'the message could not be stored; nothing was accepted', { cause: error });
+  }
+  context.outcome = { id: row.id, status: message.scheduled ? 'scheduled' : 'queued', replayed: false };
+  messages.accepted?.(row, context.outcome);
+  return undefined;
 }

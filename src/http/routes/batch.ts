@@ -7,9 +7,11 @@ import { errorResponses } from '../../api/errors.js';
 import { SendBody } from '../../api/messages.js';
 import { SECURITY } from '../../api/operations.js';
 import { SluiceError } from '../../core/errors.js';
+import { ATTR } from '../../core/tracing.js';
 import { authenticateTenant, bearerToken } from '../auth.js';
 import type { HttpDeps } from '../deps.js';
 import { schemaErrorFormatter } from '../error-handler.js';
+import { inServerSpan } from '../request-span.js';
 
 /** Room for MAX_BATCH messages of typical size (a few hundred bytes each), whatever the single-send limit. */
 export const BATCH_BODY_LIMIT = 4 * 1024 * 1024;
@@ -70,10 +72,12 @@ export const batchRoutes =
           response: { ...errorResponses(400, 401, 413, 415, 429), 200: BatchResults },
         },
       },
-      async (request) => {
-        const sends = sendsOf(request, request.body);
-        const results = await deps.messages.sendBatch(bearerToken(request), sends, request.headers['idempotency-key']);
-        return { results };
-      },
+      (request, reply) =>
+        inServerSpan(request, reply, async (span) => {
+          const sends = sendsOf(request, request.body);
+          span.setAttribute(ATTR.batchCount, sends.length);
+          const results = await deps.messages.sendBatch(bearerToken(request), sends, request.headers['idempotency-key']);
+          return { results };
+        }),
     );
   };

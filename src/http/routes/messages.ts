@@ -9,6 +9,7 @@ import { SluiceError } from '../../core/errors.js';
 import { authenticateTenant, bearerToken, tenantOf } from '../auth.js';
 import type { HttpDeps } from '../deps.js';
 import { schemaErrorFormatter } from '../error-handler.js';
+import { inServerSpan } from '../request-span.js';
 
 /** A header that breaks the Idempotency-Key's rule is answered with our message and `field`, not the validator's. */
 function headerError(errors: FastifySchemaValidationError[], dataVar: string): Error {
@@ -42,11 +43,13 @@ export const messageRoutes =
           },
         },
       },
-      async (request, reply) => {
-        const outcome = await deps.messages.send(bearerToken(request), request.body, request.headers['idempotency-key']);
-        const { replayed, ...answer } = outcome;
-        return reply.status(replayed ? 200 : 202).send(answer);
-      },
+      (request, reply) =>
+        inServerSpan(request, reply, async () => {
+          const outcome = await deps.messages.send(bearerToken(request), request.body, request.headers['idempotency-key']);
+          const { replayed, ...answer } = outcome;
+          reply.status(replayed ? 200 : 202);
+          return answer;
+        }),
     );
 
     app.get(

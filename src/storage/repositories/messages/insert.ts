@@ -42,6 +42,8 @@ export function newMessageRow(input: NewMessageRow): MessageRow {
     confirmed_at: null,
     cost_micros: input.costMicros ?? null,
     fraud_flags: input.fraudFlags?.length ? JSON.stringify(input.fraudFlags) : null,
+    traceparent: input.traceparent ?? null,
+    tracestate: input.tracestate ?? null,
   };
 }
 

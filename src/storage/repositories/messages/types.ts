@@ -42,6 +42,9 @@ export interface Message {
   costMicros: number | null;
   /** What SMS pumping protection in monitor mode would have refused; empty: nothing. */
   fraudFlags: StoredFraudFlag[];
+  /** The context of its `send {channel}` span (W3C Trace Context, 0021); null: accepted untraced. */
+  traceparent: string | null;
+  tracestate: string | null;
 }
 
 /** One line SMS pumping protection left on a message (admission/fraud-policy.ts `FraudFlag`, stored as JSON). */
@@ -80,6 +83,9 @@ export interface NewMessageRow {
   /** The estimated cost SMS pumping protection charged to the tenant's month. */
   costMicros?: number | null;
   fraudFlags?: StoredFraudFlag[] | null;
+  /** The accepting trace's context (docs/operations.md, "Tracing"). */
+  traceparent?: string | null;
+  tracestate?: string | null;
 }
 
 export interface DeliveryAttempt {
@@ -185,6 +191,8 @@ export function toMessage(row: MessageRow, payload?: MessagePayload): Message {
     confirmedAt: nullableNumber(row.confirmed_at),
     costMicros: nullableNumber(row.cost_micros),
     fraudFlags: row.fraud_flags === null ? [] : (JSON.parse(row.fraud_flags) as StoredFraudFlag[]),
+    traceparent: row.traceparent ?? null,
+    tracestate: row.tracestate ?? null,
   };
 }
 

@@ -7,6 +7,7 @@ import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createJetStreamBroker, type JetStreamBroker, type JetStreamBrokerOptions } from '../../src/broker/jetstream.js';
 import type { BrokerDelivery, BrokerObserver, DueJob } from '../../src/broker/port.js';
+import { until as untilHolds } from '../support/wait.js';
 
 let counter = 0;
 
@@ -175,11 +176,7 @@ export class Brokers {
 
 /** Polls `condition` every 25 ms until it holds, or fails after `timeoutMs` (a bound on waiting for an event, not a timing assertion). */
 export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await untilHolds(condition, { timeoutMs, what });
 }
 
 /** Waits until the broker is connected and its stream is there (both are made in the background). */

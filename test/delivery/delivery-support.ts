@@ -14,6 +14,7 @@ import { createRuntime, type Runtime } from '../../src/main/runtime.js';
 import { createConsoleProvider } from '../../src/providers/console.js';
 import { loadSettings } from '../../src/settings/settings.js';
 import type { Message } from '../../src/storage/repositories/messages.js';
+import { sleep, until } from '../support/wait.js';
 
 /** What the stub answers for one request: 200, 503 (retryable), 400 (permanent) or 401 (the provider refused itself). */
 export type StubAnswer = 200 | 503 | 400 | 401;
@@ -120,18 +121,17 @@ export async function addWebhookProvider(
   return row.id;
 }
 
-export async function sleep(ms: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { sleep };
 
-/** Polls `condition` every 50 ms until true or `timeoutMs` passes; returns whether it became true. */
+/**
+ * Whether `condition` held within `timeoutMs`: test/support/wait.ts's `until`, kept under this
+ * name and shape for the files that use it (new tests call `until`, which fails naming what it awaited).
+ */
 export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return true;
-    if (Date.now() > deadline) return false;
-    await sleep(50);
-  }
+  return until(condition, { timeoutMs, intervalMs: 50 }).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Every message of `ids`, by id. */

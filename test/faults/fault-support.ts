@@ -13,13 +13,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../support/net.js';
 import { spawnRedisServer } from '../support/private-redis.js';
+import { sleep, until } from '../support/wait.js';
 
-export { freePort };
+export { freePort, sleep };
 
 const run = promisify(execFile);
 const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 export const now = () => performance.now();
 
 export const redisBin = process.env.SLUICE_TEST_REDIS_BIN || undefined;
@@ -409,12 +409,7 @@ export class MetricsPoller {
 
 /** Waits until `test` holds (polled every 50 ms) or `timeoutMs` passes; the time it held, or undefined. */
 export async function waitUntil(test: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number | undefined> {
-  const deadline = now() + timeoutMs;
-  while (now() < deadline) {
-    if (await test()) return now();
-    await sleep(50);
-  }
-  return undefined;
+  return until(test, { timeoutMs, intervalMs: 50 }).catch(() => undefined);
 }
 
 export function percentile(values: number[], p: number): number {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './net.js';
 import { spawnRedisServer } from './private-redis.js';
+import { until } from './wait.js';
 
 export interface ClusterNode {
   readonly port: number;
@@ -48,7 +49,6 @@ export interface PrivateClusterOptions {
 }
 
 const SLOTS = 16_384;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A free port whose cluster bus port (+10000) is free too and below 65536. */
 async function freeClusterPort(): Promise<number> {
@@ -60,12 +60,7 @@ async function freeClusterPort(): Promise<number> {
 }
 
 async function waitFor(what: string, timeoutMs: number, test: () => Promise<boolean>): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await test().catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`private cluster: ${what} not reached within ${timeoutMs} ms`);
+  await until(test, { timeoutMs, intervalMs: 100, what: `private cluster: ${what}` });
 }
 
 export async function startPrivateCluster(options: PrivateClusterOptions): Promise<PrivateCluster> {

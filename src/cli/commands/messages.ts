@@ -4,7 +4,7 @@
  * (GET /v1/messages), as a client sees them.
  */
 import { type Command, InvalidArgumentError } from 'commander';
-import { MESSAGE_STATUSES, type MessageStatus } from '../../storage/schema.js';
+import { MESSAGE_STATUSES, type MessageStatus } from '../../core/lifecycle.js';
 import { channelArg, integerArg, oneOf } from '../arguments.js';
 import type { CommandContext } from '../context.js';
 import { callService, serviceBase } from '../service-call.js';

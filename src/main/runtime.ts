@@ -17,6 +17,7 @@ import { Metrics } from '../metrics/index.js';
 import type { Services } from '../services/contracts.js';
 import type { Settings } from '../settings/settings.js';
 import type { Database } from '../storage/database.js';
+import { ConfigChangesRepository } from '../storage/repositories/config-changes.js';
 import { type Backend, createBackend } from './backend/backend.js';
 import { brokerConfigured } from './backend/broker.js';
 import { CloseStack } from './close-stack.js';
@@ -77,7 +78,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const closers = new CloseStack();
   closers.push(() => storage.close());
   try {
-    const backend = createBackend({ settings, clock, logger, metrics, keySecret: storage.keySecret });
+    const changeLog = new ConfigChangesRepository(storage.database);
+    const backend = createBackend({ settings, clock, logger, metrics, keySecret: storage.keySecret, changeLog });
     closers.push(() => backend.close());
     const context = { settings, clock, logger, metrics, backend, storage, closers };
     const caches = createConfigCaches(context);

@@ -37,6 +37,7 @@ export { MigrationError, type MigrationOptions, migrateToLatest, migrationsFor, 
 export * from './repositories/backlog.js';
 export * from './repositories/blacklist.js';
 export * from './repositories/bus-events.js';
+export * from './repositories/config-changes.js';
 export * from './repositories/limiter-snapshots.js';
 export * from './repositories/messages.js';
 export * from './repositories/providers.js';

@@ -306,6 +306,15 @@ export interface LimiterSnapshotsTable {
   body: string;
 }
 
+/** A configuration key changed (0022): the change bus of instances that share a database without Redis. */
+export interface ConfigChangesTable {
+  id: string;
+  change_key: string;
+  /** The instance (process) that made the change: it skips its own rows. */
+  origin: string;
+  created_at: number;
+}
+
 /** Every table sluice stores, keyed by table name: the `Kysely<Tables>` type parameter. */
 /** A status event waiting to be published on the bus (0010): the outbox of the broker's events stream. */
 export interface BusEventsTable {
@@ -342,6 +351,7 @@ export interface Tables {
   prices: PricesTable;
   sms_spend: SmsSpendTable;
   limiter_snapshots: LimiterSnapshotsTable;
+  config_changes: ConfigChangesTable;
 }
 
 /** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */

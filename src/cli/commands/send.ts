@@ -1,9 +1,9 @@
 /** `sluice send`: one message through the running service's API, so its limiter counts it like any other. */
 import type { Command } from 'commander';
 import { CHANNELS, type Channel } from '../../core/channels.js';
-import { ERROR_CODES, type ErrorCode, SluiceError } from '../../core/errors.js';
 import { channelArg, oneOf, sendAtArg } from '../arguments.js';
 import type { CommandContext } from '../context.js';
+import { callService, serviceBase } from '../service-call.js';
 
 interface SendOptions {
   key: string;
@@ -44,8 +44,7 @@ export function addSendCommand(program: Command, context: CommandContext): void 
     .option('--send-at <time>', 'when to send: ISO 8601 with an offset (2026-12-04T14:19:00+08:00) or epoch milliseconds', sendAtArg)
     .option('--idempotency-key <key>')
     .action(async (options: SendOptions) => {
-      const settings = context.settings();
-      const base = options.url ?? `http://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${settings.port}`;
+      const base = serviceBase(context, options.url);
       const body = {
         channel: options.channel,
         to: options.to,
@@ -57,34 +56,13 @@ export function addSendCommand(program: Command, context: CommandContext): void 
         html: options.html,
         sendAt: options.sendAt,
       };
-      let response: Response;
-      try {
-        response = await fetch(new URL('/v1/messages', base), {
-          method: 'POST',
-          headers: {
-            Authorization: `Bearer ${options.key}`,
-            'Content-Type': 'application/json',
-            ...(options.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {}),
-          },
-          body: JSON.stringify(body),
-        });
-      } catch (error) {
-        throw new SluiceError(
-          'UNAVAILABLE',
-          `no sluice answers at ${base} (start it with \`sluice serve\`, or pass --url): ${(error as Error).message}`,
-        );
-      }
-      const answer = (await response.json()) as {
-        id?: string;
-        status?: string;
-        error?: { code: ErrorCode; message: string; retryAfterSeconds?: number };
-      };
-      if (answer.error) {
-        // A refusal that passes says when: the body's retryAfterSeconds, or the Retry-After header.
-        const retryAfter = answer.error.retryAfterSeconds ?? (Number(response.headers.get('retry-after')) || undefined);
-        const wait = retryAfter === undefined ? '' : ` (retry in ${retryAfter} s)`;
-        throw new SluiceError(answer.error.code in ERROR_CODES ? answer.error.code : 'INTERNAL', `${answer.error.message}${wait}`);
-      }
+      const answer = await callService<{ id: string; status: string }>(base, {
+        method: 'POST',
+        path: '/v1/messages',
+        key: options.key,
+        body,
+        ...(options.idempotencyKey ? { headers: { 'Idempotency-Key': options.idempotencyKey } } : {}),
+      });
       console.log(JSON.stringify(answer));
     });
 }

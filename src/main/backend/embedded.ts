@@ -3,8 +3,10 @@
  * so nothing degrades; the dispatchers find due messages with SQL queries (no due index).
  */
 import { LocalFrequencyGate } from '../../admission/adapters/frequency-gate.js';
-import { InProcessChangeBus } from '../../infra/change-bus.js';
+import { type ChangeBus, InProcessChangeBus } from '../../infra/change-bus.js';
 import { createInProcessLockFactory } from '../../infra/lock/index.js';
+import { type ChangeLog, SharedLogChangeBus } from '../../infra/shared-log-change-bus.js';
+import { ThrottledLog } from '../../infra/throttled-log.js';
 import { directEvents } from '../../limiter/index.js';
 import { Metrics } from '../../metrics/index.js';
 import { brokerPart } from './broker.js';
@@ -15,7 +17,8 @@ export function embeddedBackend(context: BackendContext): EmbeddedBackend {
   const { metrics } = context;
   const { memory, local: limiter, localRiskEvents } = inProcessStores(context);
   const broker = brokerPart(context);
-  const configBus = new InProcessChangeBus();
+  // Without Redis, the CLI and other instances on the database tell their changes through it.
+  const configBus: ChangeBus = context.changeLog ? sharedLogBus(context, context.changeLog) : new InProcessChangeBus();
   const wakeBus = new InProcessChangeBus();
   return {
     kind: 'embedded',
@@ -48,4 +51,21 @@ export function embeddedBackend(context: BackendContext): EmbeddedBackend {
       await configBus.close();
     },
   };
+}
+
+function sharedLogBus(context: BackendContext, log: ChangeLog): SharedLogChangeBus {
+  const failed = new ThrottledLog<{ err: unknown }>(
+    (fields) =>
+      context.logger.warn(
+        fields,
+        'could not read the database change log: changes by other processes (the CLI, other instances) wait for SLUICE_CONFIG_CACHE_MS',
+      ),
+    context.clock,
+  );
+  // Wall time, not the injected clock: the rows are compared across processes.
+  return new SharedLogChangeBus(
+    log,
+    () => Date.now(),
+    (error) => failed.record({ err: error }),
+  );
 }

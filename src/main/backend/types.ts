@@ -7,6 +7,7 @@ import type { WorkerRoster } from '../../delivery/roster.js';
 import type { ChangeBus } from '../../infra/change-bus.js';
 import type { LiveCacheOptions } from '../../infra/live-cache.js';
 import type { LockFactory } from '../../infra/lock/index.js';
+import type { ChangeLog } from '../../infra/shared-log-change-bus.js';
 import type { Clock, DegradingLimiter, EventApplier, Limiter, MemoryEventStore, MemoryStore } from '../../limiter/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import type { ReadinessProbe } from '../../services/health-service.js';
@@ -20,6 +21,11 @@ export interface BackendContext {
   metrics: Metrics;
   /** Keys the hashes of recipients and other tenant data in store keys (derived from the master key). */
   keySecret: Buffer;
+  /**
+   * The database's change log (0022): without Redis, the config bus of the processes that share
+   * the database (the CLI, other instances). Absent: the bus is this process alone.
+   */
+  changeLog?: ChangeLog;
 }
 
 /**

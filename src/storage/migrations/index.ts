@@ -22,6 +22,7 @@ import { messageFraudColumnsMigration } from './0012-message-fraud-columns.js';
 import { limiterSnapshotsMigration } from './0013-limiter-snapshots.js';
 import { tenantSendWeightMigration } from './0018-tenant-send-weight.js';
 import { messageTraceContextMigration } from './0021-message-trace-context.js';
+import { configChangesMigration } from './0022-config-changes.js';
 
 /** What data migrations need of the settings. */
 export interface MigrationOptions {
@@ -47,6 +48,7 @@ export function migrationsFor(dialect: Dialect, options: MigrationOptions = {}):
     '0013-limiter-snapshots': limiterSnapshotsMigration(dialect),
     '0018-tenant-send-weight': tenantSendWeightMigration(dialect),
     '0021-message-trace-context': messageTraceContextMigration(dialect),
+    '0022-config-changes': configChangesMigration(dialect),
   };
 }
 

@@ -8,6 +8,7 @@ import type { DeliveryDeps, WakeSource } from '../delivery/ports.js';
 import type { Provider } from '../providers/provider.js';
 import { type DueFeed, dueFeedDeps, startDueFeed } from './due-feed.js';
 import type { Runtime } from './runtime.js';
+import { suppressionDirectory } from './wiring/admission.js';
 
 /**
  * Starts delivery over `runtime`, woken by `options.feed` (the process's feed, when it also serves
@@ -32,6 +33,7 @@ export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes
   const { settings, backend, repositories } = runtime;
   const roster = backend.roster(settings.partitions);
   const broker = backend.broker;
+  const suppressions = suppressionDirectory(settings, runtime, runtime.metrics);
   return {
     settings,
     clock: runtime.clock,
@@ -55,5 +57,6 @@ export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes
     // With the broker: hand-off, consumers and the events bus instead of the roster (undefined then).
     ...(broker ? { broker } : {}),
     busEvents: repositories.busEvents,
+    suppressed: (message) => suppressions.beforeSend(message),
   };
 }

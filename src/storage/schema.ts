@@ -26,10 +26,21 @@ export type TenantStatus = (typeof TENANT_STATUSES)[number];
 /**
  * Lifecycle of a message (DESIGN.md §6):
  * `queued|scheduled → sending → sent | failed`, `sending → scheduled` (retry), `queued|scheduled → canceled`,
- * and `sent → delivered | undelivered` on the vendor's delivery receipt (SMS only: other channels stop at `sent`).
+ * and `sent → delivered | undelivered` on the vendor's delivery receipt (SMS only: other channels stop at `sent`),
+ * `sending → suppressed` when the recipient was suppressed after acceptance (the last check before the provider, 0020).
  * Every move is a guarded UPDATE; nothing moves backwards.
  */
-export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled', 'delivered', 'undelivered'] as const;
+export const MESSAGE_STATUSES = [
+  'queued',
+  'scheduled',
+  'sending',
+  'sent',
+  'failed',
+  'canceled',
+  'delivered',
+  'undelivered',
+  'suppressed',
+] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** How one delivery attempt ended: `retryable` failures are retried with backoff, `permanent` ones fail the message. */
@@ -255,6 +266,7 @@ export const EVENT_TYPES = [
   'message.canceled',
   'message.delivered',
   'message.undelivered',
+  'message.suppressed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -327,7 +339,6 @@ export interface LimiterSnapshotsTable {
   body: string;
 }
 
-/** Every table sluice stores, keyed by table name: the `Kysely<Tables>` type parameter. */
 /** A status event waiting to be published on the bus (0010): the outbox of the broker's events stream. */
 export interface BusEventsTable {
   /** `evt_…`, the webhook's event id for the same change: the bus's de-duplication id. */
@@ -342,6 +353,59 @@ export interface BusEventsTable {
   created_at: number;
 }
 
+/** Where a suppression or a consent record came from (0020). */
+export const CONSENT_SOURCES = ['keyword', 'unsubscribe', 'bounce', 'complaint', 'api', 'admin'] as const;
+export type ConsentSource = (typeof CONSENT_SOURCES)[number];
+
+/** What a consent record says happened: an opt-out or suppression added, or lifted (an opt-in). */
+export const CONSENT_ACTIONS = ['suppressed', 'unsuppressed'] as const;
+export type ConsentAction = (typeof CONSENT_ACTIONS)[number];
+
+/** Who must not be sent to (0020): one row per tenant, channel, canonical recipient key and category (`*`: every one). */
+export interface SuppressionsTable {
+  tenant_id: string;
+  channel: Channel;
+  /** The canonical key (`normalizeRecipient`'s `key`), as the blacklist and the message's `recipientKey`. */
+  recipient: string;
+  /** A send category, or `*` for every category and uncategorised sends. */
+  category: string;
+  source: ConsentSource;
+  reason: string | null;
+  created_at: number;
+}
+
+/** The consent record (0020): appended, never updated; one row per change of a suppression. */
+export interface ConsentRecordsTable {
+  /** Time-sortable (`newId`): the history's order. */
+  id: string;
+  tenant_id: string;
+  channel: Channel;
+  recipient: string;
+  category: string;
+  action: ConsentAction;
+  source: ConsentSource;
+  reason: string | null;
+  /** JSON: what shows the change was asked for (the inbound message, the POST's address and agent, the feed event). */
+  evidence: string | null;
+  created_at: number;
+}
+
+/** A tenant's consent settings (0020): keywords, replies, transactional categories, the transient-bounce threshold (JSON). */
+export interface ConsentPoliciesTable {
+  tenant_id: string;
+  spec: string;
+  updated_at: number;
+}
+
+/** Transient bounces in a row of one email address (0020): reset by a delivery, a suppression at the tenant's threshold. */
+export interface BounceCountsTable {
+  tenant_id: string;
+  recipient: string;
+  transient: number;
+  updated_at: number;
+}
+
+/** Every table sluice stores, keyed by table name: the `Kysely<Tables>` type parameter. */
 export interface Tables {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -363,6 +427,10 @@ export interface Tables {
   prices: PricesTable;
   sms_spend: SmsSpendTable;
   limiter_snapshots: LimiterSnapshotsTable;
+  suppressions: SuppressionsTable;
+  consent_records: ConsentRecordsTable;
+  consent_policies: ConsentPoliciesTable;
+  bounce_counts: BounceCountsTable;
 }
 
 /** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */
@@ -397,6 +465,8 @@ export interface MessagePayload {
   html?: string;
   /** A stored template's name and the version it was rendered with (pinned at acceptance). */
   stored?: { name: string; version: number };
+  /** The send's category (`marketing`…), chosen by the tenant: which suppressions apply besides `*`. */
+  category?: string;
   /** The stored template's vendor templates, by provider id or kind. */
   vendor?: Record<string, { templateCode: string; signName?: string; paramOrder?: string[]; [extra: string]: unknown }>;
 }

@@ -85,6 +85,7 @@ for (const backend of backends) {
           '0012-message-fraud-columns',
           '0013-limiter-snapshots',
           '0018-tenant-send-weight',
+          '0020-consent',
         ]);
         expect(await pendingMigrations(database)).toEqual([]);
         expect(await migrateToLatest(database)).toEqual([]);

@@ -1,5 +1,6 @@
 /** Suppressions and the consent record: the tenant's own (API key) and any tenant's (admin token), the same bodies and answers. */
 import { type Static, Type } from '@sinclair/typebox';
+import { CONSENT_SOURCES } from '../core/lifecycle.js';
 import type {
   ConsentHistory as ConsentHistoryType,
   ConsentRecordView as ConsentRecordViewType,
@@ -7,7 +8,6 @@ import type {
   SuppressionPage as SuppressionPageType,
   SuppressionView as SuppressionViewType,
 } from '../services/views.js';
-import { CONSENT_SOURCES } from '../storage/schema.js';
 import { ChannelName, Iso, Nullable, PLAIN_TEXT, stringEnum, viewOf } from './common.js';
 
 const Category = Type.String({ pattern: '^(\\*|[A-Za-z0-9._:-]{1,64})$', description: 'A send category, or `*` for every one (default)' });

@@ -14,34 +14,14 @@
  */
 import type { Generated, Selectable } from 'kysely';
 import type { Channel } from '../core/channels.js';
+import type { ConsentAction, ConsentSource, EventStatus, EventType, MessageStatus, TenantStatus } from '../core/lifecycle.js';
 import type { FallbackMode } from '../limiter/index.js';
 import type { ProviderKind } from '../providers/kinds.js';
 
 export type { Channel } from '../core/channels.js';
 
-/** Lifecycle of a tenant: a suspended tenant's sends are rejected (`TENANT_SUSPENDED`). */
-export const TENANT_STATUSES = ['active', 'suspended'] as const;
-export type TenantStatus = (typeof TENANT_STATUSES)[number];
-
-/**
- * Lifecycle of a message (DESIGN.md §6):
- * `queued|scheduled → sending → sent | failed`, `sending → scheduled` (retry), `queued|scheduled → canceled`,
- * and `sent → delivered | undelivered` on the vendor's delivery receipt (SMS only: other channels stop at `sent`),
- * `sending → suppressed` when the recipient was suppressed after acceptance (the last check before the provider, 0020).
- * Every move is a guarded UPDATE; nothing moves backwards.
- */
-export const MESSAGE_STATUSES = [
-  'queued',
-  'scheduled',
-  'sending',
-  'sent',
-  'failed',
-  'canceled',
-  'delivered',
-  'undelivered',
-  'suppressed',
-] as const;
-export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+/** The lifecycle vocabulary, owned by core/ (shared with the API, CLI and console). */
+export type { EventStatus, EventType, MessageStatus, TenantStatus } from '../core/lifecycle.js';
 
 /** How one delivery attempt ended: `retryable` failures are retried with backoff, `permanent` ones fail the message. */
 export type AttemptOutcome = 'sent' | 'retryable' | 'permanent';
@@ -258,22 +238,6 @@ export interface PendingReceiptsTable {
   received_at: number;
 }
 
-/** Subscribable message events (docs/api.md, "Status callbacks"); the type of a `webhook_events` row. */
-export const EVENT_TYPES = [
-  'message.accepted',
-  'message.sent',
-  'message.failed',
-  'message.canceled',
-  'message.delivered',
-  'message.undelivered',
-  'message.suppressed',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** An event row's state: `pending` until its endpoint answered 2xx (`delivered`) or it was given up (`failed`). */
-export const EVENT_STATUSES = ['pending', 'delivered', 'failed'] as const;
-export type EventStatus = (typeof EVENT_STATUSES)[number];
-
 export interface WebhooksTable {
   id: string;
   tenant_id: string;
@@ -353,13 +317,8 @@ export interface BusEventsTable {
   created_at: number;
 }
 
-/** Where a suppression or a consent record came from (0020). */
-export const CONSENT_SOURCES = ['keyword', 'unsubscribe', 'bounce', 'complaint', 'api', 'admin'] as const;
-export type ConsentSource = (typeof CONSENT_SOURCES)[number];
-
-/** What a consent record says happened: an opt-out or suppression added, or lifted (an opt-in). */
-export const CONSENT_ACTIONS = ['suppressed', 'unsuppressed'] as const;
-export type ConsentAction = (typeof CONSENT_ACTIONS)[number];
+/** The consent vocabulary (0020), owned by core/. */
+export type { ConsentAction, ConsentSource } from '../core/lifecycle.js';
 
 /** Who must not be sent to (0020): one row per tenant, channel, canonical recipient key and category (`*`: every one). */
 export interface SuppressionsTable {

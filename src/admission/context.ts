@@ -24,6 +24,8 @@ export interface SendRequest {
   sendAt?: string | number;
   /** Absent: `transactional` for a single send, `bulk` in a batch. */
   priority?: Priority;
+  /** The tenant's name for the kind of send (`marketing`…): suppressions of this category apply, besides those of every one. */
+  category?: string;
 }
 
 /** The tenant as the chain sees it (from the config cache). */
@@ -54,6 +56,8 @@ export interface ValidatedMessage {
     html?: string;
     stored?: { name: string; version: number };
     vendor?: Record<string, VendorTemplate>;
+    /** The send's category, carried with the message so the last check before the provider reads it. */
+    category?: string;
   };
   priority: Priority;
   /** When to send (epoch ms); `now` for immediate sends. */

@@ -8,6 +8,7 @@ import { idempotencyInterceptor } from './interceptors/idempotency.js';
 import { persistInterceptor } from './interceptors/persist.js';
 import { quietHoursInterceptor } from './interceptors/quiet-hours.js';
 import { type QuotaCounter, quotaInterceptor } from './interceptors/quota.js';
+import { suppressionInterceptor } from './interceptors/suppression.js';
 import { templateInterceptor } from './interceptors/template.js';
 import { tenantStatusInterceptor } from './interceptors/tenant-status.js';
 import { type ValidationOptions, validationInterceptor } from './interceptors/validation.js';
@@ -17,6 +18,7 @@ import type {
   IdempotencyGuard,
   MessageWriter,
   QuietHoursLookup,
+  SuppressionLookup,
   TemplateLookup,
   TenantDirectory,
 } from './ports.js';
@@ -40,11 +42,13 @@ export interface DefaultChainDeps {
   quietHours?: QuietHoursLookup;
   /** SMS pumping protection: a `fraud` step just before frequency (docs/fraud.md). */
   fraud?: FraudDeps;
+  /** The recipient's word (docs/compliance.md): a `suppression` step after blacklist, before everything that consumes. */
+  suppressions?: SuppressionLookup;
 }
 
 /**
  * auth → tenant status → idempotency → [template] → quota → validation → blacklist →
- * [quiet-hours] → [fraud] → frequency → persist. Idempotency sits before the consuming steps so a replay
+ * [suppression] → [quiet-hours] → [fraud] → frequency → persist. Idempotency sits before the consuming steps so a replay
  * consumes nothing.
  */
 export function defaultChain(deps: DefaultChainDeps): AdmissionChain {
@@ -62,6 +66,7 @@ export function defaultChain(deps: DefaultChainDeps): AdmissionChain {
     deps.observer,
   );
   if (deps.templates) chain = chain.with(templateInterceptor(deps.templates), 'quota');
+  if (deps.suppressions) chain = chain.with(suppressionInterceptor(deps.suppressions), 'frequency');
   if (deps.quietHours) chain = chain.with(quietHoursInterceptor(deps.quietHours), 'frequency');
   if (deps.fraud) chain = chain.with(fraudInterceptor(deps.fraud), 'frequency');
   return chain;

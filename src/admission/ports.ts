@@ -35,6 +35,25 @@ export interface BlacklistLookup {
   isBlacklisted(tenantId: string, channel: Channel, recipient: string): Promise<boolean>;
 }
 
+/** A suppression as admission reports it (`RECIPIENT_SUPPRESSED`). */
+export interface SuppressionFound {
+  category: string;
+  source: string;
+  reason: string | null;
+  /** When it was made (epoch ms). */
+  since: number;
+}
+
+export interface SuppressionLookup {
+  /** The suppression that stops a send of `category` (undefined: none named) to this recipient key, if any. */
+  suppression(
+    tenantId: string,
+    channel: Channel,
+    recipientKey: string,
+    category: string | undefined,
+  ): Promise<SuppressionFound | undefined>;
+}
+
 /** A message accepted earlier under an Idempotency-Key. */
 export interface StoredIdempotentMessage {
   id: string;

@@ -38,6 +38,7 @@ const campaignFields = {
   params: SendBody.properties.params,
   sendAt: SendBody.properties.sendAt,
   priority: Type.Optional(Priority),
+  category: SendBody.properties.category,
 };
 
 const BATCH_ITEMS = { minItems: 1, maxItems: MAX_BATCH };

@@ -44,6 +44,13 @@ export const SendBody = Type.Object(
     priority: Type.Optional(
       stringEnum(PRIORITIES, { description: 'transactional (the default) is claimed before bulk under a saturated pace' }),
     ),
+    category: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9._:-]{1,64}$',
+        description:
+          "Your name for the kind of send (`marketing`…): the recipient's suppressions of this category apply, besides those of every category",
+      }),
+    ),
   },
   {
     additionalProperties: false,

@@ -27,6 +27,10 @@ export const TAGS = [
   { name: 'providers', description: 'Delivery providers and their credentials (admin token)' },
   { name: 'webhooks', description: "Tenants' status callbacks and their events (admin token)" },
   { name: 'fraud', description: "SMS pumping protection: tenants' policies, the SMS prices, what it refused (admin token)" },
+  {
+    name: 'suppressions',
+    description: "Recipients' opt-outs, suppressions and consent records (tenant API key; any tenant's with the admin token)",
+  },
   { name: 'receipts', description: "Vendors' delivery receipts (a provider's receipt token)" },
   { name: 'operations', description: 'Liveness, readiness and metrics (no credentials)' },
 ] as const;
@@ -96,4 +100,14 @@ export const OPERATIONS: Record<string, { operationId: string; tag: Tag }> = {
   'PUT /v1/admin/prices/sms': { operationId: 'setSmsPrices', tag: 'fraud' },
   'GET /v1/admin/prices/sms': { operationId: 'getSmsPrices', tag: 'fraud' },
   'POST /v1/receipts/:id': { operationId: 'receiveReceipts', tag: 'receipts' },
+  'GET /v1/suppressions/:channel/:recipient': { operationId: 'getSuppression', tag: 'suppressions' },
+  'PUT /v1/suppressions/:channel/:recipient': { operationId: 'suppressRecipient', tag: 'suppressions' },
+  'DELETE /v1/suppressions/:channel/:recipient': { operationId: 'unsuppressRecipient', tag: 'suppressions' },
+  'GET /v1/suppressions': { operationId: 'listSuppressions', tag: 'suppressions' },
+  'GET /v1/recipients/:channel/:recipient/consent': { operationId: 'getConsentHistory', tag: 'suppressions' },
+  'GET /v1/admin/tenants/:id/suppressions/:channel/:recipient': { operationId: 'getTenantSuppression', tag: 'suppressions' },
+  'PUT /v1/admin/tenants/:id/suppressions/:channel/:recipient': { operationId: 'suppressTenantRecipient', tag: 'suppressions' },
+  'DELETE /v1/admin/tenants/:id/suppressions/:channel/:recipient': { operationId: 'unsuppressTenantRecipient', tag: 'suppressions' },
+  'GET /v1/admin/tenants/:id/suppressions': { operationId: 'listTenantSuppressions', tag: 'suppressions' },
+  'GET /v1/admin/tenants/:id/recipients/:channel/:recipient/consent': { operationId: 'getTenantConsentHistory', tag: 'suppressions' },
 };

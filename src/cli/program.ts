@@ -17,6 +17,7 @@ import { addRiskCommands } from './commands/risk.js';
 import { addRulesCommands } from './commands/rules.js';
 import { addSendCommand } from './commands/send.js';
 import { addServeCommand } from './commands/serve.js';
+import { addSuppressionCommands } from './commands/suppress.js';
 import { addTemplateCommands } from './commands/template.js';
 import { addTenantCommands } from './commands/tenant.js';
 import { addWebhookCommands } from './commands/webhook.js';
@@ -52,6 +53,7 @@ export function createProgram(): Command {
     addFraudCommands,
     addTemplateCommands,
     addBlacklistCommands,
+    addSuppressionCommands,
     addBanCommands,
     addProviderCommands,
     addWebhookCommands,

@@ -30,6 +30,14 @@ import type { Accepted, Canceled, FeedbackBody, FeedbackView, MessageView, SendB
 import type { NewProviderBody, ProviderDeleted, ProviderList, ProviderPatchBody, ProviderView } from '../api/providers.js';
 import type { RuleSetBody, RuleSetView } from '../api/rules.js';
 import type {
+  ConsentHistory,
+  RecipientSuppressions,
+  SuppressBody,
+  Suppressed,
+  SuppressionPage,
+  Unsuppressed,
+} from '../api/suppressions.js';
+import type {
   ApiKeyList,
   CreatedTenant,
   IssuedApiKey,
@@ -147,6 +155,49 @@ export class SluiceClient {
    */
   listMessages(search: MessageSearch = {}): Promise<Result<MessageSearchPage>> {
     return this.call({ method: 'GET', path: '/v1/messages', query: { ...search }, auth: 'tenant', repeatable: true });
+  }
+
+  /** `GET /v1/suppressions/:channel/:recipient`: the recipient's suppressions on the channel, every category. */
+  getSuppression(channel: string, recipient: string): Promise<Result<RecipientSuppressions>> {
+    return this.call({ method: 'GET', path: this.suppressionPath(channel, recipient), auth: 'tenant', repeatable: true });
+  }
+
+  /** `PUT /v1/suppressions/:channel/:recipient`: suppresses (`category` default `*`, `reason` default `manual`); idempotent. */
+  suppress(channel: string, recipient: string, body: Static<typeof SuppressBody> = {}): Promise<Result<Static<typeof Suppressed>>> {
+    return this.call({ method: 'PUT', path: this.suppressionPath(channel, recipient), body, auth: 'tenant', repeatable: true });
+  }
+
+  /** `DELETE /v1/suppressions/:channel/:recipient`: lifts the suppression of `category` (default `*`). */
+  unsuppress(channel: string, recipient: string, category?: string): Promise<Result<Static<typeof Unsuppressed>>> {
+    return this.call({
+      method: 'DELETE',
+      path: this.suppressionPath(channel, recipient),
+      query: category === undefined ? {} : { category },
+      auth: 'tenant',
+      repeatable: true,
+    });
+  }
+
+  /** `GET /v1/suppressions`: a page of your tenant's suppressions; pass a page's `next` as `after`. */
+  listSuppressions(
+    page: { channel?: string; category?: string; source?: string; limit?: number; after?: string } = {},
+  ): Promise<Result<SuppressionPage>> {
+    return this.call({ method: 'GET', path: '/v1/suppressions', query: page, auth: 'tenant', repeatable: true });
+  }
+
+  /** `GET /v1/recipients/:channel/:recipient/consent`: the recipient's consent record in your tenant, oldest first. */
+  getConsent(channel: string, recipient: string, page: { limit?: number; after?: string } = {}): Promise<Result<ConsentHistory>> {
+    return this.call({
+      method: 'GET',
+      path: `/v1/recipients/${encodeURIComponent(channel)}/${encodeURIComponent(recipient)}/consent`,
+      query: page,
+      auth: 'tenant',
+      repeatable: true,
+    });
+  }
+
+  private suppressionPath(channel: string, recipient: string): string {
+    return `/v1/suppressions/${encodeURIComponent(channel)}/${encodeURIComponent(recipient)}`;
   }
 
   /** `GET /v1/messages/:id`: the message, its delivery attempts. */

@@ -11,6 +11,11 @@ export const ERROR_CODES = {
     status: 403,
     meaning: "The SMS recipient's country is not allowed by the tenant's fraud policy (docs/fraud.md).",
   },
+  RECIPIENT_SUPPRESSED: {
+    status: 403,
+    meaning:
+      'The recipient opted out, bounced, complained or was suppressed for this channel and category (or every category); the body names the source, the reason and since when (docs/compliance.md).',
+  },
   NOT_FOUND: { status: 404, meaning: 'No such resource, or it belongs to another tenant.' },
   CONFLICT: {
     status: 409,

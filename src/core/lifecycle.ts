@@ -11,10 +11,21 @@ export type TenantStatus = (typeof TENANT_STATUSES)[number];
 /**
  * Lifecycle of a message (DESIGN.md §6):
  * `queued|scheduled → sending → sent | failed`, `sending → scheduled` (retry), `queued|scheduled → canceled`,
- * and `sent → delivered | undelivered` on the vendor's delivery receipt (SMS only: other channels stop at `sent`).
+ * and `sent → delivered | undelivered` on the vendor's delivery receipt (SMS only: other channels stop at `sent`),
+ * `sending → suppressed` when the recipient was suppressed after acceptance (the last check before the provider).
  * Every move is a guarded UPDATE; nothing moves backwards.
  */
-export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled', 'delivered', 'undelivered'] as const;
+export const MESSAGE_STATUSES = [
+  'queued',
+  'scheduled',
+  'sending',
+  'sent',
+  'failed',
+  'canceled',
+  'delivered',
+  'undelivered',
+  'suppressed',
+] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** Subscribable message events (docs/api.md, "Status callbacks"); the type of a `webhook_events` row. */
@@ -25,9 +36,18 @@ export const EVENT_TYPES = [
   'message.canceled',
   'message.delivered',
   'message.undelivered',
+  'message.suppressed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** An event row's state: `pending` until its endpoint answered 2xx (`delivered`) or it was given up (`failed`). */
 export const EVENT_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+/** Where a suppression or a consent record came from (docs/compliance.md). */
+export const CONSENT_SOURCES = ['keyword', 'unsubscribe', 'bounce', 'complaint', 'api', 'admin'] as const;
+export type ConsentSource = (typeof CONSENT_SOURCES)[number];
+
+/** What a consent record says happened: an opt-out or suppression added, or lifted (an opt-in). */
+export const CONSENT_ACTIONS = ['suppressed', 'unsuppressed'] as const;
+export type ConsentAction = (typeof CONSENT_ACTIONS)[number];

@@ -6,7 +6,7 @@ import { ATTR, annotate, contextFromStored, errorTypeOf, inSpan, messageAttribut
 import type { Clock } from '../limiter/index.js';
 import { isProviderError, type OutboundMessage, type Provider } from '../providers/provider.js';
 import type { Message, NewDeliveryAttempt } from '../storage/repositories/messages.js';
-import type { DeliveryMessages, DeliveryMetrics } from './ports.js';
+import type { DeliveryMessages, DeliveryMetrics, SendGate } from './ports.js';
 import type { ProviderDirectory } from './provider-directory.js';
 
 /** Full-jitter exponential backoff: uniform in [0, min(max, base·2^(attempt−1))]. */
@@ -16,8 +16,8 @@ export function retryDelayMs(attempt: number, baseMs: number, maxMs: number, ran
 }
 
 /** What an attempt uses; one per dispatcher (or per channel's broker consumer). */
-export interface AttemptContext {
-  messages: Pick<DeliveryMessages, 'markSent' | 'markRetry' | 'markFailed' | 'release'>;
+export interface AttemptContext extends SendGate {
+  messages: Pick<DeliveryMessages, 'markSent' | 'markRetry' | 'markFailed' | 'markSuppressed' | 'release'>;
   providers: ProviderDirectory;
   clock: Clock;
   metrics?: Pick<DeliveryMetrics, 'providerDuration' | 'queueWait' | 'sends' | 'retries'>;
@@ -45,6 +45,8 @@ export type AttemptOutcome =
   | { kind: 'failed'; deliveryLimit?: boolean }
   /** Back to `scheduled` for `dueAt`; `inBroker`: its job waits in the broker (nak with the delay). */
   | { kind: 'retry'; dueAt: number; delayMs: number; inBroker: boolean }
+  /** The recipient was suppressed after acceptance: `suppressed`, nothing sent. */
+  | { kind: 'suppressed' }
   /** The pace wait was cut short by a shutdown: back to `queued`, nothing sent. */
   | { kind: 'released' }
   /** The claim was no longer this worker's (its lease expired and another took it): nothing written. */
@@ -132,6 +134,12 @@ async function attemptOnce(
     // Back in the due index (or the broker: the caller naks); the partition's next holder also finds it by its rebuild.
     if (!context.retryInBroker) await context.requeue(message, now).catch(() => undefined);
     return { kind: 'released' };
+  }
+  // The last look before the provider: at most the sends already handed over leave after a STOP.
+  const suppressed = await context.suppressed?.(message);
+  if (suppressed !== undefined) {
+    const moved = await messages.markSuppressed(message.id, { attempt, now: clock.now(), error: suppressed });
+    return settled(moved, { kind: 'suppressed' });
   }
   const outbound: OutboundMessage = {
     id: message.id,

@@ -26,13 +26,13 @@ import type { Clock } from '../limiter/index.js';
 import { FINISHED_STATUSES, type Message } from '../storage/repositories/messages/types.js';
 import { type AttemptContext, type AttemptOutcome, runAttempt } from './attempt.js';
 import { ClaimLeases } from './claim-leases.js';
-import type { DeliveryMessages, DeliveryMetrics } from './ports.js';
+import type { DeliveryMessages, DeliveryMetrics, SendGate } from './ports.js';
 import type { ProviderDirectory } from './provider-directory.js';
 
 /** A job for a message another worker sends: looked at again when that lease has ended, plus this. */
 const LEASE_MARGIN_MS = 50;
 
-export interface BrokerConsumerOptions {
+export interface BrokerConsumerOptions extends SendGate {
   channel: Channel;
   broker: Pick<MessageBroker, 'consume' | 'limits'>;
   messages: DeliveryMessages;
@@ -86,6 +86,7 @@ export class BrokerConsumer {
       retryBaseMs: options.retryBaseMs,
       retryMaxMs: options.retryMaxMs,
       random: options.random ?? Math.random,
+      ...(options.suppressed ? { suppressed: options.suppressed } : {}),
       requeue: options.requeue,
       retryInBroker: (delayMs) => delayMs <= broker.limits.maxNakDelayMs,
     };

@@ -56,6 +56,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
         retryBaseMs: settings.retryBaseMs,
         retryMaxMs: settings.retryMaxMs,
         weights: weights.current,
+        ...(deps.suppressed ? { suppressed: deps.suppressed } : {}),
         ...(roster ? { share: roster } : {}),
         ...(broker
           ? {
@@ -97,6 +98,7 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
             retryBaseMs: settings.retryBaseMs,
             retryMaxMs: settings.retryMaxMs,
             requeue,
+            ...(deps.suppressed ? { suppressed: deps.suppressed } : {}),
             onSettled: (partition) => byPartition.get(partitionName(channel, partition))?.jobSettled(),
           }),
       )

@@ -24,11 +24,11 @@ import type { DueIndex } from './due-index/index.js';
 import { brokerRetryMs, type DuePublisher, HAND_OFF_BATCH, HandOff } from './hand-off.js';
 import { type DuePages, IndexRebuild } from './index-rebuild.js';
 import { PartitionLock } from './partition-lock.js';
-import type { DeliveryMessages, DeliveryMetrics } from './ports.js';
+import type { DeliveryMessages, DeliveryMetrics, SendGate } from './ports.js';
 import type { ProviderDirectory } from './provider-directory.js';
 import type { PartitionShare } from './roster.js';
 
-export interface DispatcherOptions {
+export interface DispatcherOptions extends SendGate {
   channel: Channel;
   partition: number;
   partitions: number;
@@ -175,6 +175,7 @@ export class Dispatcher {
       retryBaseMs: options.retryBaseMs,
       retryMaxMs: options.retryMaxMs,
       random: options.random ?? Math.random,
+      ...(options.suppressed ? { suppressed: options.suppressed } : {}),
       requeue: async (message, dueAt) => {
         await dueIndex?.addMany(this.name, [{ id: message.id, tenantId: message.tenantId, dueAt, priority: message.priority }]);
         this.wakeBy(dueAt);
@@ -204,10 +205,7 @@ export class Dispatcher {
     this.leases.start();
   }
 
-  /**
-   * A message due at `dueAt` was accepted (by any instance: `main/due-feed.ts`) or retried: tick by then
-   * if the next tick is later (at once for an immediate message).
-   */
+  /** A message due at `dueAt` was accepted (any instance: `main/due-feed.ts`) or retried: tick by then (at once if immediate). */
   wakeBy(dueAt: number): void {
     if (!this.running) return;
     if (this.ticking) this.wakeAt = Math.min(this.wakeAt, dueAt);

@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics/index.js';
 import type { Provider } from '../providers/provider.js';
 import type { Settings } from '../settings/settings.js';
 import type { BusEventsRepository } from '../storage/repositories/bus-events.js';
-import type { MessagesRepository } from '../storage/repositories/messages.js';
+import type { Message, MessagesRepository } from '../storage/repositories/messages.js';
 import type { ProvidersRepository } from '../storage/repositories/providers.js';
 import type { ReceiptsRepository } from '../storage/repositories/receipts.js';
 import type { TenantsRepository } from '../storage/repositories/tenants.js';
@@ -62,6 +62,7 @@ export type DeliveryMessages = Pick<
   | 'markSent'
   | 'markRetry'
   | 'markFailed'
+  | 'markSuppressed'
   | 'release'
   | 'purgeFinished'
 >;
@@ -126,6 +127,15 @@ export interface PartitionRoster extends PartitionShare {
   shareOf(partitions: number): PartitionShare;
 }
 
+/** The last checks before a message leaves, which the dispatchers and the broker consumers share. */
+export interface SendGate {
+  /**
+   * Why the message's recipient is suppressed now (the tenant's suppressions, read from SQL at
+   * this moment: a STOP that arrived after the message was accepted stops it), or undefined to send.
+   */
+  suppressed?(message: Message): Promise<string | undefined>;
+}
+
 /** Everything `startDelivery` needs. */
 export interface DeliveryDeps {
   settings: DeliverySettings;
@@ -164,4 +174,6 @@ export interface DeliveryDeps {
   broker?: MessageBroker;
   /** The bus's outbox (broker mode). */
   busEvents: BusEventRecords;
+  /** The last check before a send (`SendGate`): why the recipient is suppressed now, if it is. */
+  suppressed?: SendGate['suppressed'];
 }

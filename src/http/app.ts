@@ -30,6 +30,7 @@ import { providerRoutes } from './routes/providers.js';
 import { receiptRoutes } from './routes/receipts.js';
 import { riskRoutes } from './routes/risk.js';
 import { ruleRoutes } from './routes/rules.js';
+import { adminSuppressionRoutes, suppressionRoutes } from './routes/suppressions.js';
 import { templateRoutes } from './routes/templates.js';
 import { tenantRoutes } from './routes/tenants.js';
 import { webhookRoutes } from './routes/webhooks.js';
@@ -305,6 +306,8 @@ export async function buildHttpApp(deps: HttpDeps, options: HttpAppOptions = {})
   await app.register(webhookRoutes(deps));
   await app.register(fraudRoutes(deps));
   await app.register(receiptRoutes(deps));
+  await app.register(suppressionRoutes(deps));
+  await app.register(adminSuppressionRoutes(deps));
   if (deps.console !== false) await app.register(consoleRoutes(options.consoleDir ?? DEFAULT_CONSOLE_DIR));
   return app;
 }

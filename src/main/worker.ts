@@ -8,6 +8,7 @@ import type { DeliveryDeps, WakeSource } from '../delivery/ports.js';
 import type { Provider } from '../providers/provider.js';
 import { type DueFeed, dueFeedDeps, startDueFeed } from './due-feed.js';
 import type { Runtime } from './runtime.js';
+import { suppressionDirectory } from './wiring/admission.js';
 
 /**
  * Starts delivery over `runtime`, woken by `options.feed` (the process's feed, when it also serves
@@ -34,6 +35,7 @@ export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes
   // Several workers share the partitions through a roster; with the broker, its consumers are
   // the membership; embedded, this worker holds them all.
   const roster = shared && backend.broker.kind === 'none' ? shared.roster(settings.partitions) : undefined;
+  const suppressions = suppressionDirectory(settings, runtime, runtime.metrics);
   return {
     settings,
     clock: runtime.clock,
@@ -56,5 +58,6 @@ export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes
     // With the broker: hand-off, consumers and the events bus instead of the roster.
     ...(backend.broker.kind === 'jetstream' ? { broker: backend.broker.port } : {}),
     busEvents: repositories.busEvents,
+    suppressed: (message) => suppressions.beforeSend(message),
   };
 }

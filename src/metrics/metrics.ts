@@ -85,6 +85,10 @@ export class Metrics {
   readonly webhookEventsPending: Gauge<'partition'>;
   readonly receipts: Counter<'provider' | 'outcome' | 'status'>;
 
+  // The recipient's word (docs/compliance.md)
+  readonly consentChanges: Counter<'channel' | 'action' | 'source'>;
+  readonly suppressedSends: Counter<'channel' | 'stage' | 'source'>;
+
   // The broker hand-off (SLUICE_BROKER_URL)
   readonly brokerHandoffs: Counter<'channel'>;
   readonly brokerPublishFailures: Counter<'what'>;
@@ -292,6 +296,18 @@ export class Metrics {
       name: 'sluice_receipts_total',
       help: 'Delivery receipts pushed by vendors, by provider (its name), outcome (applied|pending|duplicate|unreadable) and status (delivered|undelivered|none).',
       labelNames: ['provider', 'outcome', 'status'],
+      registers,
+    });
+    this.consentChanges = new Counter({
+      name: 'sluice_consent_changes_total',
+      help: 'Opt-outs and suppressions added (action=suppressed) and opt-ins and suppressions lifted (action=unsuppressed), by channel and source (keyword|unsubscribe|bounce|complaint|api|admin).',
+      labelNames: ['channel', 'action', 'source'],
+      registers,
+    });
+    this.suppressedSends = new Counter({
+      name: 'sluice_suppressed_sends_total',
+      help: "Sends stopped by a suppression, by channel, stage (admission: refused RECIPIENT_SUPPRESSED; delivery: accepted, then suppressed before it left) and the suppression's source.",
+      labelNames: ['channel', 'stage', 'source'],
       registers,
     });
     this.retries = new Counter({

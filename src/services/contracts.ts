@@ -15,6 +15,8 @@ import type { ReceiptService } from './receipt-service.js';
 import type {
   ApiKeyView,
   BlacklistPage,
+  ConsentHistory,
+  ConsentSourceName,
   CreatedTenantView,
   FallbackView,
   FeedbackView,
@@ -23,12 +25,15 @@ import type {
   MessageView,
   ProviderView,
   QuietHoursView,
+  RecipientSuppressions,
   RiskDecisionView,
   RiskRuleSetView,
   RiskRuleView,
   RuleSetView,
   RuleView,
   SmsPricesView,
+  SuppressionPage,
+  SuppressionView,
   TemplateVersionView,
   TenantBacklogView,
   TenantDetails,
@@ -222,6 +227,43 @@ export interface BlacklistAdminService {
   listBlacklist(scope: BlacklistScope, options?: { channel?: Channel | '*'; limit?: number; after?: string }): Promise<BlacklistPage>;
 }
 
+/** What shows who asked for a change made through the API: the caller's address and agent. */
+export interface ChangeEvidence {
+  address?: string;
+  userAgent?: string;
+}
+
+/**
+ * A tenant's suppressions and consent record (tenant API with source `api`, admin API and CLI
+ * with `admin`). Recipients are read as sends are (`normalizeRecipient`) and stored under their
+ * canonical key; INVALID_REQUEST for a text the channel does not read, NOT_FOUND for an unknown tenant.
+ */
+export interface SuppressionService {
+  /** The recipient's suppressions on the channel, every category. */
+  get(tenantId: string, channel: Channel, recipient: string): Promise<RecipientSuppressions>;
+  /** Suppresses (`category` default `*`, `reason` default `manual`); idempotent. `created` false: it was already. */
+  suppress(
+    tenantId: string,
+    channel: Channel,
+    recipient: string,
+    change: { category?: string; reason?: string; source: 'api' | 'admin'; evidence?: ChangeEvidence },
+  ): Promise<{ suppression: SuppressionView; created: boolean }>;
+  /** Lifts the suppression of `category` (default `*`); the record keeps both. `removed` false: there was none. */
+  unsuppress(
+    tenantId: string,
+    channel: Channel,
+    recipient: string,
+    change: { category?: string; reason?: string; source: 'api' | 'admin'; evidence?: ChangeEvidence },
+  ): Promise<{ removed: boolean }>;
+  /** A page (at most `limit`, default 100) of the tenant's suppressions; `after` a previous page's `next`. */
+  list(
+    tenantId: string,
+    options?: { channel?: Channel; category?: string; source?: ConsentSourceName; limit?: number; after?: string },
+  ): Promise<SuppressionPage>;
+  /** The recipient's consent history in this tenant, oldest first. */
+  consent(tenantId: string, channel: Channel, recipient: string, options?: { limit?: number; after?: string }): Promise<ConsentHistory>;
+}
+
 /** Delivery providers, a tenant's or every tenant's (admin API and CLI). */
 export interface ProviderAdminService {
   /** Registers a provider after checking its config and secret build a working client (INVALID_REQUEST otherwise). */
@@ -353,4 +395,5 @@ export interface Services {
   health: HealthService;
   templates: TemplateAdminService;
   fraud: FraudAdminService;
+  suppressions: SuppressionService;
 }

@@ -295,3 +295,52 @@ export interface FeedbackView {
   outcome: 'confirmed';
   confirmedAt: string;
 }
+
+/** A suppression: `recipient` is the canonical key sends are compared with; `category` a send category or `*` (every one). */
+export interface SuppressionView {
+  channel: Channel;
+  recipient: string;
+  category: string;
+  source: ConsentSourceName;
+  reason: string | null;
+  createdAt: string;
+}
+
+/** Where a suppression or a consent record came from. */
+export type ConsentSourceName = 'keyword' | 'unsubscribe' | 'bounce' | 'complaint' | 'api' | 'admin';
+
+/** One recipient's suppressions on a channel (empty: it may be sent to). */
+export interface RecipientSuppressions {
+  channel: Channel;
+  recipient: string;
+  suppressed: boolean;
+  suppressions: SuppressionView[];
+}
+
+/** A page of a tenant's suppressions, by (channel, recipient, category); `next` is null on the last page. */
+export interface SuppressionPage {
+  entries: SuppressionView[];
+  next: string | null;
+}
+
+/** One line of the consent record: appended, never edited. */
+export interface ConsentRecordView {
+  id: string;
+  channel: Channel;
+  recipient: string;
+  category: string;
+  action: 'suppressed' | 'unsuppressed';
+  source: ConsentSourceName;
+  reason: string | null;
+  /** What shows the change was asked for (the inbound message, the POST's time, address and agent, the feed event). */
+  evidence: Record<string, unknown> | null;
+  createdAt: string;
+}
+
+/** A recipient's consent history, oldest first; `next` is null on the last page. */
+export interface ConsentHistory {
+  channel: Channel;
+  recipient: string;
+  records: ConsentRecordView[];
+  next: string | null;
+}

@@ -14,7 +14,7 @@
  */
 import type { Generated, Selectable } from 'kysely';
 import type { Channel } from '../core/channels.js';
-import type { EventStatus, EventType, MessageStatus, TenantStatus } from '../core/lifecycle.js';
+import type { ConsentAction, ConsentSource, EventStatus, EventType, MessageStatus, TenantStatus } from '../core/lifecycle.js';
 import type { FallbackMode } from '../limiter/index.js';
 import type { ProviderKind } from '../providers/kinds.js';
 
@@ -315,7 +315,6 @@ export interface ConfigChangesTable {
   created_at: number;
 }
 
-/** Every table sluice stores, keyed by table name: the `Kysely<Tables>` type parameter. */
 /** A status event waiting to be published on the bus (0010): the outbox of the broker's events stream. */
 export interface BusEventsTable {
   /** `evt_…`, the webhook's event id for the same change: the bus's de-duplication id. */
@@ -330,6 +329,54 @@ export interface BusEventsTable {
   created_at: number;
 }
 
+/** The consent vocabulary (0020), owned by core/. */
+export type { ConsentAction, ConsentSource } from '../core/lifecycle.js';
+
+/** Who must not be sent to (0020): one row per tenant, channel, canonical recipient key and category (`*`: every one). */
+export interface SuppressionsTable {
+  tenant_id: string;
+  channel: Channel;
+  /** The canonical key (`normalizeRecipient`'s `key`), as the blacklist and the message's `recipientKey`. */
+  recipient: string;
+  /** A send category, or `*` for every category and uncategorised sends. */
+  category: string;
+  source: ConsentSource;
+  reason: string | null;
+  created_at: number;
+}
+
+/** The consent record (0020): appended, never updated; one row per change of a suppression. */
+export interface ConsentRecordsTable {
+  /** Time-sortable (`newId`): the history's order. */
+  id: string;
+  tenant_id: string;
+  channel: Channel;
+  recipient: string;
+  category: string;
+  action: ConsentAction;
+  source: ConsentSource;
+  reason: string | null;
+  /** JSON: what shows the change was asked for (the inbound message, the POST's address and agent, the feed event). */
+  evidence: string | null;
+  created_at: number;
+}
+
+/** A tenant's consent settings (0020): keywords, replies, transactional categories, the transient-bounce threshold (JSON). */
+export interface ConsentPoliciesTable {
+  tenant_id: string;
+  spec: string;
+  updated_at: number;
+}
+
+/** Transient bounces in a row of one email address (0020): reset by a delivery, a suppression at the tenant's threshold. */
+export interface BounceCountsTable {
+  tenant_id: string;
+  recipient: string;
+  transient: number;
+  updated_at: number;
+}
+
+/** Every table sluice stores, keyed by table name: the `Kysely<Tables>` type parameter. */
 export interface Tables {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -352,6 +399,10 @@ export interface Tables {
   sms_spend: SmsSpendTable;
   limiter_snapshots: LimiterSnapshotsTable;
   config_changes: ConfigChangesTable;
+  suppressions: SuppressionsTable;
+  consent_records: ConsentRecordsTable;
+  consent_policies: ConsentPoliciesTable;
+  bounce_counts: BounceCountsTable;
 }
 
 /** One frequency rule as configured (seconds, like the HTTP API); the limiter takes milliseconds. */
@@ -386,6 +437,8 @@ export interface MessagePayload {
   html?: string;
   /** A stored template's name and the version it was rendered with (pinned at acceptance). */
   stored?: { name: string; version: number };
+  /** The send's category (`marketing`…), chosen by the tenant: which suppressions apply besides `*`. */
+  category?: string;
   /** The stored template's vendor templates, by provider id or kind. */
   vendor?: Record<string, { templateCode: string; signName?: string; paramOrder?: string[]; [extra: string]: unknown }>;
 }

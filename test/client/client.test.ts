@@ -342,3 +342,20 @@ describe('SluiceClient', () => {
     expect(methods.length + Object.keys(client.admin).length + Object.keys(client.tenantConfig).length).toBe(used.length);
   });
 });
+
+describe('suppressions', () => {
+  it('suppresses, reads, lists, lifts, and reads the consent record', async () => {
+    const tenant = await t.createTenant();
+    const { client } = clientFor(tenant.apiKey);
+    const made = await client.suppress('email', 'Ann+news@Example.com', { category: 'news', reason: 'asked' });
+    expect(made.ok && made.value.suppression.recipient).toBe('ann@example.com');
+    const read = await client.getSuppression('email', 'ann@example.com');
+    expect(read.ok && read.value.suppressed).toBe(true);
+    const page = await client.listSuppressions({ category: 'news' });
+    expect(page.ok && page.value.entries.length).toBe(1);
+    const lifted = await client.unsuppress('email', 'ann@example.com', 'news');
+    expect(lifted.ok && lifted.value.removed).toBe(true);
+    const history = await client.getConsent('email', 'ann@example.com');
+    expect(history.ok && history.value.records.map((record) => record.action)).toEqual(['suppressed', 'unsuppressed']);
+  });
+});

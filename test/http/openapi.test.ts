@@ -183,6 +183,26 @@ describe('statuses', () => {
     const created = await admin('POST', '/v1/admin/tenants', { name: 'documented' });
     const { id, apiKey } = created.json() as { id: string; apiKey: string };
     await admin('POST', '/v1/admin/tenants', { name: 'documented' });
+
+    // Suppressions.
+    for (const base of ['/v1/suppressions/sms/%2B8613800138009', `/v1/admin/tenants/${id}/suppressions/sms/%2B8613800138009`]) {
+      const call = base.startsWith('/v1/admin')
+        ? admin
+        : (method: InjectOptions['method'], url: string, body?: unknown) => tenantCall(apiKey, method, url, body);
+      await call('PUT', base, { category: 'news' });
+      await call('PUT', base, { category: '**' });
+      await call('GET', base);
+      await call('DELETE', `${base}?category=news`);
+      await call('GET', base.replace('%2B8613800138009', 'nonsense'));
+    }
+    await tenantCall(apiKey, 'GET', '/v1/suppressions?limit=5');
+    await tenantCall(apiKey, 'GET', '/v1/suppressions?limit=0');
+    await tenantCall('wrong', 'GET', '/v1/suppressions');
+    await tenantCall(apiKey, 'GET', '/v1/recipients/sms/%2B8613800138009/consent');
+    await tenantCall(apiKey, 'GET', '/v1/recipients/sms/%2B8613800138009/consent?after=%25');
+    await admin('GET', `/v1/admin/tenants/${id}/suppressions`);
+    await admin('GET', '/v1/admin/tenants/unknown/suppressions');
+    await admin('GET', `/v1/admin/tenants/${id}/recipients/sms/%2B8613800138009/consent`);
     await admin('POST', '/v1/admin/tenants', { name: '' });
     await admin('POST', '/v1/admin/tenants', { name: big });
     await raw(ADMIN_TOKEN, '/v1/admin/tenants', '<tenant/>', 'application/xml');

@@ -85,6 +85,8 @@ for (const backend of backends) {
           '0012-message-fraud-columns',
           '0013-limiter-snapshots',
           '0018-tenant-send-weight',
+          '0020-consent',
+          '0021-message-trace-context',
           '0022-config-changes',
         ]);
         expect(await pendingMigrations(database)).toEqual([]);

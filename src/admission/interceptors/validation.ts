@@ -12,6 +12,9 @@ export interface ValidationOptions {
   immediateSlackMs?: number;
 }
 
+/** A send's category: the tenant's own word, kept short and plain (it is a key of suppressions). */
+export const CATEGORY = /^[A-Za-z0-9._:-]{1,64}$/;
+
 const has = (text: string | undefined) => typeof text === 'string' && text.length > 0;
 
 const invalid = (message: string, field: string) => new SluiceError('INVALID_REQUEST', message, { details: { field } });
@@ -83,6 +86,12 @@ export function validationInterceptor(options: ValidationOptions): Interceptor {
           }
         : // The payload's `template` is the vendor's code the provider sends through (a stored template was rendered above).
           { template: request.vendorTemplate, params: request.params, subject: request.subject, body: request.body, html: request.html };
+      if (request.category !== undefined) {
+        const category = request.category;
+        if (typeof category !== 'string' || !CATEGORY.test(category))
+          throw invalid('`category` is 1 to 64 letters, digits and . _ : - (not `*`)', 'category');
+        payload.category = category;
+      }
       const priority = request.priority ?? 'transactional';
       if (!PRIORITIES.includes(priority)) throw invalid('`priority` is transactional or bulk', 'priority');
       context.message = {

@@ -34,7 +34,7 @@ function checked<S extends TSchema>(request: FastifyRequest, schema: S, item: un
 /** The two body forms as one list of sends, a message that fails its schema as its refusal. */
 function sendsOf(request: FastifyRequest, body: Static<typeof BatchEnvelope>): (SendRequest | SluiceError)[] {
   if ('messages' in body) return body.messages.map((message) => checked(request, SendBody, message));
-  const { channel, template, vendorTemplate, params, sendAt, priority, recipients } = body;
+  const { channel, template, vendorTemplate, params, sendAt, priority, category, recipients } = body;
   if ((template === undefined) === (vendorTemplate === undefined))
     throw new SluiceError('INVALID_REQUEST', "a campaign names `template` (stored) or `vendorTemplate` (the vendor's code): one of them", {
       details: { field: 'template' },
@@ -50,6 +50,7 @@ function sendsOf(request: FastifyRequest, body: Static<typeof BatchEnvelope>): (
       ...(params || recipient.params ? { params: { ...params, ...recipient.params } } : {}),
       ...(sendAt === undefined ? {} : { sendAt }),
       ...(priority === undefined ? {} : { priority }),
+      ...(category === undefined ? {} : { category }),
     };
   });
 }

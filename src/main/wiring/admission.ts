@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { BLACKLIST_CHANGED, BlacklistCache } from '../../admission/adapters/blacklist-cache.js';
 import { CachedFraudPolicies, loadFraudPolicy, loadPrices, SqlSpendLedger } from '../../admission/adapters/fraud-directory.js';
 import { LockingIdempotencyGuard } from '../../admission/adapters/idempotency-guard.js';
+import { SqlSuppressionDirectory } from '../../admission/adapters/suppression-directory.js';
 import { CachedQuietHours, CachedTemplates, loadQuietHours, loadTemplate } from '../../admission/adapters/template-directory.js';
 import {
   CachedTenantDirectory,
@@ -193,6 +194,7 @@ export function createAdmissionChain(
     templates: caches.templates,
     quietHours: caches.quietHours,
     blacklist: caches.blacklist(),
+    suppressions: suppressionDirectory(settings, storage, metrics),
     messages: writer,
     idempotency: new LockingIdempotencyGuard({
       ...(backend.kind === 'embedded' ? {} : { locks: backend.locks }),
@@ -211,4 +213,15 @@ export function createAdmissionChain(
         logger.error({ err: error, interceptor }, 'undo failed: a rejected request kept what it consumed'),
     },
   });
+}
+
+/** The suppressions as admission and delivery read them, counting what they stop. */
+export function suppressionDirectory(
+  settings: Pick<Settings, 'defaultRegion'>,
+  storage: Pick<StorageWing, 'repositories'>,
+  metrics: Pick<Metrics, 'suppressedSends'>,
+): SqlSuppressionDirectory {
+  return new SqlSuppressionDirectory(storage.repositories.suppressions, settings.defaultRegion, (channel, stage, source) =>
+    metrics.suppressedSends.inc({ channel, stage, source }),
+  );
 }

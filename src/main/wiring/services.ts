@@ -25,6 +25,7 @@ import { AdmittingMessageService } from '../../services/message-service.js';
 import { ProviderAdministration } from '../../services/provider-administration.js';
 import { ReceiptIntake } from '../../services/receipt-service.js';
 import { RuleAdministration } from '../../services/rule-administration.js';
+import { SuppressionAdministration } from '../../services/suppression-administration.js';
 import { TemplateAdministration } from '../../services/template-administration.js';
 import { TenantAdministration } from '../../services/tenant-administration.js';
 import type { Settings } from '../../settings/settings.js';
@@ -208,6 +209,14 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
         invalidatePolicy: (tenantId) => caches.fraud.invalidatePolicy(tenantId),
         invalidatePrices: () => caches.fraud.invalidatePrices(),
         shapes: caches.shapes,
+      }),
+    suppressions: () =>
+      new SuppressionAdministration({
+        tenants: repositories.tenants,
+        suppressions: repositories.suppressions,
+        clock,
+        defaultRegion: settings.defaultRegion,
+        changed: (channel, action, source) => metrics.consentChanges.inc({ channel, action, source }),
       }),
     receipts: () =>
       new ReceiptIntake({

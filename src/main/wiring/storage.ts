@@ -20,6 +20,7 @@ import { ReceiptsRepository } from '../../storage/repositories/receipts.js';
 import { RiskRulesRepository } from '../../storage/repositories/risk-rules.js';
 import { RulesRepository } from '../../storage/repositories/rules.js';
 import { SmsSpendRepository } from '../../storage/repositories/sms-spend.js';
+import { SuppressionsRepository } from '../../storage/repositories/suppressions.js';
 import { TemplatesRepository } from '../../storage/repositories/templates.js';
 import { TenantsRepository } from '../../storage/repositories/tenants.js';
 import { WebhookEventsRepository } from '../../storage/repositories/webhook-events.js';
@@ -44,6 +45,8 @@ export interface Repositories {
   smsSpend: SmsSpendRepository;
   /** What waits to be sent, per tenant (admin reads, the backlog gauge). */
   backlog: BacklogRepository;
+  /** Suppressions and the consent record (docs/compliance.md). */
+  suppressions: SuppressionsRepository;
 }
 
 export interface StorageWing {
@@ -115,6 +118,7 @@ export async function openStorage(settings: Settings, options: StorageOptions): 
     fraud: new FraudRepository(database, { clock }),
     smsSpend: new SmsSpendRepository(database),
     backlog: new BacklogRepository(database),
+    suppressions: new SuppressionsRepository(database),
   };
   return {
     database,

@@ -21,6 +21,7 @@ import { smsFraudMigration } from './0011-sms-fraud.js';
 import { messageFraudColumnsMigration } from './0012-message-fraud-columns.js';
 import { limiterSnapshotsMigration } from './0013-limiter-snapshots.js';
 import { tenantSendWeightMigration } from './0018-tenant-send-weight.js';
+import { consentMigration } from './0020-consent.js';
 import { messageTraceContextMigration } from './0021-message-trace-context.js';
 import { configChangesMigration } from './0022-config-changes.js';
 
@@ -47,6 +48,7 @@ export function migrationsFor(dialect: Dialect, options: MigrationOptions = {}):
     '0012-message-fraud-columns': messageFraudColumnsMigration(dialect),
     '0013-limiter-snapshots': limiterSnapshotsMigration(dialect),
     '0018-tenant-send-weight': tenantSendWeightMigration(dialect),
+    '0020-consent': consentMigration(dialect),
     '0021-message-trace-context': messageTraceContextMigration(dialect),
     '0022-config-changes': configChangesMigration(dialect),
   };

@@ -374,6 +374,15 @@ export class MessagesRepository {
   }
 
   /**
+   * `sending → suppressed`: the recipient was suppressed after the message was accepted, found by
+   * the last check before the provider; `error` says which suppression. No attempt row: nothing
+   * was tried. @returns whether it moved.
+   */
+  markSuppressed(id: string, options: SettleOptions & { error: string }): Promise<boolean> {
+    return this.settle(id, options, { status: 'suppressed', last_error: options.error });
+  }
+
+  /**
    * Cancels a tenant's message if it has not started sending (`queued|scheduled → canceled`).
    * Idempotent: an already canceled message answers `'canceled'`.
    * @returns `'not-found'` (no such message for this tenant) or `'too-late'` (sending or finished).

@@ -47,6 +47,7 @@ const STEP: Readonly<Record<EventType, number>> = {
   'message.sent': 1,
   'message.failed': 1,
   'message.canceled': 1,
+  'message.suppressed': 1,
   'message.delivered': 2,
   'message.undelivered': 2,
 };
@@ -62,6 +63,7 @@ export function eventTypeOf(status: MessageStatus): EventType | undefined {
   if (status === 'sent') return 'message.sent';
   if (status === 'failed') return 'message.failed';
   if (status === 'canceled') return 'message.canceled';
+  if (status === 'suppressed') return 'message.suppressed';
   if (status === 'delivered') return 'message.delivered';
   if (status === 'undelivered') return 'message.undelivered';
   return undefined;
@@ -230,7 +232,7 @@ export async function writeSettleEvents(
       attempt: Number(row.attempts),
       providerId: row.provider_id,
       providerMessageId: row.provider_message_id,
-      ...(move.status === 'failed' ? { error: row.last_error } : {}),
+      ...(move.status === 'failed' || move.status === 'suppressed' ? { error: row.last_error } : {}),
       ...(row.receipt_status !== null && (move.status === 'delivered' || move.status === 'undelivered')
         ? { receipt: { status: row.receipt_status, code: row.receipt_code ?? '', at: Number(row.receipt_at) } }
         : {}),

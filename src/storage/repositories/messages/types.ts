@@ -155,7 +155,7 @@ export const OPEN_STATUSES: readonly MessageStatus[] = ['queued', 'scheduled', '
 /** Handed to a provider: the only messages whose code a user can have received, so the only ones feedback may confirm. */
 export const HANDED_STATUSES: readonly MessageStatus[] = ['sent', 'delivered', 'undelivered'];
 /** Final: no move leaves these. */
-export const FINISHED_STATUSES: readonly MessageStatus[] = ['sent', 'failed', 'canceled', 'delivered', 'undelivered'];
+export const FINISHED_STATUSES: readonly MessageStatus[] = ['sent', 'failed', 'canceled', 'delivered', 'undelivered', 'suppressed'];
 
 const nullableNumber = (value: number | null) => (value === null ? null : Number(value));
 

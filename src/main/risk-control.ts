@@ -18,8 +18,6 @@ export interface RiskControlWiring {
   repository: RiskRulesRepository;
   tenant(tenantId: string): Promise<TenantView | undefined>;
   backend: Pick<Backend, 'limiter' | 'resilientLimiter' | 'riskEvents'>;
-  /** `SLUICE_RISK_ONE_CALL` (default true): decide a check in one event-store call where the store can. */
-  oneCall: boolean;
   metrics: Metrics;
   /** Told when a denied check's window admissions could not be taken back. */
   logger: { warn(object: object, message: string): void };
@@ -47,7 +45,6 @@ export function createRiskControl(wiring: RiskControlWiring): {
     windows: backend.resilientLimiter,
     peek: backend.limiter,
     events: backend.riskEvents,
-    oneCall: wiring.oneCall,
     onUndoError: (error) => wiring.logger.warn({ err: error }, 'risk check: the window admissions of a denied check stay counted'),
   });
   const service = new EngineRiskEventService({

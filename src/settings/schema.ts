@@ -171,21 +171,6 @@ export const SETTINGS = {
     description:
       "Most subjects (recipients, quota buckets, risk subjects) the in-process limiter holds, about 1 KB each (risk rules' own state is bounded in bytes by SLUICE_RISK_MEMORY_MAX_BYTES): the embedded default, and the fallback while Redis is away. A subject is kept for its longest window, so distinct recipients at a steady rate would fill the heap; at the limit an expired subject makes room, else the least recently checked subject of a tenant holding at least its fair share (this limit ÷ tenants holding state): the tenant creating subjects, or the one holding most; it forgets its counts (sluice_limiter_memory_evictions_total). Quota buckets are never dropped, bans last; when nothing may go the request answers 503 UNAVAILABLE.",
   }),
-  limiterPackedLogMax: spec({
-    env: 'SLUICE_LIMITER_PACKED_LOG_MAX',
-    kind: 'int',
-    default: 256,
-    range: [0, 10_000],
-    description:
-      "Most entries a recipient's limiter log keeps in Redis as one packed string (about 5 to 11 bytes an entry, one SET per admitting decision); a longer log is a sorted set. 0: sorted sets only, as builds before 2026-12-01 wrote them: set it during a rolling upgrade from one of those, so old and new instances count the same logs (docs/upgrading.md), then unset it.",
-  }),
-  riskOneCall: spec({
-    env: 'SLUICE_RISK_ONE_CALL',
-    kind: 'bool',
-    default: true,
-    description:
-      'Decide a risk check in one script call on a standalone Redis (and in process): its sliding-log window rules (limit up to 256, bans included) are kept beside its event rules and written only when the check is not denied, so a denied check needs no undo and a ban comes only from admissions that stand (docs/risk.md; about half the Redis CPU per check in bench/risk.ts). Off: every window rule goes to the limiter, as builds before 2026-12-01 did. Switching it starts those window rules afresh (their state moves to other keys) and instances that differ count them apart: switch every instance at once (docs/upgrading.md). A cluster always uses the limiter.',
-  }),
   riskStateMaxBytes: spec({
     env: 'SLUICE_RISK_STATE_MAX_BYTES',
     kind: 'int',

@@ -27,43 +27,41 @@ const answers = section
   .filter((line) => line.startsWith('#') && line.includes('{'))
   .map(jsonOf);
 
-for (const oneCall of ['false', 'true']) {
-  describe(`docs/risk.md, the worked example (SLUICE_RISK_ONE_CALL=${oneCall})`, () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await startApp({ SLUICE_RISK_ONE_CALL: oneCall });
-    });
-    afterAll(() => t.close());
-
-    it('answers as the page says, its full rule set in force', async () => {
-      expect(bodies).toHaveLength(4);
-      expect(answers).toHaveLength(5);
-      const [rules, check, event, userOnly] = bodies as [
-        Record<string, unknown>,
-        Record<string, unknown>,
-        Record<string, unknown>,
-        Record<string, unknown>,
-      ];
-      const tenant = await t.createTenant();
-      const put = await t.admin('PUT', `/v1/admin/tenants/${tenant.id}/risk/otp`, rules);
-      expect(put.statusCode, put.body).toBe(200);
-      const call = (url: string, body: unknown) => t.call(tenant.apiKey, 'POST', url, body);
-
-      expect((await call('/v1/risk/check', check)).json()).toEqual(answers[0]);
-      for (let i = 0; i < 2; i++) expect((await call('/v1/risk/check', check)).json().decision).toBe('allow');
-      expect((await call('/v1/risk/check', check)).json()).toEqual(answers[1]);
-      // The phone's codes leave their window: what decides next is the failures alone.
-      t.clock.advance(300_000);
-
-      const recorded = await call('/v1/risk/events', event);
-      expect(recorded.statusCode, recorded.body).toBe(202);
-      expect(recorded.json()).toEqual(answers[2]);
-      const partial = await call('/v1/risk/events', userOnly);
-      expect(partial.statusCode, partial.body).toBe(202);
-      expect(partial.json()).toEqual(answers[3]);
-      expect((await call('/v1/risk/check', check)).json().allowed).toBe(true);
-      expect((await call('/v1/risk/events', userOnly)).statusCode).toBe(202);
-      expect((await call('/v1/risk/check', check)).json()).toEqual(answers[4]);
-    });
+describe('docs/risk.md, the worked example', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
   });
-}
+  afterAll(() => t.close());
+
+  it('answers as the page says, its full rule set in force', async () => {
+    expect(bodies).toHaveLength(4);
+    expect(answers).toHaveLength(5);
+    const [rules, check, event, userOnly] = bodies as [
+      Record<string, unknown>,
+      Record<string, unknown>,
+      Record<string, unknown>,
+      Record<string, unknown>,
+    ];
+    const tenant = await t.createTenant();
+    const put = await t.admin('PUT', `/v1/admin/tenants/${tenant.id}/risk/otp`, rules);
+    expect(put.statusCode, put.body).toBe(200);
+    const call = (url: string, body: unknown) => t.call(tenant.apiKey, 'POST', url, body);
+
+    expect((await call('/v1/risk/check', check)).json()).toEqual(answers[0]);
+    for (let i = 0; i < 2; i++) expect((await call('/v1/risk/check', check)).json().decision).toBe('allow');
+    expect((await call('/v1/risk/check', check)).json()).toEqual(answers[1]);
+    // The phone's codes leave their window: what decides next is the failures alone.
+    t.clock.advance(300_000);
+
+    const recorded = await call('/v1/risk/events', event);
+    expect(recorded.statusCode, recorded.body).toBe(202);
+    expect(recorded.json()).toEqual(answers[2]);
+    const partial = await call('/v1/risk/events', userOnly);
+    expect(partial.statusCode, partial.body).toBe(202);
+    expect(partial.json()).toEqual(answers[3]);
+    expect((await call('/v1/risk/check', check)).json().allowed).toBe(true);
+    expect((await call('/v1/risk/events', userOnly)).statusCode).toBe(202);
+    expect((await call('/v1/risk/check', check)).json()).toEqual(answers[4]);
+  });
+});

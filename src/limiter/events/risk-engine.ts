@@ -124,8 +124,8 @@ export interface RiskEngineOptions {
   onUndoError?(error: unknown): void;
   /**
    * Default true: decide a check in one event-store call when the store offers `decide`. False
-   * keeps every window rule in the limiter (`SLUICE_RISK_ONE_CALL=false`; switching moves window
-   * state, docs/upgrading.md).
+   * keeps every window rule in the limiter, as on a Redis Cluster (the tests and bench/risk.ts
+   * compare the two paths on one store).
    */
   oneCall?: boolean;
 }

@@ -24,7 +24,6 @@ export function redisLimiter(
       client,
       keySecret,
       prefix: `${prefix}limiter`,
-      packedLogMax: settings.limiterPackedLogMax,
       ...(settings.redisSlotGroups > 0 ? { slotGroups: settings.redisSlotGroups } : {}),
     }),
     // Bans answered in process; dropped everywhere by the bus (below). Sluice's request ids are

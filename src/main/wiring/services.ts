@@ -79,7 +79,6 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
       repository: repositories.riskRules,
       tenant: tenantOf,
       backend,
-      oneCall: settings.riskOneCall,
       metrics,
       logger,
     });

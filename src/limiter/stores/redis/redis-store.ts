@@ -71,8 +71,8 @@ export interface RedisStoreOptions {
    * Most entries a subject's log holds packed, 0 to 10,000, default 256: a log of at most this many
    * entries is one string (about 5 to 11 bytes an entry, read with the batch's MGET and written with
    * one SET), a longer one a sorted set (one Redis call per count; moved back into a packed log when
-   * a trim leaves at most half this). 0: sorted sets only, as releases before 2026-12-01 wrote them
-   * (for a rolling upgrade from one of those; see docs/upgrading.md). Both are always read.
+   * a trim leaves at most half this). 0: sorted sets only (the longer logs' path alone, which the
+   * tests exercise so). Both are always read.
    */
   packedLogMax?: number;
   /**

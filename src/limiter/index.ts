@@ -7,6 +7,7 @@ export { BanCache, type BanCacheOptions } from './cache/ban-cache.js';
 export { type Clock, ManualClock, systemClock } from './clock.js';
 export * from './degrade/index.js';
 export * from './events/index.js';
+export { firstAdmitted } from './first-admitted.js';
 export { TokenLeases, type TokenLeasesOptions } from './lease/token-leases.js';
 export { Limiter, type LimiterOptions, normalizeRule, normalizeRules, validateCheckRequest } from './limiter.js';
 export { MemoryStore, type MemoryStoreOptions, StoreCapacityError } from './stores/memory/memory-store.js';

@@ -83,6 +83,10 @@ export function validateCheckRequest(request: CheckRequest): readonly Normalized
   checkNow(request.now);
   if (request.countAt !== undefined) checkNow(request.countAt, 'countAt');
   if (request.requestId !== undefined) checkRequestId(request.requestId);
+  if (request.deferUntil !== undefined) {
+    checkNow(request.deferUntil, 'deferUntil');
+    if (request.requestId === undefined) throw new TypeError('deferUntil needs a requestId');
+  }
   return rules;
 }
 
@@ -117,7 +121,8 @@ export class Limiter {
       const rules = validateCheckRequest(request);
       if (rules[0]!.lease && this.leases) return this.leases.check(storeCheck(request, rules));
       const cache = this.banCache;
-      if (cache === undefined) return this.store.check(storeCheck(request, rules));
+      // A deferred check waits out a ban instead of being refused by it: the store decides.
+      if (cache === undefined || request.deferUntil !== undefined) return this.store.check(storeCheck(request, rules));
       const cached = cache.lookup(request);
       if (cached) return Promise.resolve(cached);
       const sentAt = cache.now();
@@ -225,7 +230,14 @@ export class Limiter {
  * the caller's object holds, so the stores' reads of it stay monomorphic.
  */
 function storeCheck(request: CheckRequest, rules: readonly NormalizedRule[]): StoreCheck {
-  return { subject: request.subject, rules, requestId: request.requestId, now: request.now, countAt: request.countAt };
+  return {
+    subject: request.subject,
+    rules,
+    requestId: request.requestId,
+    now: request.now,
+    countAt: request.countAt,
+    deferUntil: request.deferUntil,
+  };
 }
 
 /** Throws TypeError/RangeError for a malformed peek request; returns the store's request. */

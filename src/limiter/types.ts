@@ -84,6 +84,16 @@
  *   sliding-log rule needs a request id for its undo to take the attempt back from that rule.
  *   (Counter-only sets need no id, and then no log: a daily quota of 1e6 keeps one counter.)
  *
+ * Deferral (`deferUntil`, a check only): when steps 2 or 4 would refuse the attempt, the store
+ * instead finds u = the first count time ≥ max(a, the ban's end when one is in force) at which
+ * recording it leaves every window of every sliding-log rule within its limit, counting every
+ * logged entry, later ones too (`firstAdmitted` in first-admitted.ts: exact). When u ≤ `deferUntil`
+ * and no counter rule is hit, the attempt is recorded at u as a check with `countAt` u would record
+ * it (step 5) and the decision is `OK` with `deferredTo` = u; otherwise it is refused as in steps
+ * 2 and 4, with `retryAfterMs` = u − t when only sliding-log rules or a ban refused it. A deferred
+ * check never bans: a wait is not a breach. Step 1 comes first as usual: the check of a deferred
+ * attempt's request id, once its time has come, is answered `OK` (the same send) and records nothing.
+ *
  * A denial is a value; a thrown error means the store failed (or the arguments were invalid).
  */
 
@@ -137,6 +147,12 @@ export interface CheckRequest {
    * attempt counted later than it is refused without a ban (its breach has not happened).
    */
   countAt?: number;
+  /**
+   * Defer instead of refusing (semantics above): when the rules or a ban refuse the attempt, record
+   * it at the first count time they admit, if that is at most this time (epoch ms), and answer
+   * `OK` with `deferredTo`. Never bans. Needs a `requestId` (the deferred send's, to release it by).
+   */
+  deferUntil?: number;
 }
 
 export type DecisionCode = 'OK' | 'BANNED' | 'RATE_LIMITED';
@@ -157,6 +173,8 @@ export interface Decision {
   counts: number[];
   /** The decision time in epoch ms (the store's clock unless `now` was passed). */
   at: number;
+  /** Present when a check with `deferUntil` was deferred: the count time it was recorded at (> `at`). */
+  deferredTo?: number;
 }
 
 /** A look at a subject without recording: `Limiter.peek` and `Limiter.banIfHit`. */

@@ -1,7 +1,8 @@
 /**
  * The shared model properties (test/limiter/model-properties.ts) against RedisStore, with every log
  * encoding (test/limiter/log-encodings.ts), on the standalone server and on the cluster: random
- * sequences of checks, peeks, undos, bans and resets decide exactly as the reference model does.
+ * sequences of checks, peeks, undos, bans and resets decide exactly as the reference model does,
+ * and deferrals as the brute-force model of test/limiter/defer-properties.ts.
  * Runs are kept modest; the conformance suite covers the hand-picked cases.
  */
 import { randomUUID } from 'node:crypto';
@@ -9,6 +10,7 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll } from 'vitest';
 import { RedisStore } from '../../src/limiter/stores/redis/redis-store.js';
 import { describeWith, servers } from '../support/servers.js';
+import { defineDeferProperties } from './defer-properties.js';
 import { LOG_ENCODINGS } from './log-encodings.js';
 import { defineModelProperties } from './model-properties.js';
 
@@ -49,6 +51,14 @@ describeWith(servers.redisUrl, 'SLUICE_TEST_REDIS_URL', 'RedisStore model proper
       },
       { numRuns: 150 },
     );
+    defineDeferProperties(
+      `RedisStore deferral (standalone, ${encoding.name})`,
+      () => {
+        client ??= new Redis(servers.redisUrl!);
+        return new RedisStore({ client, prefix, minTtlMs: 600_000, packedLogMax: encoding.packedLogMax });
+      },
+      { numRuns: 150 },
+    );
   }
 });
 
@@ -56,6 +66,14 @@ describeWith(servers.redisCluster, 'SLUICE_TEST_REDIS_CLUSTER', 'RedisStore mode
   for (const encoding of LOG_ENCODINGS) {
     defineModelProperties(
       `RedisStore (cluster, ${encoding.name})`,
+      () => {
+        cluster ??= new Cluster(servers.redisCluster!);
+        return new RedisStore({ client: cluster, prefix, minTtlMs: 600_000, packedLogMax: encoding.packedLogMax });
+      },
+      { numRuns: 50 },
+    );
+    defineDeferProperties(
+      `RedisStore deferral (cluster, ${encoding.name})`,
       () => {
         cluster ??= new Cluster(servers.redisCluster!);
         return new RedisStore({ client: cluster, prefix, minTtlMs: 600_000, packedLogMax: encoding.packedLogMax });

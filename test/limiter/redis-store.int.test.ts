@@ -617,9 +617,9 @@ describe('RedisStore options', () => {
   it('a ManualClock supplies `now` when a call passes none', async () => {
     const client: RedisStoreClient = {
       evalsha: vi.fn(async (_sha: string, numKeys: number, ...args: (string | number)[]) => {
-        // One decision of one rule: header 8·1 + 1 (has now), then the time, last in ARGV.
+        // One decision of one rule: header 16·1 + 1 (has now), then the time, last in ARGV.
         expect(numKeys).toBe(5);
-        expect(args.at(-2)).toBe(9);
+        expect(args.at(-2)).toBe(17);
         return [0, -1, 0, Number(args.at(-1)), 0];
       }),
       eval: vi.fn(),

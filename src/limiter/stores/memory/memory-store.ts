@@ -13,6 +13,7 @@
  * compares one subject's times with another's: only the clock's elapsed time counts.
  */
 import { type Clock, systemClock } from '../../clock.js';
+import { firstAdmitted } from '../../first-admitted.js';
 import type { Decision, DecisionCode, LimiterStore, NormalizedRule, StoreCheck, StorePeek, StoreUndo } from '../../types.js';
 import { createCounter, type FixedWindowCounter, findCounter, type SlidingCounter, type TokenBucket } from './counters.js';
 import { Deadlines } from './deadlines.js';
@@ -20,7 +21,7 @@ import { addToFilter, mayHold } from './request-ids.js';
 import { type MemorySnapshot, restoreSnapshot } from './snapshot.js';
 import { collectSnapshot, type SnapshotBounds, type SnapshotText, snapshotSteps, writeSnapshotJson } from './snapshot-writer.js';
 import { SubjectLog } from './subject-log.js';
-import { type Owner, SubjectState } from './subject-state.js';
+import { isRepeat, leastRecent, type Owner, SubjectState } from './subject-state.js';
 
 export interface MemoryStoreOptions {
   /** Time when a call passes no `now`; default the process clock. */
@@ -55,8 +56,6 @@ export class StoreCapacityError extends Error {
 const SWEEP_PER_CHECK = 2;
 /** At the size limit, oldest subjects inspected for an expired one before a live one is dropped. */
 const RECLAIM_SCAN = 8;
-/** Oldest subjects of an owner sampled for the least recently checked one (Redis's approximate LRU). */
-const EVICTION_SAMPLE = 16;
 
 /** State of one evaluation, kept on the store to avoid allocating it per call. */
 interface Evaluation {
@@ -65,6 +64,8 @@ interface Evaluation {
   retryAfterMs: number;
   /** max banMs of the hit rules. */
   banMs: number;
+  /** A rule of a counter algorithm is hit (a deferral cannot wait it out: it counts at t). */
+  counterHit: boolean;
 }
 
 export class MemoryStore implements LimiterStore {
@@ -75,7 +76,7 @@ export class MemoryStore implements LimiterStore {
   private clockNow = Number.NEGATIVE_INFINITY;
   /** Increments per check or undo, so state shared by several rules is updated once. */
   private stamp = 0;
-  private readonly evaluation: Evaluation = { code: 'OK', rule: -1, retryAfterMs: 0, banMs: 0 };
+  private readonly evaluation: Evaluation = { code: 'OK', rule: -1, retryAfterMs: 0, banMs: 0, counterHit: false };
 
   private readonly maxSubjects: number;
   private evictedLiveCount = 0;
@@ -112,13 +113,19 @@ export class MemoryStore implements LimiterStore {
     const c = this.readClock();
     const t = now ?? c;
     // The attempt's count time: the log counts and records it there (types.ts, step 4).
-    const a = countAt !== undefined && countAt > t ? countAt : t;
+    let a = countAt !== undefined && countAt > t ? countAt : t;
     this.sweep();
     let state = this.subjects.get(subject);
     if (state !== undefined) state.usedAt = c;
     // Step 2 before any trim or count, so a banned subject costs one map lookup (two with an id:
     // step 1, the retry of an admitted send, still comes first and needs the log).
-    if (state !== undefined && state.banEnd > t && !(requestId !== undefined && this.isRepeat(state, rules, requestId, t))) {
+    const { deferUntil } = request;
+    if (
+      state !== undefined &&
+      state.banEnd > t &&
+      deferUntil === undefined &&
+      !(requestId !== undefined && isRepeat(state, rules, requestId, t))
+    ) {
       return Promise.resolve({ allowed: false, code: 'BANNED', retryAfterMs: state.banEnd - t, counts: [], at: t });
     }
     let longest = 0;
@@ -138,8 +145,21 @@ export class MemoryStore implements LimiterStore {
       this.evaluate(state, rules, t, a, counts);
       return Promise.resolve({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at: t });
     }
-    const evaluation = this.evaluate(state, rules, t, a, counts);
-    if (evaluation.code === 'OK') {
+    const evaluation = this.evaluate(state, rules, t, a, counts, deferUntil === undefined);
+    let deferredTo: number | undefined;
+    if (evaluation.code !== 'OK' && deferUntil !== undefined) {
+      const { log, banEnd } = state!;
+      const from = log?.upperBound(Number.NEGATIVE_INFINITY) ?? 0;
+      const u = log ? firstAdmitted(rules, (i) => log.at(from + i), log.size, Math.max(a, banEnd)) : Math.max(a, banEnd);
+      if (evaluation.counterHit || u > deferUntil) {
+        const retryAfterMs = evaluation.counterHit ? evaluation.retryAfterMs : u - t;
+        const refusal: Decision = { allowed: false, code: evaluation.code, retryAfterMs, counts, at: t };
+        if (evaluation.code === 'RATE_LIMITED') refusal.rule = evaluation.rule;
+        return Promise.resolve(refusal);
+      }
+      deferredTo = a = u;
+    }
+    if (evaluation.code === 'OK' || deferredTo !== undefined) {
       if (!state) state = this.create(subject);
       if (!state) return this.full();
       if (keepsLog) {
@@ -169,7 +189,9 @@ export class MemoryStore implements LimiterStore {
         state.deadline = until;
         this.deadlines.set(state, until);
       }
-      return Promise.resolve({ allowed: true, code: 'OK', retryAfterMs: 0, counts, at: t });
+      const admitted: Decision = { allowed: true, code: 'OK', retryAfterMs: 0, counts, at: t };
+      if (deferredTo !== undefined) admitted.deferredTo = deferredTo;
+      return Promise.resolve(admitted);
     }
     if (evaluation.banMs > 0) {
       if (!state) state = this.create(subject);
@@ -349,27 +371,24 @@ export class MemoryStore implements LimiterStore {
   }
 
   /**
-   * Step 1 without trimming: whether `requestId` is logged with a time the trim at `t` would keep
-   * (> t − longest window), i.e. whether a check would find it after its trim.
-   */
-  private isRepeat(state: SubjectState, rules: readonly NormalizedRule[], requestId: string, t: number): boolean {
-    const time = mayHold(state, requestId) ? state.log?.timeOf(requestId) : undefined;
-    if (time === undefined) return false;
-    let longest = 0;
-    for (let index = 0; index < rules.length; index++) if (rules[index]!.windowMs > longest) longest = rules[index]!.windowMs;
-    return time > t - longest;
-  }
-
-  /**
    * Steps 2 and 4 of the semantics (a check has already answered a ban in force; peek reaches
    * BANNED here, with counts) for an attempt at `a` ≥ `t`: fills `counts`, decides, records nothing.
+   * `bans` false for a deferred check: its refusal bans nothing, so its retry holds no ban.
    */
-  private evaluate(state: SubjectState | undefined, rules: readonly NormalizedRule[], t: number, a: number, counts: number[]): Evaluation {
+  private evaluate(
+    state: SubjectState | undefined,
+    rules: readonly NormalizedRule[],
+    t: number,
+    a: number,
+    counts: number[],
+    bans = true,
+  ): Evaluation {
     const evaluation = this.evaluation;
     evaluation.code = 'OK';
     evaluation.rule = -1;
     evaluation.retryAfterMs = 0;
     evaluation.banMs = 0;
+    evaluation.counterHit = false;
     const log = state?.log;
     const counters = state?.counters;
     for (let index = 0; index < rules.length; index++) {
@@ -429,8 +448,9 @@ export class MemoryStore implements LimiterStore {
           evaluation.rule = index;
         }
         if (retry > evaluation.retryAfterMs) evaluation.retryAfterMs = retry;
+        if (rule.algorithm !== 'sliding-log') evaluation.counterHit = true;
         // An attempt counted later than its decision time breaches nothing yet: it bans nothing.
-        if (rule.banMs > evaluation.banMs && a === t) evaluation.banMs = rule.banMs;
+        if (rule.banMs > evaluation.banMs && a === t && bans) evaluation.banMs = rule.banMs;
       }
     }
     if (state && state.banEnd > t) {
@@ -462,28 +482,11 @@ export class MemoryStore implements LimiterStore {
     if (!creator || creator.subjects.size < this.maxSubjects / owners) {
       for (const owner of this.owners.values()) if (!donor || owner.subjects.size > donor.subjects.size) donor = owner;
     }
-    const victim = donor && this.leastRecent(donor);
+    const victim = donor && leastRecent(donor, this.pinned, this.clockNow);
     if (!victim) return false;
     this.remove(victim);
     this.evictedLiveCount++;
     return true;
-  }
-
-  /** The least recently checked of the owner's oldest subjects, one without a ban in force first; never a pinned one. */
-  private leastRecent(owner: Owner): SubjectState | undefined {
-    let best: SubjectState | undefined;
-    let bestBanned = true;
-    let sampled = 0;
-    for (const state of owner.subjects) {
-      if (this.pinned(state.subject)) continue;
-      const banned = state.banDeadline > this.clockNow;
-      if (!best || (bestBanned && !banned) || (banned === bestBanned && state.usedAt < best.usedAt)) {
-        best = state;
-        bestBanned = banned;
-      }
-      if (++sampled >= EVICTION_SAMPLE) break;
-    }
-    return best;
   }
 
   /** Inspects a few subjects and evicts those whose every stored time has passed. */

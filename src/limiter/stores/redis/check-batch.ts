@@ -36,8 +36,8 @@ const ALGORITHM_CODES: Readonly<Record<Algorithm, number>> = {
   'token-bucket': 4,
 };
 
-/** Reply codes of check-batch.lua; 3 is an OK for a repeated request id. */
-const DECISION_CODES: readonly DecisionCode[] = ['OK', 'BANNED', 'RATE_LIMITED', 'OK'];
+/** Reply codes of check-batch.lua; 3 is an OK for a repeated request id, 4 an OK deferred. */
+const DECISION_CODES: readonly DecisionCode[] = ['OK', 'BANNED', 'RATE_LIMITED', 'OK', 'OK'];
 
 /** Rule arrays are long-lived (the Limiter caches normalised sets), so their encoding is too. */
 const encodedRules = new WeakMap<readonly NormalizedRule[], number[]>();
@@ -79,9 +79,11 @@ export function encodeBatch(
   for (const item of items) {
     const { mode, requestMember, now } = item;
     const countAt = mode === 'check' ? item.request.countAt : undefined;
+    const deferUntil = mode === 'check' ? item.request.deferUntil : undefined;
     // A peek has no countAt: its bit 4 says the peek bans when hit.
     const header =
-      8 * setNumbers.get(item.request.rules)! +
+      16 * setNumbers.get(item.request.rules)! +
+      (deferUntil === undefined ? 0 : 8) +
       (countAt === undefined && mode !== 'ban-if-hit' ? 0 : 4) +
       (requestMember === '' ? 0 : 2) +
       (now === undefined ? 0 : 1);
@@ -89,6 +91,7 @@ export function encodeBatch(
     if (requestMember !== '') args.push(requestMember);
     if (now !== undefined) args.push(now);
     if (countAt !== undefined) args.push(countAt);
+    if (deferUntil !== undefined) args.push(deferUntil);
   }
   return { numKeys: perNode ? 1 : 5 * items.length, args };
 }
@@ -100,8 +103,8 @@ export function decodeBatch(items: readonly PendingDecision[], reply: unknown): 
   let p = 0;
   for (const item of items) {
     const code = DECISION_CODES[reply[p] as number];
-    // A check answered BANNED carries no counts (the ban decided without counting); a peek does.
-    const n = code === 'BANNED' && item.mode === 'check' ? 0 : item.request.rules.length;
+    // A check answered BANNED carries no counts (the ban decided without counting); a peek and a deferral do.
+    const n = code === 'BANNED' && item.mode === 'check' && item.request.deferUntil === undefined ? 0 : item.request.rules.length;
     if (code === undefined || reply.length < p + 4 + n) throw new TypeError('check-batch returned a malformed reply');
     const retryAfterMs = reply[p + 2] as number;
     const at = reply[p + 3] as number;
@@ -109,7 +112,9 @@ export function decodeBatch(items: readonly PendingDecision[], reply: unknown): 
     decisions.push(
       code === 'RATE_LIMITED'
         ? { allowed: false, code, rule: reply[p + 1] as number, retryAfterMs, counts, at }
-        : { allowed: code === 'OK', code, retryAfterMs, counts, at },
+        : reply[p] === 4
+          ? { allowed: true, code, retryAfterMs: 0, counts, at, deferredTo: at + retryAfterMs }
+          : { allowed: code === 'OK', code, retryAfterMs, counts, at },
     );
     p += 4 + n;
   }

@@ -18,10 +18,11 @@ ARGV (positional, no tables per decision):
   [3] R: number of distinct rule sets in this call; then R rule sets, each:
       n, then n x (algorithm, windowMs, limit, banMs)
       algorithm: 1 sliding-log, 2 sliding-counter, 3 fixed-window, 4 token-bucket
-  then per decision 1 to 4 values, the first h = its rule set and flags (includes/decision-args.lua:
+  then per decision 1 to 5 values, the first h = its rule set and flags (includes/decision-args.lua:
   one value in the common case: every argument costs Redis parsing and a Lua string).
 Returns: one flat array; per decision: code (0 OK, 1 BANNED, 2 RATE_LIMITED, 3 OK as a repeated
-  request id), hit rule (0-based, -1 none), retryAfterMs, at, then n counts; a check answered
+  request id, 4 OK deferred: recorded at at + retryAfterMs), hit rule (0-based, -1 none),
+  retryAfterMs, at, then n counts; a check answered
   BANNED has no counts (a ban in force decides without counting; a peek still counts).
   On failure a single negative code (see script-errors.ts): -1 malformed arguments,
   -2 no free log member found, -3 a key is not on this node (the caller's slot map is stale; the
@@ -56,6 +57,7 @@ local spack, sunpack, sbyte, ssub, sfind = struct.pack, struct.unpack, string.by
 --- @include "includes/sorted-set-log"
 --- @include "includes/scheduled"
 --- @include "includes/server-time"
+--- @include "includes/first-admitted"
 
 local out, o = {}, 0
 local counts = {}
@@ -66,7 +68,7 @@ for d = 1, decisions do
   --- @include "includes/decision-args"
   --- @include "includes/repeated-id"
   local banEnd = banEnds[kb]
-  if not peek and not repeated and banEnd and banEnd > t then
+  if not peek and not repeated and not deferUntil and banEnd and banEnd > t then
     -- Step 2: a ban in force decides alone, in O(1): no trim, no count, no counts in the reply.
     o = o + 1; out[o] = 1
     o = o + 1; out[o] = -1
@@ -77,7 +79,7 @@ for d = 1, decisions do
 
     -- Count every rule (the formulas of types.ts, same operations in the same order): sliding-log
     -- rules for an attempt at ca, the others at t.
-    local hitRule, retry, maxBan = -1, 0, 0
+    local hitRule, retry, maxBan, counterHit = -1, 0, 0, false
     local times, nt
     if scheduled and scheduled > ca and set.logRule > 0 then
       times, nt = scheduledTimes(kl, P, ca, set.w[set.logRule])
@@ -105,13 +107,27 @@ for d = 1, decisions do
         if hitRule < 0 then hitRule = i - 1 end
         if r > retry then retry = r end
         if set.ban[i] > maxBan then maxBan = set.ban[i] end
+        if a ~= 1 then counterHit = true end
       end
     end
 
-    local code = 0
+    local code, record = 0, false
     if repeated then
       -- Step 1: the same send retried.
       code, hitRule, retry = 3, -1, 0
+    elseif deferUntil and (hitRule >= 0 or (banEnd and banEnd > t)) then
+      -- Deferral: recorded at the first count time every rule and the ban admit, never banning.
+      local start = ca
+      if banEnd and banEnd > start then start = banEnd end
+      local u = not counterHit and firstAdmitted(kl, P, set, start)
+      if u and u <= deferUntil then
+        code, hitRule, retry, record = 4, -1, u - t, true
+        ca, caText = u, fmt('%d', u)
+      elseif banEnd and banEnd > t then
+        code, hitRule, retry = 1, -1, u and u - t or banEnd - t
+      else
+        code, retry = 2, u and u - t or retry
+      end
     elseif banEnd and banEnd > t then
       -- Only a peek gets here: it reports the counts of a banned subject.
       code, hitRule, retry = 1, -1, banEnd - t
@@ -125,7 +141,10 @@ for d = 1, decisions do
           banEnds[kb] = t + maxBan
         end
       end
-    elseif not peek then
+    else
+      record = not peek
+    end
+    if record then
       -- Step 5: record under every rule (state shared by equal rules is written once).
       if set.logRule > 0 or member ~= '' then
         if P and pn + 1 > packedMax then

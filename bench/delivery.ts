@@ -11,6 +11,10 @@
  * Then scheduled lateness: 1,000 messages due within the same second, `sentAt − dueAt`.
  *
  * `BENCH_DELIVERY_MESSAGES` sets the message count (default 20,000; e.g. 2,000 for a smoke run).
+ * `BENCH_PG_URL` (a PostgreSQL admin URL; a database is made per row) adds the production path,
+ * PostgreSQL + Redis with and without JetStream, between the BullMQ rows; `BENCH_PG_DATA` (its data
+ * folder) adds its CPU (postmaster and backends, `/proc`). Broker rows run with the status events
+ * bus (the default) and without it (`SLUICE_BROKER_EVENTS=false`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -18,13 +22,14 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { createRuntime, type Runtime } from '../src/main/runtime.js';
 import { startWorker } from '../src/main/worker.js';
 import { createConsoleProvider } from '../src/providers/console.js';
 import { postOnce } from '../src/providers/http-request.js';
 import { loadSettings } from '../src/settings/settings.js';
 import type { BenchContext, Benchmark } from './support/benchmark.js';
-import { startCpuMeter } from './support/cpu.js';
+import { postgresCpuMicros, startCpuMeter } from './support/cpu.js';
 import { type HttpStub, startHttpStub } from './support/http-stub.js';
 import { type PrivateNats, startPrivateNats } from './support/nats-server.js';
 import { startPrivateRedis } from './support/redis-server.js';
@@ -47,27 +52,35 @@ interface Throughput {
   acceptMs: number;
   totalMs: number;
   load: string;
-  /** CPU time per message over first accept → last sent, in µs: this process, Redis and nats-server (undefined when the row uses none). */
-  cpu: { node: number; redis: number | undefined; nats: number | undefined };
+  /** CPU time per message over first accept → last sent, in µs: this process, Redis, nats-server and PostgreSQL (undefined when the row uses none). */
+  cpu: { node: number; redis: number | undefined; nats: number | undefined; postgres: number | undefined };
 }
 
 /** What a row runs against, and whose CPU it reads. */
 interface Servers {
   redis?: { url: string; info: Redis };
   nats?: PrivateNats;
+  /** A PostgreSQL server (BENCH_PG_URL, an admin URL) and its data folder (BENCH_PG_DATA, for its CPU). */
+  postgres?: { adminUrl: string; dataDir: string | undefined };
+  /** More settings of the row (SLUICE_BROKER_EVENTS=false). */
+  env?: Record<string, string>;
 }
 
 /** Starts measuring the CPU of this process and the row's servers; the returned function gives µs per message. */
 async function cpuMeter(servers: Servers, count: number): Promise<() => Promise<Throughput['cpu']>> {
   const stop = await startCpuMeter(servers.redis?.info);
   const natsStart = servers.nats?.cpuMicros();
+  const pgData = servers.postgres?.dataDir;
+  const pgStart = pgData === undefined ? undefined : postgresCpuMicros(pgData);
   return async () => {
     const usage = await stop();
     const natsMicros = servers.nats && natsStart !== undefined ? servers.nats.cpuMicros() - natsStart : undefined;
+    const pgMicros = pgData !== undefined && pgStart !== undefined ? postgresCpuMicros(pgData) - pgStart : undefined;
     return {
       node: usage.nodeMicros / count,
       redis: usage.redisMicros === undefined ? undefined : usage.redisMicros / count,
       nats: natsMicros === undefined ? undefined : natsMicros / count,
+      postgres: pgMicros === undefined ? undefined : pgMicros / count,
     };
   };
 }
@@ -143,13 +156,15 @@ async function runSluice(
   const natsUrl = servers.nats?.url;
   const prefix = `bench${process.pid}x${Date.now().toString(36)}`;
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-delivery-'));
+  const database = servers.postgres ? await createPgDatabase(servers.postgres.adminUrl) : undefined;
   const env: Record<string, string> = {
-    SLUICE_DB_URL: `sqlite:${join(dir, 'sluice.db')}`,
+    SLUICE_DB_URL: database?.url ?? `sqlite:${join(dir, 'sluice.db')}`,
     SLUICE_SECRET_KEY_FILE: join(dir, 'secret.key'),
     SLUICE_LOG_LEVEL: 'silent',
     SLUICE_SEND_CONCURRENCY: String(SEND_CONCURRENCY),
     ...(redisUrl ? { SLUICE_REDIS_URL: redisUrl, SLUICE_REDIS_KEY_PREFIX: `${prefix}:` } : {}),
     ...(natsUrl ? { SLUICE_BROKER_URL: natsUrl, SLUICE_BROKER_PREFIX: prefix } : {}),
+    ...servers.env,
   };
   const runtime = await createRuntime(loadSettings(env, undefined));
   const delivery = startWorker(runtime, createConsoleProvider({ id: 'console', channel: 'webhook', out: { write: () => true } }));
@@ -194,8 +209,27 @@ async function runSluice(
   } finally {
     await delivery.stop();
     await runtime.close();
+    await database?.drop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A database of its own on the PostgreSQL server at `adminUrl`, dropped after the row. */
+async function createPgDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `sluice_bench_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const run = async (statement: string) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 /**
@@ -276,11 +310,32 @@ export const benchmark: Benchmark = {
       const embedded = await runSluice('embedded (SQLite)', stub, count, context);
       const withRedis = await runSluice('Redis + SQLite (roster)', stub, count, context, { redis });
       const withBroker = await runSluice('Redis + SQLite + JetStream (broker)', stub, count, context, { redis, nats });
+      const quiet = { SLUICE_BROKER_EVENTS: 'false' };
+      const brokerQuiet = await runSluice('… broker, SLUICE_BROKER_EVENTS=false', stub, count, context, { redis, nats, env: quiet });
+      // The production path: PostgreSQL (BENCH_PG_URL, e.g. the test servers'), alternated with BullMQ.
+      const pgUrl = process.env.BENCH_PG_URL;
+      const postgres = pgUrl ? { adminUrl: pgUrl, dataDir: process.env.BENCH_PG_DATA || undefined } : undefined;
+      const pgRows: Throughput[] = [];
       const bullFetch = await runBullMq(stub, count, context, redis, 'fetch');
+      if (postgres) pgRows.push((await runSluice('PostgreSQL + Redis (roster)', stub, count, context, { redis, postgres })).throughput);
       const bullSameClient = await runBullMq(stub, count, context, redis, 'node-http');
+      if (postgres) {
+        const servers = { redis, nats, postgres };
+        pgRows.push((await runSluice('PostgreSQL + Redis + JetStream (broker)', stub, count, context, servers)).throughput);
+        pgRows.push((await runSluice('… broker, SLUICE_BROKER_EVENTS=false', stub, count, context, { ...servers, env: quiet })).throughput);
+      }
       const rate = (result: Throughput) => (result.count * 1000) / result.totalMs;
       const micros = (value: number | undefined) => (value === undefined ? '—' : `${value.toFixed(0)} µs`);
-      const rows = [embedded.throughput, withRedis.throughput, withBroker.throughput, bullFetch, bullSameClient];
+      const rows = [
+        embedded.throughput,
+        withRedis.throughput,
+        withBroker.throughput,
+        brokerQuiet.throughput,
+        ...pgRows,
+        bullFetch,
+        bullSameClient,
+      ];
+      const total = (result: Throughput) => result.cpu.node + (result.cpu.redis ?? 0) + (result.cpu.nats ?? 0) + (result.cpu.postgres ?? 0);
       const throughputRows = rows.map((result) => [
         result.name,
         formatCount(result.count),
@@ -293,6 +348,8 @@ export const benchmark: Benchmark = {
         micros(result.cpu.node),
         micros(result.cpu.redis),
         micros(result.cpu.nats),
+        micros(result.cpu.postgres),
+        micros(total(result)),
         result.load,
       ]);
       const throughput = markdownTable(
@@ -308,13 +365,15 @@ export const benchmark: Benchmark = {
           { header: 'CPU/msg: this process', align: 'right' },
           { header: 'Redis', align: 'right' },
           { header: 'nats-server', align: 'right' },
+          { header: 'postgres', align: 'right' },
+          { header: 'all processes', align: 'right' },
           { header: 'load 1/5/15 before' },
         ],
         throughputRows,
       );
       const lateness = markdownTable(
         [{ header: 'mode' }, { header: 'p50', align: 'right' }, { header: 'p99', align: 'right' }, { header: 'max', align: 'right' }],
-        [embedded.lateness, withRedis.lateness, withBroker.lateness].map((row) => [
+        [embedded.lateness, withRedis.lateness, withBroker.lateness, brokerQuiet.lateness].map((row) => [
           row.name,
           `${formatMs(row.p50)} ms`,
           `${formatMs(row.p99)} ms`,

@@ -27,7 +27,7 @@ const LAYERS: Record<string, readonly string[]> = {
   'admission/adapters': ['admission', 'core', 'infra', 'limiter', 'settings', 'storage'],
   delivery: ['broker', 'core', 'infra', 'limiter', 'metrics', 'providers', 'settings', 'storage'],
   services: ['admission', 'core', 'infra', 'limiter', 'providers', 'storage'],
-  api: ['admission', 'core', 'limiter', 'providers', 'services', 'storage'],
+  api: ['admission', 'core', 'limiter', 'providers', 'services'],
   http: ['admission', 'api', 'core', 'infra', 'limiter', 'providers', 'services', 'settings'],
   client: ['api', 'core'],
   main: [
@@ -64,6 +64,15 @@ function sourceFiles(dir: string): string[] {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(path);
     return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The console's modules (.ts and .tsx), which sit outside src/ and import from it by relative paths. */
+function consoleSources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return consoleSources(path);
+    return /\.tsx?$/.test(entry.name) ? [path] : [];
   });
 }
 
@@ -116,6 +125,19 @@ describe('architecture', () => {
 
   it('each unit imports only the units the table allows', () => {
     expect(forbiddenImports(graph, LAYERS)).toEqual([]);
+  });
+
+  it('api/ and console/ import nothing from storage/ (the wire vocabulary lives in core/)', () => {
+    expect(LAYERS.api).not.toContain('storage');
+    const storage = join(src, 'storage');
+    const consoleFiles = consoleSources(join(root, 'console', 'src'));
+    expect(consoleFiles.length).toBeGreaterThan(10);
+    const leaks = consoleFiles.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith(storage))
+        .map((target) => `${relative(root, file)} → ${relative(root, target)}`),
+    );
+    expect(leaks).toEqual([]);
   });
 
   it('the table has no cycle between units', () => {
@@ -181,16 +203,26 @@ describe('architecture', () => {
     const chooser = join(src, 'main', 'backend', 'backend.ts');
     const clientBuilder = join(src, 'infra', 'redis-client.ts');
     const settingsDir = join(src, 'settings');
+    // The client builder and `sluice ban` take the kind decided there; they do not decide again.
     const readers = files.filter(
-      (file) =>
-        file !== chooser &&
-        file !== clientBuilder &&
-        !file.startsWith(settingsDir) &&
-        /\.(redisUrl|redisClusterNodes)\b/.test(readFileSync(file, 'utf8')),
+      (file) => file !== chooser && !file.startsWith(settingsDir) && /\.(redisUrl|redisClusterNodes)\b/.test(readFileSync(file, 'utf8')),
     );
     expect(readers.map((file) => relative(src, file))).toEqual([]);
     const builders = [...graph].filter(([, targets]) => targets.includes(clientBuilder)).map(([file]) => relative(src, file));
-    expect(builders).toEqual([join('main', 'backend', 'redis.ts')]);
+    // backend.ts names the target it decided (`RedisTarget`); redis.ts builds the client from it.
+    expect(builders).toEqual([join('main', 'backend', 'backend.ts'), join('main', 'backend', 'redis.ts')]);
+  });
+
+  it('no backend member is tested for undefined to pick a mode: code narrows on `kind` (or the broker axis)', () => {
+    // The type test (test/main/backend-modes.test.ts) holds that no member can be undefined; this
+    // holds the callers to narrowing rather than probing a member (`backend.dueIndex ?`, `!backend.x`).
+    const probe = /!\s*(?:runtime\.)?backend\.\w+|\bbackend\.(?!kind\b)\w+(?:\.(?!kind\b)\w+)*\s*(?:\?\?|\?\.|\?(?![?.=])|!(?!=))/;
+    const probing = files.filter((file) => probe.test(readFileSync(file, 'utf8')));
+    expect(probing.map((file) => relative(src, file))).toEqual([]);
+    expect(probe.test('...(backend.dueIndex ? { dueIndex: backend.dueIndex } : {})')).toBe(true);
+    expect(probe.test('if (!runtime.backend.memoryStore) return')).toBe(true);
+    expect(probe.test("backend.kind === 'embedded' ? undefined : backend.dueIndex")).toBe(false);
+    expect(probe.test("backend.broker.kind === 'jetstream' ? { broker: backend.broker.port } : {}")).toBe(false);
   });
 
   it('no source casts a client to a Redis or a Cluster: each part names the shape it uses', () => {

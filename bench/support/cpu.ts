@@ -5,7 +5,7 @@
  * CPU time per decision is the steadier figure on a shared machine: throughput falls when other
  * processes take the cores, the work each decision needs changes much less.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { infoField } from './machine.js';
 
 /** What a CPU meter needs of an ioredis client. */
@@ -64,3 +64,28 @@ export function processCpuMicros(pid: number): number {
 
 /** `getconf CLK_TCK`: 100 on every Linux Node supports. */
 const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * CPU time of a PostgreSQL server so far, in microseconds: its postmaster (and the backends it
+ * has reaped: cutime + cstime) plus every live child (backends, WAL writer, checkpointer…).
+ * `dataDir` holds `postmaster.pid`. Linux only, as {@link processCpuMicros}.
+ */
+export function postgresCpuMicros(dataDir: string): number {
+  const postmaster = Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+  const fieldsOf = (pid: number | string) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  };
+  const own = fieldsOf(postmaster);
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = fieldsOf(entry);
+      if (Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
+}

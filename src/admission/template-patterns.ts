@@ -44,8 +44,8 @@ export function compilePattern(source: string): ParamPattern {
     size: compiled.programSize(),
     // find() asks for the match's bounds, which runs the one-pass or the bit-state engine: at most
     // size × length steps over a visited set of that many bits. test() would take the lazy DFA,
-    // whose state cache a pattern with wide classes (`[\p{L}]*a[\p{L}]{20}$`, 21 characters)
-    // thrashes: 120 ms for one 1,024-character value, against 0.5 ms here.
+    // whose state cache a pattern with wide classes thrashes (docs/benchmarks.md, "Template
+    // patterns").
     test: (text) => compiled.matcher(text).find(),
   };
 }

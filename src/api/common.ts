@@ -4,7 +4,7 @@
  */
 import { type Static, type StringOptions, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
 import { CHANNELS, perChannel } from '../core/channels.js';
-import { EVENT_STATUSES, EVENT_TYPES, MESSAGE_STATUSES, TENANT_STATUSES } from '../storage/schema.js';
+import { EVENT_STATUSES, EVENT_TYPES, MESSAGE_STATUSES, TENANT_STATUSES } from '../core/lifecycle.js';
 
 /**
  * A string among `values`: JSON Schema's `{type: 'string', enum}` (as `Type.String` writes it, so

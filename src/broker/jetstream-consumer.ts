@@ -9,6 +9,7 @@ import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { NoRespondersError, RequestError } from '@nats-io/transport-node';
 import type { Channel } from '../core/channels.js';
 import { decodeDueJob } from './due-job.js';
+import { isHeartbeatsMissed, jitteredPauseMs } from './leader-change.js';
 import {
   type BrokerDelivery,
   type BrokerObserver,
@@ -30,8 +31,10 @@ export interface ChannelConsumerOptions {
   concurrency: number;
   /** Ensures the stream and the channel's consumer (waiting for the connection), and returns it. */
   attach(): Promise<Attached>;
-  /** How long one pull request stays open at the server; its heartbeats are at half of it. */
+  /** How long one pull request stays open at the server. */
   pullExpiresMs: number;
+  /** The pull's heartbeats: two missed end it (a dead consumer leader), and it is sent again. */
+  pullHeartbeatMs: number;
   maxNakDelayMs: number;
   /** The wait before redelivering a job its handler left unsettled, by its delivery count. */
   redeliveryDelayMs(deliveryCount: number): number;
@@ -42,7 +45,10 @@ export interface ChannelConsumerOptions {
 }
 
 const RETRY_FIRST_MS = 250;
-const RETRY_MAX_MS = 5000;
+/** A failed attach (broker away, or an election in progress) is tried again within half a second: cheap, and elections are quick. */
+const RETRY_MAX_MS = 500;
+/** Pulls ended by missed heartbeats in a row before the consumer is looked up again (attach). */
+const SILENT_PULLS_BEFORE_ATTACH = 3;
 /** A term reason is one line for operators. */
 const MAX_REASON = 256;
 
@@ -87,6 +93,7 @@ export class ChannelConsumer implements BrokerSubscription {
 
   private async run(): Promise<void> {
     let failures = 0;
+    let silent = 0;
     while (this.running) {
       try {
         while (this.running && this.handling.size >= this.options.concurrency) {
@@ -102,6 +109,7 @@ export class ChannelConsumer implements BrokerSubscription {
         const batch = await consumer.fetch({
           max_messages: this.options.concurrency - this.handling.size,
           expires: this.options.pullExpiresMs,
+          idle_heartbeat: this.options.pullHeartbeatMs,
         });
         this.batch = batch;
         for await (const message of batch) {
@@ -110,10 +118,23 @@ export class ChannelConsumer implements BrokerSubscription {
           else this.start(message, maxDeliver);
         }
         failures = 0;
+        silent = 0;
       } catch (error) {
         if (!this.running) break;
+        if (isHeartbeatsMissed(error) && ++silent < SILENT_PULLS_BEFORE_ATTACH) {
+          // The consumer's leader died (or the route to it): a new one is elected within seconds,
+          // and a pull sent to the consumer reaches it as soon as it is. No attach: its API call
+          // would wait out the same election.
+          const wait = jitteredPauseMs(silent);
+          this.options.observer.consumeFailed?.(this.options.channel, error, wait);
+          await this.pause(wait);
+          continue;
+        }
+        silent = 0;
         this.attached = undefined;
-        const wait = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** failures++);
+        // Half the step and a random part of the rest: workers that lost the same node do not come back in step.
+        const step = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** failures++);
+        const wait = Math.round(step / 2 + (Math.random() * step) / 2);
         this.options.observer.consumeFailed?.(this.options.channel, error, wait);
         await this.pause(wait);
       } finally {

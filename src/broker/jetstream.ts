@@ -31,6 +31,7 @@ import {
   JetStreamNames,
   type ResourceSettings,
 } from './jetstream-resources.js';
+import { isLeaderGap, jitteredPauseMs, PUBLISH_DEADLINE_MS, PUBLISH_TRY_MS, PULL_HEARTBEAT_MS } from './leader-change.js';
 import {
   type BrokerHealth,
   type BrokerLimits,
@@ -53,10 +54,16 @@ export interface JetStreamBrokerOptions extends ResourceSettings {
   /** The connection's name in the server's monitoring. */
   name: string;
   maxNakDelayMs: number;
-  /** Connect, publish and JetStream API timeout. */
+  /** Connect and JetStream API timeout. */
   requestTimeoutMs: number;
+  /** One publish try's timeout: a stream without a leader answers nothing (`leader-change.ts`). */
+  publishTryMs: number;
+  /** How long a publish is tried again through a leader change before it fails. */
+  publishDeadlineMs: number;
   /** How long one pull request stays open; a consumer deleted under it is noticed within it. */
   pullExpiresMs: number;
+  /** A pull's heartbeat interval: a dead consumer leader is noticed after two missed. */
+  pullHeartbeatMs: number;
   observer?: BrokerObserver;
 }
 
@@ -97,7 +104,10 @@ export function jetStreamOptionsOf(
     eventsMaxAgeMs: settings.brokerEventsMaxAgeHours * HOUR_MS,
     eventsMaxBytes: settings.brokerEventsMaxMb * 1024 * 1024,
     requestTimeoutMs: 5000,
+    publishTryMs: PUBLISH_TRY_MS,
+    publishDeadlineMs: PUBLISH_DEADLINE_MS,
     pullExpiresMs: 10_000,
+    pullHeartbeatMs: PULL_HEARTBEAT_MS,
     observer,
   };
 }
@@ -116,6 +126,8 @@ interface Connected {
   nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
+  /** For the ensures of publishes and pulls: an election answers nothing, and they are tried again. */
+  quickJsm: JetStreamManager;
 }
 
 export class JetStreamBroker implements MessageBroker {
@@ -179,6 +191,7 @@ export class JetStreamBroker implements MessageBroker {
       concurrency: options.concurrency,
       attach: () => this.attach(channel),
       pullExpiresMs: this.options.pullExpiresMs,
+      pullHeartbeatMs: this.options.pullHeartbeatMs,
       maxNakDelayMs: this.options.maxNakDelayMs,
       redeliveryDelayMs: (count) => backoff[Math.min(count, backoff.length) - 1] ?? this.options.ackWaitMs,
       ackTimeoutMs: this.options.requestTimeoutMs,
@@ -268,7 +281,13 @@ export class JetStreamBroker implements MessageBroker {
         return;
       }
       const timeout = this.options.requestTimeoutMs;
-      this.connection = { nc, js: jetstream(nc, { timeout }), jsm: await jetstreamManager(nc, { timeout, checkAPI: false }) };
+      const quick = Math.min(timeout, 2 * this.options.publishTryMs);
+      this.connection = {
+        nc,
+        js: jetstream(nc, { timeout }),
+        jsm: await jetstreamManager(nc, { timeout, checkAPI: false }),
+        quickJsm: await jetstreamManager(nc, { timeout: quick, checkAPI: false }),
+      };
       this.connected = true;
       this.observer.connection?.('connected', this.servers);
       void this.watch(nc);
@@ -312,23 +331,36 @@ export class JetStreamBroker implements MessageBroker {
     return this.connection;
   }
 
+  /**
+   * Publishes, trying again through a leader change: each try waits {@link PUBLISH_TRY_MS} at
+   * most, the next follows a jittered pause, until `publishDeadlineMs`. Every try carries the
+   * same `Nats-Msg-Id`, so a try the stream took whose answer was lost is a duplicate, not a
+   * second job. Disconnected, it fails at once (the caller keeps the message due).
+   */
   private async publish(what: 'due' | 'event', subject: string, payload: string, msgID: string): Promise<PublishReceipt> {
-    try {
-      const { js } = this.current();
-      const send = async () => ({
-        duplicate: (await js.publish(subject, payload, { msgID, timeout: this.options.requestTimeoutMs })).duplicate,
-      });
+    const deadline = performance.now() + this.options.publishDeadlineMs;
+    for (let tries = 0; ; tries++) {
       try {
-        return await send();
+        const { js } = this.current();
+        const timeout = Math.max(1, Math.min(this.options.publishTryMs, deadline - performance.now()));
+        const send = async () => ({ duplicate: (await js.publish(subject, payload, { msgID, timeout })).duplicate });
+        try {
+          return await send();
+        } catch (error) {
+          if (!isNoStream(error)) throw error;
+          await this.ensure(what === 'due' ? this.deliverStream() : this.eventsStream());
+          return await send();
+        }
       } catch (error) {
-        if (!isNoStream(error)) throw error;
-        await this.ensure(what === 'due' ? this.deliverStream() : this.eventsStream());
-        return await send();
+        const pause = jitteredPauseMs(tries);
+        if (!this.closed && !(error instanceof BrokerUnavailableError) && isLeaderGap(error) && performance.now() + pause < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, pause));
+          continue;
+        }
+        this.observer.publishFailed?.(what, error);
+        if (error instanceof BrokerUnavailableError) throw error;
+        throw new BrokerUnavailableError(`publish to ${subject} failed: ${messageOf(error)}`, { cause: error });
       }
-    } catch (error) {
-      this.observer.publishFailed?.(what, error);
-      if (error instanceof BrokerUnavailableError) throw error;
-      throw new BrokerUnavailableError(`publish to ${subject} failed: ${messageOf(error)}`, { cause: error });
     }
   }
 
@@ -352,7 +384,7 @@ export class JetStreamBroker implements MessageBroker {
     const running = this.ensuring.get(config.name);
     if (running) return running;
     const ensuring = (async () => {
-      const ensured = await ensureStream(this.current().jsm, config);
+      const ensured = await ensureStream(this.current().quickJsm, config);
       this.report('stream', config.name, ensured);
     })().finally(() => this.ensuring.delete(config.name));
     this.ensuring.set(config.name, ensuring);
@@ -362,7 +394,7 @@ export class JetStreamBroker implements MessageBroker {
   /** The channel's consumer, with its stream, created if missing; waits for the first connection. */
   private async attach(channel: Channel): Promise<Attached> {
     await this.firstConnect;
-    const { js, jsm } = this.current();
+    const { js, quickJsm: jsm } = this.current();
     const config = { ...consumerConfig(this.names, channel, this.options), durable_name: this.names.consumer(channel) };
     const ensureIt = () => ensureConsumer(jsm, this.names.deliverStream, config);
     let attached: Awaited<ReturnType<typeof ensureIt>>;

@@ -18,6 +18,7 @@
  * final: the holder settles it); pending but not claimable (not due yet, its tenant suspended),
  * a retry that arrived early is nak'ed again, anything else is handed back to the due index.
  */
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { BrokerDelivery, BrokerSubscription, MessageBroker } from '../broker/port.js';
 import type { Channel } from '../core/channels.js';
@@ -63,6 +64,10 @@ export class BrokerConsumer {
 
   constructor(private readonly options: BrokerConsumerOptions) {
     const { broker, messages, clock, logger, leaseMs } = options;
+    // Every pulled job waiting for its pace listens on this one signal (up to twice
+    // SLUICE_SEND_CONCURRENCY of them): above Node's default of 10 it would warn of a leak that is
+    // none (each wait removes its listener when it ends).
+    setMaxListeners(0, this.stopping.signal);
     // Leases and progress reports both well within their bounds: the SQL lease, and the broker's ack wait.
     this.leases = new ClaimLeases({
       partition: options.channel,

@@ -101,24 +101,25 @@ export function startDelivery(deps: DeliveryDeps): Delivery {
           }),
       )
     : [];
-  const busPublishers = broker
-    ? Array.from(
-        { length: settings.partitions },
-        (_, partition) =>
-          new BusPublisher({
-            partition,
-            partitions: settings.partitions,
-            lock: deps.locks.createLock(`bus-events:${partition}`),
-            events: deps.busEvents,
-            broker,
-            clock: deps.clock,
-            logger: deps.logger,
-            metrics: deps.metrics,
-            pollMs: settings.pollMs,
-            leaseMs: settings.leaseMs,
-          }),
-      )
-    : [];
+  const busPublishers =
+    broker && settings.brokerEvents
+      ? Array.from(
+          { length: settings.partitions },
+          (_, partition) =>
+            new BusPublisher({
+              partition,
+              partitions: settings.partitions,
+              lock: deps.locks.createLock(`bus-events:${partition}`),
+              events: deps.busEvents,
+              broker,
+              clock: deps.clock,
+              logger: deps.logger,
+              metrics: deps.metrics,
+              pollMs: settings.pollMs,
+              leaseMs: settings.leaseMs,
+            }),
+        )
+      : [];
   // Webhook events: a share of their own partitions among the same workers (counted apart from
   // the message dispatchers'), so they spread over the workers too.
   const eventShare = roster?.shareOf(settings.partitions);

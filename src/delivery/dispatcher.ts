@@ -21,7 +21,7 @@ import type { Message } from '../storage/repositories/messages.js';
 import { type AttemptContext, runAttempt } from './attempt.js';
 import { ClaimLeases } from './claim-leases.js';
 import type { DueIndex } from './due-index/index.js';
-import { type DuePublisher, HAND_OFF_BATCH, HandOff } from './hand-off.js';
+import { brokerRetryMs, type DuePublisher, HAND_OFF_BATCH, HandOff } from './hand-off.js';
 import { type DuePages, IndexRebuild } from './index-rebuild.js';
 import { PartitionLock } from './partition-lock.js';
 import type { DeliveryMessages, DeliveryMetrics } from './ports.js';
@@ -272,7 +272,7 @@ export class Dispatcher {
               const reason = outageReason(error);
               if (reason === undefined) this.tickErrors.record({ err: error, partition: this.name });
               else this.tickOutages.record({ partition: this.name, reason });
-              const retryMs = Math.min(FAILED_TICK_MAX_MS, FAILED_TICK_RETRY_MS * 2 ** this.failedTicks++);
+              const retryMs = brokerRetryMs(error) ?? Math.min(FAILED_TICK_MAX_MS, FAILED_TICK_RETRY_MS * 2 ** this.failedTicks++);
               return this.options.clock.now() + retryMs;
             },
           )

@@ -19,6 +19,17 @@ import type { HandedOff } from '../storage/repositories/messages.js';
 import type { DueIndex } from './due-index/index.js';
 import type { DeliveryMessages, DeliveryMetrics } from './ports.js';
 
+/**
+ * After a tick whose publishes the broker did not take (it is away, or reconnecting after losing
+ * a node), the next comes after a pause drawn in [100, 500] ms: not the doubling up to 4 s of a
+ * database outage, since a failed publish costs nothing, and a cluster back from an election
+ * should have its jobs within a second; drawn at random, so partitions do not retry in step.
+ * Undefined for any other failure (the dispatcher's own backoff).
+ */
+export function brokerRetryMs(error: unknown, random: () => number = Math.random): number | undefined {
+  return error instanceof BrokerUnavailableError ? 100 + Math.round(random() * 400) : undefined;
+}
+
 /** Messages handed off per claim and UPDATE: the index claim's and the guarded UPDATE's batch. */
 export const HAND_OFF_BATCH = 500;
 

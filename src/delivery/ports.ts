@@ -40,6 +40,7 @@ export type DeliverySettings = Pick<
   | 'webhookRetryMaxMs'
   | 'brokerRepublishAfterMs'
   | 'brokerHandOffWindow'
+  | 'brokerEvents'
 >;
 
 /** The messages table as the dispatchers, the broker consumers and the purger use it: claims, hand-offs, lease renewal, outcomes. */

@@ -1,16 +1,24 @@
 import { Cluster, Redis } from 'ioredis';
 import { withDeadline } from '../core/deadline.js';
-import type { Settings } from '../settings/settings.js';
 
 /**
- * The shared Redis client from settings: a Cluster when seed nodes are given, else one server, else
- * none. `onError` hears connection errors (without a listener ioredis prints each one to stderr
- * as an "Unhandled error event"); `onReady` hears every (re)connection.
+ * Which Redis the backend shares its state in, as `main/backend/backend.ts` decided it from the
+ * settings: one server (its URL) or a Cluster (its seed nodes, `host:port`).
+ */
+export type RedisTarget =
+  | { readonly kind: 'redis'; readonly url: string }
+  | { readonly kind: 'redis-cluster'; readonly nodes: readonly string[] };
+
+/**
+ * The shared Redis client of `target`: a Cluster or one server, as decided. `onError` hears
+ * connection errors (without a listener ioredis prints each one to stderr as an "Unhandled error
+ * event"); `onReady` hears every (re)connection.
  */
 export function createRedisClient(
-  settings: Pick<Settings, 'redisUrl' | 'redisClusterNodes' | 'redisCommandTimeoutMs'>,
+  target: RedisTarget,
+  commandTimeoutMs: number,
   events: { onError?: (error: Error) => void; onReady?: () => void } = {},
-): Redis | Cluster | undefined {
+): Redis | Cluster {
   // Commands fail fast while Redis is down (the breaker decides what happens then) instead of
   // queueing without bound; reconnection goes on in the background. A frozen Redis (no answer,
   // no error) fails a command after `commandTimeout` instead of hanging its caller: an admin
@@ -19,21 +27,21 @@ export function createRedisClient(
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
     connectTimeout: 2000,
-    commandTimeout: settings.redisCommandTimeoutMs,
+    commandTimeout: commandTimeoutMs,
     lazyConnect: false,
   } as const;
-  let client: Redis | Cluster | undefined;
-  if (settings.redisClusterNodes.length) {
-    const nodes = settings.redisClusterNodes.map((hostPort) => {
-      const [host, port] = hostPort.split(':');
-      return { host: host || '127.0.0.1', port: Number(port) || 6379 };
-    });
-    client = new Cluster(nodes, { redisOptions: common, enableOfflineQueue: true });
-  } else if (settings.redisUrl) {
-    client = new Redis(settings.redisUrl, common);
-  }
-  client?.on('error', (error: Error) => events.onError?.(error));
-  if (events.onReady) client?.on('ready', events.onReady);
+  const client =
+    target.kind === 'redis-cluster'
+      ? new Cluster(
+          target.nodes.map((hostPort) => {
+            const [host, port] = hostPort.split(':');
+            return { host: host || '127.0.0.1', port: Number(port) || 6379 };
+          }),
+          { redisOptions: common, enableOfflineQueue: true },
+        )
+      : new Redis(target.url, common);
+  client.on('error', (error: Error) => events.onError?.(error));
+  if (events.onReady) client.on('ready', events.onReady);
   return client;
 }
 

@@ -8,13 +8,17 @@ import pino from 'pino';
 import { loggerOptions } from '../infra/logging.js';
 import type { Services } from '../services/contracts.js';
 import type { Settings } from '../settings/settings.js';
+import type { Backend } from './backend/backend.js';
 import { createRuntime } from './runtime.js';
 
-export async function withServices<T>(settings: Settings, work: (services: Services) => Promise<T>): Promise<T> {
-  // Logs on stderr: stdout carries the command's answer (JSON a script may parse).
-  const runtime = await createRuntime(settings, { logger: pino(loggerOptions('warn'), pino.destination(2)), requireSchema: true });
+/** `work` receives the services and the kind of backend the runtime chose (`backend/backend.ts` decides it). */
+export async function withServices<T>(settings: Settings, work: (services: Services, backend: Backend['kind']) => Promise<T>): Promise<T> {
+  // Logs on stderr: stdout carries the command's answer (JSON a script may parse). Through
+  // process.stderr (synchronous on files, pipes and terminals), so a test running commands in
+  // process sees them too.
+  const runtime = await createRuntime(settings, { logger: pino(loggerOptions('warn'), process.stderr), requireSchema: true });
   try {
-    return await work(runtime.services);
+    return await work(runtime.services, runtime.backend.kind);
   } finally {
     await runtime.close();
   }

@@ -53,7 +53,7 @@ export const dueFeedDeps = (runtime: Runtime): DueFeedDeps => ({
   clock: runtime.clock,
   logger: runtime.logger,
   onAccepted: runtime.onAccepted,
-  dueIndex: runtime.backend.dueIndex,
+  dueIndex: runtime.backend.kind === 'embedded' ? undefined : runtime.backend.dueIndex,
   wakeBus: runtime.backend.wakeBus,
 });
 

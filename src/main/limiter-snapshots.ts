@@ -23,8 +23,8 @@ export interface LimiterSnapshots {
 /** Restores the snapshot and starts saving; undefined when the limiter is Redis's or snapshots are off. */
 export async function keepLimiterSnapshots(runtime: Runtime): Promise<LimiterSnapshots | undefined> {
   const { settings, logger, clock } = runtime;
+  if (runtime.backend.kind !== 'embedded' || settings.limiterSnapshotMs === 0) return undefined;
   const store = runtime.backend.memoryStore;
-  if (!store || settings.limiterSnapshotMs === 0) return undefined;
   const snapshots = new LimiterSnapshotsRepository(runtime.database);
 
   const stored = await snapshots.load(SNAPSHOT_NAME);

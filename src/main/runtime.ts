@@ -71,7 +71,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     clock,
     logger,
     migrate: options.migrate ?? true,
-    busEvents: brokerConfigured(settings),
+    busEvents: brokerConfigured(settings) && settings.brokerEvents,
     requireSchema: options.requireSchema ?? false,
   });
   const closers = new CloseStack();
@@ -83,7 +83,15 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     const caches = createConfigCaches(context);
     const { services, resolver, onAccepted } = createServices(context, caches);
     const http = once(() =>
-      httpDeps({ settings, services, directory: caches.directory, metrics, clock, logger, sharedLimiter: backend.sharedLimiter }),
+      httpDeps({
+        settings,
+        services,
+        directory: caches.directory,
+        metrics,
+        clock,
+        logger,
+        sharedLimiter: backend.kind === 'embedded' ? undefined : backend.limiter,
+      }),
     );
     return {
       settings,

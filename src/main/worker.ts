@@ -30,8 +30,10 @@ export function startWorker(runtime: Runtime, fallbackProvider: Provider, option
 
 export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes: WakeSource): DeliveryDeps {
   const { settings, backend, repositories } = runtime;
-  const roster = backend.roster(settings.partitions);
-  const broker = backend.broker;
+  const shared = backend.kind === 'embedded' ? undefined : backend;
+  // Several workers share the partitions through a roster; with the broker, its consumers are
+  // the membership; embedded, this worker holds them all.
+  const roster = shared && backend.broker.kind === 'none' ? shared.roster(settings.partitions) : undefined;
   return {
     settings,
     clock: runtime.clock,
@@ -42,8 +44,7 @@ export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes
     tenants: repositories.tenants,
     limiter: backend.limiter,
     locks: backend.locks,
-    ...(backend.dueIndex ? { dueIndex: backend.dueIndex } : {}),
-    // Several workers share the partitions; without one, this worker holds them all.
+    ...(shared ? { dueIndex: shared.dueIndex } : {}),
     ...(roster ? { roster } : {}),
     wakes,
     onConfigChange: (listener) => runtime.onConfigChange(listener),
@@ -52,8 +53,8 @@ export function deliveryDeps(runtime: Runtime, fallbackProvider: Provider, wakes
     webhookEvents: repositories.webhookEvents,
     pendingReceipts: repositories.receipts,
     fallbackProvider,
-    // With the broker: hand-off, consumers and the events bus instead of the roster (undefined then).
-    ...(broker ? { broker } : {}),
+    // With the broker: hand-off, consumers and the events bus instead of the roster.
+    ...(backend.broker.kind === 'jetstream' ? { broker: backend.broker.port } : {}),
     busEvents: repositories.busEvents,
   };
 }

@@ -8,8 +8,8 @@ import type { QuietHours } from '../admission/quiet-hours.js';
 import type { TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
 import type { SluiceError } from '../core/errors.js';
+import type { EventStatus, EventType, TenantStatus } from '../core/lifecycle.js';
 import type { Decision, Rule } from '../limiter/index.js';
-import type { EventStatus, EventType, TenantStatus } from '../storage/schema.js';
 import type { AdminMessageView, BanStatusView, MessageSearch, MessageSearchPage, RulesPreviewView } from './lookup-views.js';
 import type { ReceiptService } from './receipt-service.js';
 import type {

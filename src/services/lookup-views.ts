@@ -3,7 +3,7 @@
  * the rules dry run), as plain types; `api/lookups.ts` holds the wire's schemas to them.
  */
 import type { Channel } from '../core/channels.js';
-import type { MessageStatus } from '../storage/schema.js';
+import type { MessageStatus } from '../core/lifecycle.js';
 import type { MessageFraudView, MessageView, RuleView, WebhookEventView } from './views.js';
 
 /** A message as the admin search lists it: its view without the attempts (the detail has them). */

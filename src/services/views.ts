@@ -8,9 +8,9 @@ import type { FraudFlag, FraudMode, FraudOutcome, FraudPolicy, FraudRule, SmsPri
 import type { QuietHours } from '../admission/quiet-hours.js';
 import type { TemplateSpec } from '../admission/templates.js';
 import type { Channel } from '../core/channels.js';
+import type { EventStatus, EventType, MessageStatus, TenantStatus } from '../core/lifecycle.js';
 import type { Algorithm, FallbackMode, RiskEffect, RiskMode, RiskRuleKind } from '../limiter/index.js';
 import type { ProviderKind } from '../providers/kinds.js';
-import type { EventStatus, EventType, MessageStatus, TenantStatus } from '../storage/schema.js';
 
 /** One attempt to hand a message to a provider. Times are ISO 8601, as in every view. */
 export interface DeliveryAttemptView {

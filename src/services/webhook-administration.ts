@@ -1,12 +1,12 @@
 /** Tenants' webhook endpoints and their events, for the admin API and the CLI (contract: `WebhookAdminService`). */
 import { SluiceError } from '../core/errors.js';
+import { EVENT_TYPES, type EventStatus, type EventType } from '../core/lifecycle.js';
 import { maskUrl } from '../core/urls.js';
 import { resolvedWebhookUrlProblem, type WebhookUrlPolicy } from '../core/webhook-urls.js';
 import type { Clock } from '../limiter/index.js';
 import type { TenantsRepository } from '../storage/repositories/tenants.js';
 import type { WebhookEvent, WebhookEventsRepository } from '../storage/repositories/webhook-events.js';
 import type { Webhook, WebhooksRepository } from '../storage/repositories/webhooks.js';
-import { EVENT_TYPES, type EventStatus, type EventType } from '../storage/schema.js';
 import type { NewWebhookInput, WebhookAdminService, WebhookEventView, WebhookPatch, WebhookView, WebhookWithSecret } from './contracts.js';
 
 /** Subscribed when a webhook names no events: every status change but the acceptance. */

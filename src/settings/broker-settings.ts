@@ -84,6 +84,13 @@ export const BROKER_SETTINGS = {
     description:
       "Jobs of one partition in the broker at once (handed off, not finished), shared among the tenants as the send slots are (up to twice this with tenants below their shares); the rest wait in the due index, in the fair order. 0: SLUICE_SEND_CONCURRENCY, which one worker's consumer pulls at once (it pulls up to twice SLUICE_SEND_CONCURRENCY), so the stream queues no tenant's jobs behind another's. Raise it with several workers pulling one partition; above what the consumers pull, jobs wait in the stream in hand-off order.",
   }),
+  brokerEvents: spec({
+    env: 'SLUICE_BROKER_EVENTS',
+    kind: 'bool',
+    default: true,
+    description:
+      'With the broker on, every status change is also published to the status events stream (`<prefix>.events.<tenantId>.<type>`) through its SQL outbox. Off when nothing consumes that stream: the outbox row written, read and deleted per change is then saved (webhooks are not affected).',
+  }),
   brokerEventsMaxAgeHours: spec({
     env: 'SLUICE_BROKER_EVENTS_MAX_AGE_HOURS',
     kind: 'int',

@@ -29,7 +29,7 @@ function encode(value: number, length: number): string {
   return out;
 }
 
-/** Random bytes drawn 4 KiB at a time: one `randomBytes` call costs ~8 µs, whatever its size. */
+/** Random bytes drawn 4 KiB at a time: a `randomBytes` call costs the same whatever its size. */
 let pool = Buffer.alloc(0);
 let poolOffset = 0;
 

@@ -14,23 +14,14 @@
  */
 import type { Generated, Selectable } from 'kysely';
 import type { Channel } from '../core/channels.js';
+import type { EventStatus, EventType, MessageStatus, TenantStatus } from '../core/lifecycle.js';
 import type { FallbackMode } from '../limiter/index.js';
 import type { ProviderKind } from '../providers/kinds.js';
 
 export type { Channel } from '../core/channels.js';
 
-/** Lifecycle of a tenant: a suspended tenant's sends are rejected (`TENANT_SUSPENDED`). */
-export const TENANT_STATUSES = ['active', 'suspended'] as const;
-export type TenantStatus = (typeof TENANT_STATUSES)[number];
-
-/**
- * Lifecycle of a message (DESIGN.md §6):
- * `queued|scheduled → sending → sent | failed`, `sending → scheduled` (retry), `queued|scheduled → canceled`,
- * and `sent → delivered | undelivered` on the vendor's delivery receipt (SMS only: other channels stop at `sent`).
- * Every move is a guarded UPDATE; nothing moves backwards.
- */
-export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'sent', 'failed', 'canceled', 'delivered', 'undelivered'] as const;
-export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+/** The lifecycle vocabulary, owned by core/ (shared with the API, CLI and console). */
+export type { EventStatus, EventType, MessageStatus, TenantStatus } from '../core/lifecycle.js';
 
 /** How one delivery attempt ended: `retryable` failures are retried with backoff, `permanent` ones fail the message. */
 export type AttemptOutcome = 'sent' | 'retryable' | 'permanent';
@@ -246,21 +237,6 @@ export interface PendingReceiptsTable {
   at: number;
   received_at: number;
 }
-
-/** Subscribable message events (docs/api.md, "Status callbacks"); the type of a `webhook_events` row. */
-export const EVENT_TYPES = [
-  'message.accepted',
-  'message.sent',
-  'message.failed',
-  'message.canceled',
-  'message.delivered',
-  'message.undelivered',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** An event row's state: `pending` until its endpoint answered 2xx (`delivered`) or it was given up (`failed`). */
-export const EVENT_STATUSES = ['pending', 'delivered', 'failed'] as const;
-export type EventStatus = (typeof EVENT_STATUSES)[number];
 
 export interface WebhooksTable {
   id: string;

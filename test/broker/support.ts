@@ -30,8 +30,11 @@ export function brokerOptions(url: string, overrides: Partial<JetStreamBrokerOpt
     eventsMaxAgeMs: 3_600_000,
     eventsMaxBytes: 16 * 1024 * 1024,
     requestTimeoutMs: 2000,
+    publishTryMs: 1000,
+    publishDeadlineMs: 10_000,
     // Heartbeats every second: a pull whose consumer vanished notices within ~2 s.
     pullExpiresMs: 2000,
+    pullHeartbeatMs: 500,
     ...overrides,
   };
 }

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TimeoutError } from '@nats-io/transport-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   authenticatorOf,
@@ -15,6 +16,9 @@ import {
 } from '../../src/broker/connection.js';
 import { decodeDueJob, encodeDueJob } from '../../src/broker/due-job.js';
 import { backoffMs, consumerConfig, JetStreamNames } from '../../src/broker/jetstream-resources.js';
+import { isLeaderGap, jitteredPauseMs } from '../../src/broker/leader-change.js';
+import { BrokerUnavailableError } from '../../src/broker/port.js';
+import { brokerRetryMs } from '../../src/delivery/hand-off.js';
 import { dueJob } from './support.js';
 
 describe('due job wire form', () => {
@@ -112,5 +116,18 @@ describe('JetStream resources', () => {
       backoff: undefined,
       filter_subject: 'sluice-prod.deliver.sms.>',
     });
+  });
+});
+
+describe('riding out a leader change', () => {
+  it('tries again after a jittered pause that grows to 500 ms, on a timeout only; a failed hand-off ticks again within 100–500 ms', () => {
+    expect([0, 1, 2, 5, 20].map((n) => jitteredPauseMs(n, () => 1))).toEqual([50, 100, 200, 500, 500]);
+    expect(jitteredPauseMs(3, () => 0)).toBe(0);
+    expect(isLeaderGap(new TimeoutError())).toBe(true);
+    expect(isLeaderGap(new Error('x', { cause: new TimeoutError() }))).toBe(true);
+    expect(isLeaderGap(new Error('permissions violation'))).toBe(false);
+    expect(brokerRetryMs(new BrokerUnavailableError('away'), () => 0)).toBe(100);
+    expect(brokerRetryMs(new BrokerUnavailableError('away'), () => 1)).toBe(500);
+    expect(brokerRetryMs(new Error('database away'))).toBeUndefined();
   });
 });

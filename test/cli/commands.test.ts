@@ -1,19 +1,19 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../delivery/delivery-support.js';
+import { cliArgs, sluice as runSluice } from '../support/cli.js';
 import { freePort } from '../support/net.js';
+import { type Server, startServer, stopInstance } from '../support/serve-instance.js';
+import { until } from '../support/wait.js';
 
-const run = promisify(execFile);
-const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
-
-/** The operator commands on one SQLite database, each a real `sluice` process; `send` goes through a running server. */
-// Each command is a process that builds a runtime: seconds apiece on a loaded machine.
+/**
+ * The operator commands on one SQLite database, run in process as the executable runs them;
+ * `send` goes through a running server, and `serve` is a real process.
+ */
 describe('sluice CLI', { timeout: 180_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
   const env: Record<string, string> = {
@@ -25,16 +25,12 @@ describe('sluice CLI', { timeout: 180_000 }, () => {
     // The CLI changes the database behind the server's back: no cache, so the server sees them at once.
     SLUICE_CONFIG_CACHE_MS: '0',
   };
-  let server: ChildProcess | undefined;
-  afterAll(() => {
-    server?.kill('SIGTERM');
+  let server: Server | undefined;
+  afterAll(async () => {
+    if (server) await stopInstance(server);
   });
 
-  const attempt = (args: string[], extraEnv: Record<string, string> = {}) =>
-    run(process.execPath, ['--import', tsx, cli, ...args], { env: { ...env, ...extraEnv }, cwd: dir }).then(
-      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
-    );
+  const attempt = (args: string[], extraEnv: Record<string, string> = {}) => runSluice(args, { ...env, ...extraEnv });
   const sluice = async (...args: string[]) => {
     const result = await attempt(args);
     if (result.code !== 0) throw new Error(`sluice ${args.join(' ')} failed: ${result.stderr}`);
@@ -102,21 +98,7 @@ describe('sluice CLI', { timeout: 180_000 }, () => {
     expect(
       (await attempt(['send', '--url', url, '--key', tenant.apiKey, '--channel', 'sms', '--to', '13800138000', '--body', 'hi'])).stderr,
     ).toContain('UNAVAILABLE');
-    server = spawn(process.execPath, ['--import', tsx, cli, 'serve', '--roles', 'api'], {
-      env: { ...env, SLUICE_PORT: String(port) },
-      cwd: dir,
-      stdio: 'ignore',
-    });
-    for (let i = 0; i < 100; i++) {
-      if (
-        await fetch(`${url}/healthz`).then(
-          (r) => r.ok,
-          () => false,
-        )
-      )
-        break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    server = await startServer({ ...env, SLUICE_PORT: String(port) }, { roles: 'api', cwd: dir, isolated: true });
 
     const sendArgs = (to: string) => ['send', '--url', url, '--key', tenant.apiKey, '--channel', 'sms', '--to', to, '--body', 'hi'];
     const send = (to: string) => attempt(sendArgs(to));
@@ -380,34 +362,37 @@ describe('sluice CLI', { timeout: 180_000 }, () => {
   });
 
   it('serve --roles worker answers its probes and metrics, and no API route', async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const worker = spawn(process.execPath, ['--import', tsx, cli, 'serve', '--roles', 'worker'], {
-      env: { ...env, SLUICE_PORT: String(port) },
-      cwd: dir,
-      stdio: 'ignore',
-    });
+    const worker = await startServer(env, { roles: 'worker', cwd: dir, isolated: true });
+    const { url } = worker;
     try {
-      const healthy = async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.ok === true;
-      expect(await waitFor(healthy, 10_000)).toBe(true);
       expect((await fetch(`${url}/readyz`)).status).toBe(200);
       // Its dispatchers' metrics: the embedded locks are its own.
       const holds = async () => (await (await fetch(`${url}/metrics`)).text()).includes('sluice_lock_held{partition="sms:0"} 1');
-      expect(await waitFor(holds, 5000)).toBe(true);
+      await until(holds, { timeoutMs: 5000, what: 'the worker holding partition sms:0' });
       const api = await fetch(`${url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       expect(api.status).toBe(404);
       expect(((await api.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
     } finally {
-      worker.kill('SIGTERM');
+      await stopInstance(worker);
     }
   });
 
+  // A real process: its dispatchers would log on standard output.
   it('serve on a port in use says so and exits 1, without starting its dispatchers', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as { port: number }).port;
     try {
-      const result = await refused(['serve'], 'the address is in use', { SLUICE_PORT: String(port), SLUICE_LOG_LEVEL: 'info' });
+      const result = await promisify(execFile)(process.execPath, [...cliArgs, 'serve'], {
+        env: { ...env, PATH: process.env.PATH ?? '', SLUICE_PORT: String(port), SLUICE_LOG_LEVEL: 'info' },
+        cwd: dir,
+      }).then(
+        () => ({ code: 0, stdout: '', stderr: '' }),
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('the address is in use');
+      expect(result.stderr).not.toMatch(/\n\s+at /);
       expect(result.stdout).not.toContain('dispatcher holds its partition');
     } finally {
       taken.close();

@@ -1,27 +1,17 @@
-/** `sluice fraud set|show` and `sluice prices set|show`: a tenant's SMS pumping protection from a shell, each a real process. */
-import { execFile } from 'node:child_process';
+/** `sluice fraud set|show` and `sluice prices set|show`: a tenant's SMS pumping protection from a shell, run in process. */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-
-const run = promisify(execFile);
-const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+import { sluice as runSluice } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-fraud-'));
 const env: Record<string, string> = {
-  PATH: process.env.PATH ?? '',
   SLUICE_DB_URL: `sqlite:${join(dir, 'db.sqlite')}`,
   SLUICE_SECRET_KEY_FILE: join(dir, 'secret.key'),
   SLUICE_LOG_LEVEL: 'silent',
 };
-const attempt = (args: string[]) =>
-  run(process.execPath, ['--import', tsx, cli, ...args], { env, cwd: dir }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
-  );
+const attempt = (args: string[]) => runSluice(args, env);
 const sluice = async (...args: string[]) => {
   const result = await attempt(args);
   if (result.code !== 0) throw new Error(`sluice ${args.join(' ')} failed: ${result.stderr}`);

@@ -1,30 +1,20 @@
-/** `sluice messages find`, `sluice rules preview` and `sluice ban show|lift`: the admin lookups from a shell, each a real process. */
-import { execFile } from 'node:child_process';
+/** `sluice messages find`, `sluice rules preview` and `sluice ban show|lift`: the admin lookups from a shell, run in process. */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createRepositories, openDatabase } from '../../src/storage/index.js';
+import { sluice as runSluice } from '../support/cli.js';
 import { describeWith, servers } from '../support/servers.js';
-
-const run = promisify(execFile);
-const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-lookups-'));
 const dbUrl = `sqlite:${join(dir, 'db.sqlite')}`;
 const env: Record<string, string> = {
-  PATH: process.env.PATH ?? '',
   SLUICE_DB_URL: dbUrl,
   SLUICE_SECRET_KEY_FILE: join(dir, 'secret.key'),
   SLUICE_LOG_LEVEL: 'silent',
 };
-const attempt = (args: string[], extraEnv: Record<string, string> = {}) =>
-  run(process.execPath, ['--import', tsx, cli, ...args], { env: { ...env, ...extraEnv }, cwd: dir }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
-  );
+const attempt = (args: string[], extraEnv: Record<string, string> = {}) => runSluice(args, { ...env, ...extraEnv });
 const sluice = async (args: string[], extraEnv: Record<string, string> = {}) => {
   const result = await attempt(args, extraEnv);
   if (result.code !== 0) throw new Error(`sluice ${args.join(' ')} failed: ${result.stderr}`);

@@ -1,13 +1,8 @@
 /** `sluice tenant list` prints every tenant, however many pages the admin API takes to list them. */
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../http/support.js';
-
-const run = promisify(execFile);
-const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+import { sluice } from '../support/cli.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -20,14 +15,10 @@ afterAll(async () => {
 });
 
 it('sluice tenant list prints all 1,001 tenants', async () => {
-  const { stdout } = await run(process.execPath, ['--import', tsx, cli, 'tenant', 'list'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      SLUICE_DB_URL: `sqlite:${join(t.dir, 'db.sqlite')}`,
-      SLUICE_SECRET_KEY_FILE: join(t.dir, 'secret.key'),
-      SLUICE_LOG_LEVEL: 'silent',
-    },
-    maxBuffer: 64 * 1024 * 1024,
+  const { stdout } = await sluice(['tenant', 'list'], {
+    SLUICE_DB_URL: `sqlite:${join(t.dir, 'db.sqlite')}`,
+    SLUICE_SECRET_KEY_FILE: join(t.dir, 'secret.key'),
+    SLUICE_LOG_LEVEL: 'silent',
   });
   const tenants = JSON.parse(stdout) as { name: string }[];
   expect(tenants).toHaveLength(1001);

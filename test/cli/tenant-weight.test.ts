@@ -1,13 +1,8 @@
 /** `sluice tenant create --send-weight N` and `sluice tenant set-weight ID N`: the admin API's range, its refusals in one line. */
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../http/support.js';
-
-const run = promisify(execFile);
-const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+import { type CliResult, sluice as runSluice } from '../support/cli.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -18,19 +13,13 @@ afterAll(async () => {
 });
 
 const sluice = (...args: string[]) =>
-  run(process.execPath, ['--import', tsx, cli, ...args], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      SLUICE_DB_URL: `sqlite:${join(t.dir, 'db.sqlite')}`,
-      SLUICE_SECRET_KEY_FILE: join(t.dir, 'secret.key'),
-      SLUICE_LOG_LEVEL: 'silent',
-    },
-  }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
-  );
+  runSluice(args, {
+    SLUICE_DB_URL: `sqlite:${join(t.dir, 'db.sqlite')}`,
+    SLUICE_SECRET_KEY_FILE: join(t.dir, 'secret.key'),
+    SLUICE_LOG_LEVEL: 'silent',
+  });
 
-it('creates a tenant with a send weight, changes it, and refuses one outside 1..100 as the API does', { timeout: 120_000 }, async () => {
+it('creates a tenant with a send weight, changes it, and refuses one outside 1..100 as the API does', async () => {
   const created = await sluice('tenant', 'create', 'weighted', '--send-weight', '5');
   expect(created.code, created.stderr).toBe(0);
   const id = (JSON.parse(created.stdout) as { id: string }).id;
@@ -48,7 +37,8 @@ it('creates a tenant with a send weight, changes it, and refuses one outside 1..
     [['tenant', 'create', 'too-heavy', '--send-weight', '101'], 'INVALID_REQUEST: sendWeight'],
     [['tenant', 'set-weight', 'no-such-tenant', '2'], 'NOT_FOUND'],
   ] as const;
-  const results = await Promise.all(refusals.map(([args]) => sluice(...args)));
+  const results: CliResult[] = [];
+  for (const [args] of refusals) results.push(await sluice(...args));
   refusals.forEach(([args, expected], i) => {
     expect(results[i]!.code, args.join(' ')).toBe(1);
     expect(results[i]!.stderr).toContain(expected);

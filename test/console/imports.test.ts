@@ -14,7 +14,7 @@ const ALLOWED_OUTSIDE = [
   '../src/core/channels.js',
   '../src/limiter/types.js',
   '../src/providers/kind-names.js',
-  '../src/storage/schema.js',
+  '../src/core/lifecycle.js',
 ];
 
 function files(dir: string): string[] {

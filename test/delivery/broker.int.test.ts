@@ -8,6 +8,7 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { DELIVERY_LIMIT_ERROR } from '../../src/delivery/attempt.js';
+import { deliveryDeps } from '../../src/main/worker.js';
 import { describeWith, servers } from '../support/servers.js';
 import {
   type BrokerFixture,
@@ -38,7 +39,9 @@ describeWith(natsUrl && redisUrl, 'SLUICE_TEST_NATS_URL and SLUICE_TEST_REDIS_UR
   for (const mode of ['Redis due index', 'embedded due query'] as const) {
     it(`${mode}: hands every due message to the broker once, sends each once, and puts every status event on the bus`, async () => {
       const f = await fixture(natsUrl, mode === 'Redis due index' ? { redisUrl } : {});
-      expect(f.runtime.backend.roster(1)).toBeUndefined();
+      // The broker's consumers are the membership: no roster of our own, on either backend.
+      expect(f.runtime.backend.broker.kind).toBe('jetstream');
+      expect(deliveryDeps(f.runtime, undefined as never, undefined as never).roster).toBeUndefined();
       expect(f.delivery.consumers).toHaveLength(3);
       const tenant = await stubTenant(f, 'flow');
       const now = Date.now();
@@ -102,6 +105,36 @@ describeWith(natsUrl && redisUrl, 'SLUICE_TEST_NATS_URL and SLUICE_TEST_REDIS_UR
     expect(await metricValue(f.runtime, 'sluice_broker_redeliveries_total')).toBe(0);
     const arrivals = ids.map((id) => f.stub.arrivals.get(id)![0]!).sort((a, b) => a - b);
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(2000);
+  });
+
+  it('sends waiting for their pace, more than ten, raise no MaxListenersExceededWarning on the shutdown signal', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => {
+      if (warning.name === 'MaxListenersExceededWarning') warnings.push(warning);
+    };
+    process.on('warning', onWarning);
+    try {
+      const f = await fixture(natsUrl, { redisUrl, env: { SLUICE_SEND_CONCURRENCY: '8', SLUICE_BROKER_HANDOFF_WINDOW: '16' } });
+      const tenant = await stubTenant(f, 'crowd', { qps: 1 });
+      await sendMessages(f.runtime, tenant.apiKey, 20);
+      const inFlight = () => f.delivery.consumers.reduce((sum, consumer) => sum + consumer.inFlight, 0);
+      // Pulled (up to twice the concurrency) and waiting for their pace at once: each listens on the consumer's one shutdown signal.
+      expect(await waitFor(async () => inFlight() >= 12, 20_000)).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((warning) => warning.message)).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('SLUICE_BROKER_EVENTS=false: messages are sent, and no status event is written to the outbox or the bus', async () => {
+    const f = await fixture(natsUrl, { redisUrl, env: { SLUICE_BROKER_EVENTS: 'false' } });
+    expect(f.delivery.busPublishers).toHaveLength(0);
+    const tenant = await stubTenant(f, 'quiet');
+    const ids = await sendMessages(f.runtime, tenant.apiKey, 20);
+    expect(await waitFor(async () => (await countFinal(f.runtime, ids)) === ids.length, 30_000)).toBe(true);
+    expect(await f.runtime.repositories.busEvents.count()).toBe(0);
+    expect(await busEvents(natsUrl, f.prefix).catch(() => [])).toEqual([]);
   });
 
   it('the last delivery of a job fails its message with the reason, and its status event reaches the bus', async () => {

@@ -210,11 +210,7 @@ describeWith(redisBin, 'SLUICE_TEST_REDIS_BIN', 'Redis Cluster failover (3 maste
   }
 
   const sluiceClient = () =>
-    createRedisClient({
-      redisUrl: '',
-      redisClusterNodes: cluster.startupNodes.map((node) => `${node.host}:${node.port}`),
-      redisCommandTimeoutMs: 1000,
-    }) as Cluster;
+    createRedisClient({ kind: 'redis-cluster', nodes: cluster.startupNodes.map((node) => `${node.host}:${node.port}`) }, 1000) as Cluster;
 
   it('fails decisions only during the failover (sluice client options), then Redis decides again', async () => {
     const client = sluiceClient();

@@ -96,8 +96,12 @@ export interface PrivateNatsCluster {
   urls: string[];
   /** Node names (`n1`…), as JetStream reports its leaders. */
   names: string[];
+  /** Each node's `http://127.0.0.1:PORT` monitoring endpoint (`/jsz`), by name. */
+  monitorUrls: Map<string, string>;
   /** SIGKILLs the node of that name. */
   kill(name: string): Promise<void>;
+  /** Starts a killed node again on its ports and store (it catches up with the others). */
+  restart(name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -129,29 +133,26 @@ export async function startPrivateNatsCluster(bin = privateNatsBin, size = 3): P
     rmSync(root, { recursive: true, force: true });
   };
   const routes = nodes.map((node) => `nats://127.0.0.1:${node.clusterPort}`).join(',');
-  const started = await Promise.all(
-    nodes.map((node) =>
-      spawnNats(bin, [
-        '-js',
-        '-a',
-        '127.0.0.1',
-        '-p',
-        String(node.port),
-        '-m',
-        String(node.monitorPort),
-        '-sd',
-        join(root, node.name),
-        '--server_name',
-        node.name,
-        '--cluster_name',
-        'sluice-test',
-        '--cluster',
-        `nats://127.0.0.1:${node.clusterPort}`,
-        '--routes',
-        routes,
-      ]),
-    ),
-  );
+  const argsOf = (node: (typeof nodes)[number]) => [
+    '-js',
+    '-a',
+    '127.0.0.1',
+    '-p',
+    String(node.port),
+    '-m',
+    String(node.monitorPort),
+    '-sd',
+    join(root, node.name),
+    '--server_name',
+    node.name,
+    '--cluster_name',
+    'sluice-test',
+    '--cluster',
+    `nats://127.0.0.1:${node.clusterPort}`,
+    '--routes',
+    routes,
+  ];
+  const started = await Promise.all(nodes.map((node) => spawnNats(bin, argsOf(node))));
   started.forEach((child, index) => {
     if (child) children.set(nodes[index]!.name, child);
   });
@@ -171,15 +172,25 @@ export async function startPrivateNatsCluster(bin = privateNatsBin, size = 3): P
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  const kill = async (name: string) => {
+    const child = children.get(name);
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+  };
   return {
     urls: nodes.map((node) => `nats://127.0.0.1:${node.port}`),
     names: nodes.map((node) => node.name),
-    kill: async (name) => {
-      const child = children.get(name);
-      if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await exited;
+    monitorUrls: new Map(nodes.map((node) => [node.name, `http://127.0.0.1:${node.monitorPort}`])),
+    kill,
+    restart: async (name) => {
+      const node = nodes.find((candidate) => candidate.name === name);
+      if (node === undefined) throw new Error(`no node ${name}`);
+      await kill(name);
+      const child = await spawnNats(bin, argsOf(node));
+      if (child === undefined) throw new Error(`could not restart ${name}`);
+      children.set(name, child);
     },
     stop: stopAll,
   };

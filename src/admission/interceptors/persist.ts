@@ -12,8 +12,8 @@ export function persistInterceptor(messages: MessageWriter): Interceptor {
     async run(context) {
       const message = context.message!;
       const tenantId = context.tenant!.id;
-      // Spelled out, not `{ ...message, … }`: that spread's generic copy cost a quarter of the
-      // chain's CPU (60 → 45 µs per message, in process, SQLite durable).
+      // Spelled out, not `{ ...message, … }`: that spread takes V8's generic copy and leaves rows
+      // of changing shapes downstream, on the hottest path.
       const row: NewMessage = {
         channel: message.channel,
         recipient: message.recipient,

@@ -1,6 +1,6 @@
 /** `sluice messages find`: a tenant's messages to one recipient, newest first (the admin search). */
 import { type Command, InvalidArgumentError } from 'commander';
-import { MESSAGE_STATUSES, type MessageStatus } from '../../storage/schema.js';
+import { MESSAGE_STATUSES, type MessageStatus } from '../../core/lifecycle.js';
 import { channelArg, integerArg, oneOf } from '../arguments.js';
 import type { CommandContext } from '../context.js';
 

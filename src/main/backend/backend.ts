@@ -5,19 +5,24 @@
  * the limiter and its breaker, the risk event store, the change bus, locks, the due index, the
  * wake bus, the worker roster and the shared tier of the live caches.
  */
+import type { RedisTarget } from '../../infra/redis-client.js';
 import type { Settings } from '../../settings/settings.js';
 import { embeddedBackend } from './embedded.js';
 import { redisBackend } from './redis.js';
 import type { Backend, BackendContext } from './types.js';
 
-export type { Backend, BackendContext } from './types.js';
+export type { Backend, BackendContext, BrokerAxis, EmbeddedBackend, RedisBackend } from './types.js';
+
+/** The backend's kind and, for Redis, where it is: decided from the settings once, here. */
+export type BackendChoice = { readonly kind: 'embedded' } | RedisTarget;
 
 /** The one switch: Redis Cluster seeds choose the cluster, else a Redis URL Redis; neither, the embedded default. */
-export function backendKindOf(settings: Pick<Settings, 'redisUrl' | 'redisClusterNodes'>): Backend['kind'] {
-  if (settings.redisClusterNodes.length > 0) return 'redis-cluster';
-  return settings.redisUrl ? 'redis' : 'embedded';
+export function backendChoiceOf(settings: Pick<Settings, 'redisUrl' | 'redisClusterNodes'>): BackendChoice {
+  if (settings.redisClusterNodes.length > 0) return { kind: 'redis-cluster', nodes: settings.redisClusterNodes };
+  return settings.redisUrl ? { kind: 'redis', url: settings.redisUrl } : { kind: 'embedded' };
 }
 
 export function createBackend(context: BackendContext): Backend {
-  return backendKindOf(context.settings) === 'embedded' ? embeddedBackend(context) : redisBackend(context);
+  const choice = backendChoiceOf(context.settings);
+  return choice.kind === 'embedded' ? embeddedBackend(context) : redisBackend(context, choice);
 }

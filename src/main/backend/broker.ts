@@ -2,7 +2,7 @@
  * The broker hand-off's adapter, chosen with the backend (docs/operations.md, "Brokers"): with
  * SLUICE_BROKER_URL, NATS JetStream (`broker/jetstream.ts`); without it, none, and nothing of
  * the hand-off runs. This and `brokerConfigured` are the only places that read the setting; the
- * roles receive the port (`Backend.broker`). Its observer feeds the metrics and the log (each
+ * roles receive the port (`Backend.broker`, the broker axis). Its observer feeds the metrics and the log (each
  * kind of trouble one line per 10 s), never a credential.
  */
 import { hostname } from 'node:os';
@@ -12,14 +12,13 @@ import { withDeadline } from '../../core/deadline.js';
 import { ThrottledLog } from '../../infra/throttled-log.js';
 import type { ReadinessProbe } from '../../services/health-service.js';
 import type { Settings } from '../../settings/settings.js';
-import type { BackendContext } from './types.js';
+import type { BackendContext, BrokerAxis } from './types.js';
 
 /** Whether a broker is configured: status changes then also write their bus events (the storage wing asks). */
 export const brokerConfigured = (settings: Pick<Settings, 'brokerUrl'>): boolean => settings.brokerUrl.length > 0;
 
-/** The broker of `settings`, connecting in the background; undefined without SLUICE_BROKER_URL. */
-export function createBroker({ settings, clock, logger, metrics }: BackendContext): MessageBroker | undefined {
-  if (!brokerConfigured(settings)) return undefined;
+/** The broker of `settings` (SLUICE_BROKER_URL is set), connecting in the background. */
+export function createBroker({ settings, clock, logger, metrics }: BackendContext): MessageBroker {
   const throttled = (message: string, level: 'warn' | 'error' = 'warn') =>
     new ThrottledLog<Record<string, unknown>>((fields) => logger[level](fields, message), clock);
   const publishFailed = throttled('publishing to the broker failed: due messages wait and are published when it answers');
@@ -83,31 +82,30 @@ function brokerProbe(broker: () => MessageBroker): ReadinessProbe {
   };
 }
 
-/** What a backend adds for the broker: the adapter (made at first use: a CLI command never connects), its probe, its close. */
+/** What a backend adds for the broker: its axis (the adapter made at first use: a CLI command never connects), its probe, its close. */
 export interface BrokerPart {
-  readonly configured: boolean;
-  get(): MessageBroker | undefined;
+  readonly axis: BrokerAxis;
   readonly probes: readonly ReadinessProbe[];
   close(): Promise<void>;
 }
 
 export function brokerPart(context: BackendContext): BrokerPart {
   let broker: MessageBroker | undefined;
-  let made = false;
-  const get = () => {
-    if (!made) {
-      made = true;
-      broker = createBroker(context);
-    }
+  const get = (): MessageBroker => {
+    broker ??= createBroker(context);
     return broker;
   };
-  const configured = brokerConfigured(context.settings);
+  if (!brokerConfigured(context.settings)) return { axis: { kind: 'none' }, probes: [], close: async () => {} };
   return {
-    configured,
-    get,
-    probes: configured ? [brokerProbe(() => get() as MessageBroker)] : [],
+    axis: {
+      kind: 'jetstream',
+      get port() {
+        return get();
+      },
+    },
+    probes: [brokerProbe(get)],
     close: async () => {
-      if (made) await broker?.close();
+      await broker?.close();
     },
   };
 }

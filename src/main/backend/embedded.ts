@@ -9,9 +9,9 @@ import { directEvents } from '../../limiter/index.js';
 import { Metrics } from '../../metrics/index.js';
 import { brokerPart } from './broker.js';
 import { inProcessStores } from './in-process.js';
-import type { Backend, BackendContext } from './types.js';
+import type { BackendContext, EmbeddedBackend } from './types.js';
 
-export function embeddedBackend(context: BackendContext): Backend {
+export function embeddedBackend(context: BackendContext): EmbeddedBackend {
   const { metrics } = context;
   const { memory, local: limiter, localRiskEvents } = inProcessStores(context);
   const broker = brokerPart(context);
@@ -20,9 +20,7 @@ export function embeddedBackend(context: BackendContext): Backend {
   return {
     kind: 'embedded',
     limiter,
-    sharedLimiter: undefined,
     memoryStore: memory,
-    degrading: undefined,
     resilientLimiter: limiter,
     frequency: new LocalFrequencyGate(limiter, (ms, outcome) =>
       Metrics.observeMs(metrics.decisionDuration, { store: 'memory', outcome }, ms),
@@ -32,13 +30,7 @@ export function embeddedBackend(context: BackendContext): Backend {
     configBus,
     wakeBus,
     locks: createInProcessLockFactory(),
-    sharedLocks: undefined,
-    dueIndex: undefined,
-    cacheTier: undefined,
-    roster: () => undefined,
-    get broker() {
-      return broker.get();
-    },
+    broker: broker.axis,
     probes: [{ name: 'limiter', check: async () => ({ ok: true, detail: 'in process (embedded)' }) }, ...broker.probes],
     async startupWarnings(sharedDatabase) {
       // A shared database invites a second instance, and each would count alone: a rule of 3 a

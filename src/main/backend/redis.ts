@@ -9,13 +9,13 @@ import { RedisDueIndex } from '../../delivery/due-index/index.js';
 import { WorkerRoster } from '../../delivery/roster.js';
 import { RedisChangeBus } from '../../infra/change-bus.js';
 import { createRedisLockFactory } from '../../infra/lock/index.js';
-import { createRedisClient, redisEvictionWarning, redisReadiness } from '../../infra/redis-client.js';
+import { createRedisClient, type RedisTarget, redisEvictionWarning, redisReadiness } from '../../infra/redis-client.js';
 import { ThrottledLog } from '../../infra/throttled-log.js';
 import { DegradingEventStore, type FallbackMode, RedisEventStore } from '../../limiter/index.js';
 import { brokerPart } from './broker.js';
 import { inProcessStores } from './in-process.js';
 import { redisLimiter } from './redis-limiter.js';
-import type { Backend, BackendContext } from './types.js';
+import type { BackendContext, RedisBackend } from './types.js';
 
 /** How long `/readyz` waits for Redis's PONG before it reports Redis unreachable. */
 const READY_PING_MS = 250;
@@ -24,7 +24,7 @@ const EVICTION_CHECK_MS = 1000;
 /** The longest a start waits for its warm-up look at Redis. */
 const WARM_UP_MS = 1000;
 
-export function redisBackend(context: BackendContext): Backend {
+export function redisBackend(context: BackendContext, target: RedisTarget): RedisBackend {
   const { settings, clock, logger, keySecret } = context;
   // One line per 10 s of outage and one when it ends, not ioredis's line per reconnect attempt.
   // The error's message, not its stack: the same stack every 10 s of an outage tells nothing.
@@ -33,7 +33,7 @@ export function redisBackend(context: BackendContext): Backend {
     clock,
   );
   let redisDown = false;
-  const client = createRedisClient(settings, {
+  const client = createRedisClient(target, settings.redisCommandTimeoutMs, {
     onError: (error) => {
       redisDown = true;
       redisErrors.record({ error: error.message });
@@ -43,7 +43,6 @@ export function redisBackend(context: BackendContext): Backend {
       redisDown = false;
     },
   });
-  if (!client) throw new Error('the Redis backend needs SLUICE_REDIS_URL or SLUICE_REDIS_CLUSTER_NODES');
   const prefix = settings.redisKeyPrefix;
   const closers: (() => Promise<unknown> | unknown)[] = [() => client.quit().catch(() => client.disconnect())];
   const configBus = new RedisChangeBus(client, `${prefix}config`);
@@ -65,10 +64,8 @@ export function redisBackend(context: BackendContext): Backend {
   closers.unshift(() => broker.close());
 
   return {
-    kind: client.isCluster ? 'redis-cluster' : 'redis',
+    kind: target.kind,
     limiter,
-    sharedLimiter: limiter,
-    memoryStore: undefined,
     degrading,
     resilientLimiter: degrading,
     frequency: new DegradingFrequencyGate(degrading, { divideBy: settings.fallbackDivideBy, sampleRate: settings.sampleRate }),
@@ -90,20 +87,10 @@ export function redisBackend(context: BackendContext): Backend {
       return wakeBus;
     },
     locks,
-    sharedLocks: locks,
     dueIndex: new RedisDueIndex({ client, keyPrefix: prefix }),
     cacheTier: client,
-    // With the broker on, its consumers are the membership: no roster of our own.
     roster: (partitions) =>
-      broker.configured
-        ? undefined
-        : new WorkerRoster({
-            client,
-            keyPrefix: prefix,
-            partitions: CHANNELS.length * partitions,
-            leaseMs: settings.leaseMs,
-            logger,
-          }),
+      new WorkerRoster({ client, keyPrefix: prefix, partitions: CHANNELS.length * partitions, leaseMs: settings.leaseMs, logger }),
     probes: [
       {
         // Shown, not judged: while Redis is away decisions go on in the fallback (DESIGN §7), so
@@ -128,9 +115,7 @@ export function redisBackend(context: BackendContext): Backend {
       { name: 'limiter', check: async () => ({ ok: true, detail: `breaker ${degrading.state()}` }) },
       ...broker.probes,
     ],
-    get broker() {
-      return broker.get();
-    },
+    broker: broker.axis,
     async startupWarnings() {
       // Unreachable at start: said once, plainly, rather than as a stack and a policy "unknown".
       try {

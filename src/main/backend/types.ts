@@ -22,17 +22,17 @@ export interface BackendContext {
   keySecret: Buffer;
 }
 
-export interface Backend {
-  /** What the counts, locks and index live in: `embedded` means this process alone. */
-  readonly kind: 'embedded' | 'redis' | 'redis-cluster';
+/**
+ * The second axis, apart from the backend's kind: the hand-off of due messages and the status
+ * events bus. `none` without SLUICE_BROKER_URL; `jetstream` (NATS JetStream) with it, its port
+ * made at first use (a CLI command never connects).
+ */
+export type BrokerAxis = { readonly kind: 'none' } | { readonly kind: 'jetstream'; readonly port: MessageBroker };
+
+/** What every kind of backend provides. */
+interface BackendBase {
   /** The limiter decisions go to: Redis (behind the breaker's fallback), or in process. */
   readonly limiter: Limiter;
-  /** {@link limiter} when every instance shares it (Redis); undefined embedded. */
-  readonly sharedLimiter: Limiter | undefined;
-  /** The in-process store {@link limiter} decides with, whose state a restart keeps (snapshots); undefined with Redis. */
-  readonly memoryStore: MemoryStore | undefined;
-  /** The limiter behind its breaker; undefined embedded, where nothing can degrade. */
-  readonly degrading: DegradingLimiter | undefined;
   /** {@link limiter} behind its breaker's fallback when it has one (quotas, risk windows). */
   readonly resilientLimiter: Limiter | DegradingLimiter;
   /** The admission chain's frequency gate over {@link limiter}. */
@@ -45,24 +45,10 @@ export interface Backend {
   readonly configBus: ChangeBus;
   /** Wakes for the dispatchers, from whichever instance accepted a message. */
   readonly wakeBus: ChangeBus;
-  /** Lease locks: shared by every instance, or in process. */
+  /** Lease locks: shared by every instance (Redis), or in process (embedded). */
   readonly locks: LockFactory;
-  /** Lease locks other instances see too; undefined when this process is the only one. */
-  readonly sharedLocks: LockFactory | undefined;
-  /** The due index the feed adds to and the dispatchers claim from; undefined: claims are SQL queries. */
-  readonly dueIndex: DueIndex | undefined;
-  /** The shared tier of the live caches (Redis), between the process's copy and SQL. */
-  readonly cacheTier: LiveCacheOptions<unknown>['redis'];
-  /**
-   * A roster sharing `partitions` among the worker instances; undefined: this worker holds them
-   * all, or the broker is on (its consumers are the membership; docs/operations.md, "Brokers").
-   */
-  roster(partitions: number): WorkerRoster | undefined;
-  /**
-   * The hand-off of due messages and the status events bus (SLUICE_BROKER_URL: NATS JetStream),
-   * made at first use; undefined without a broker.
-   */
-  readonly broker: MessageBroker | undefined;
+  /** The broker axis (docs/operations.md, "Brokers"). */
+  readonly broker: BrokerAxis;
   /** What `/readyz` shows of the backend, beside the database. */
   readonly probes: readonly ReadinessProbe[];
   /**
@@ -75,3 +61,35 @@ export interface Backend {
   /** Closes what the backend opened, last first. */
   close(): Promise<void>;
 }
+
+/**
+ * The embedded default: this process alone holds the counts, locks and wakes. Nothing degrades,
+ * and the dispatchers find due messages with SQL queries (no due index, no roster).
+ */
+export interface EmbeddedBackend extends BackendBase {
+  readonly kind: 'embedded';
+  /** The in-process store {@link limiter} decides with, whose state a restart keeps (snapshots). */
+  readonly memoryStore: MemoryStore;
+}
+
+/** Redis, one server or a Cluster: what every instance shares. */
+export interface RedisBackend extends BackendBase {
+  readonly kind: 'redis' | 'redis-cluster';
+  /** The limiter behind its breaker (the same as {@link resilientLimiter}). */
+  readonly degrading: DegradingLimiter;
+  /** The due index the feed adds to and the dispatchers claim from. */
+  readonly dueIndex: DueIndex;
+  /** The shared tier of the live caches, between the process's copy and SQL. */
+  readonly cacheTier: NonNullable<LiveCacheOptions<unknown>['redis']>;
+  /**
+   * A roster sharing `partitions` among the worker instances; only with the broker axis `none`
+   * (with a broker its consumers are the membership; docs/operations.md, "Brokers").
+   */
+  roster(partitions: number): WorkerRoster;
+}
+
+/**
+ * What backs the shared state, keyed on `kind`: code that needs a Redis part narrows to
+ * {@link RedisBackend}; no member is left undefined to stand for a mode.
+ */
+export type Backend = EmbeddedBackend | RedisBackend;

@@ -82,7 +82,7 @@ export function createConfigCaches({ settings, clock, logger, metrics, backend, 
         'a config change is saved but this process ends before Redis could announce it: running instances apply it when their cached copies expire, within about a minute',
       ),
     maxEntries: 100_000,
-    ...(backend.cacheTier ? { redis: backend.cacheTier } : {}),
+    ...(backend.kind === 'embedded' ? {} : { redis: backend.cacheTier }),
   };
   const apiKeys = new LiveCache<string>({ ...options, name: 'apikey', load: (hash) => loadTenantIdByKeyHash(database, hash) });
   const tenantConfigs = new LiveCache<TenantConfig>({
@@ -195,7 +195,7 @@ export function createAdmissionChain(
     blacklist: caches.blacklist(),
     messages: writer,
     idempotency: new LockingIdempotencyGuard({
-      ...(backend.sharedLocks ? { locks: backend.sharedLocks } : {}),
+      ...(backend.kind === 'embedded' ? {} : { locks: backend.locks }),
       keySecret: storage.keySecret,
       redisTimeoutMs: settings.redisTimeoutMs,
       onLockError: (error) => idempotencyLockErrors.record({ err: error }),

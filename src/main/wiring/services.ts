@@ -142,7 +142,7 @@ export function createServices(context: WingContext, caches: ConfigCaches): Serv
       new LimiterFrequencyCheckService({
         tenant: tenantOf,
         limiter,
-        degrading: backend.degrading,
+        degrading: backend.kind === 'embedded' ? undefined : backend.degrading,
         onDecision: (decision) =>
           metrics.decisions.inc({
             outcome: decision.code,

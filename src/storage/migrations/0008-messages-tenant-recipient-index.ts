@@ -3,8 +3,8 @@
  * messages to one recipient, newest first (`GET /v1/admin/tenants/:id/messages?to=`). Ids sort by
  * creation time, so each page is one backward range scan of the index from the cursor, whatever the
  * size of the table; without it the search reads every message of the tenant (at best, through the
- * idempotency key's index). Measured by bench/admin-search.ts on SQLite, 500,000 messages of 50
- * tenants: a page in 0.135 ms with it, 20.6 ms without. The cost is one more index entry per insert.
+ * idempotency key's index; docs/benchmarks.md, "Admin search"). The cost is one more index entry
+ * per insert.
  */
 import type { Kysely, Migration } from 'kysely';
 import { DIALECT_CAPABILITIES, type Dialect } from '../database.js';
@@ -14,7 +14,7 @@ export const messagesTenantRecipientIndexMigration = (dialect: Dialect): Migrati
   async up(db: Kysely<any>) {
     const create = db.schema.createIndex('messages_tenant_recipient').on('messages').columns(['tenant_id', 'recipient', 'id']);
     // PostgreSQL: an operator may build it beforehand without holding writes (CREATE INDEX
-    // CONCURRENTLY, docs/upgrading.md). MySQL has no IF NOT EXISTS here; InnoDB builds it online.
+    // CONCURRENTLY). MySQL has no IF NOT EXISTS here; InnoDB builds it online.
     await (dialect === 'mysql' ? create : create.ifNotExists()).execute();
   },
 

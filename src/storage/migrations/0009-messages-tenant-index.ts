@@ -3,9 +3,8 @@
  * newest first (`GET /v1/admin/tenants/:id/messages` without `to`, the console's Messages screen).
  * Ids sort by creation time, so each page is one backward range scan of the index from the cursor;
  * without it a page reads every message of the tenant and sorts them (or the primary key backwards
- * past other tenants' messages). Measured by bench/admin-search.ts on SQLite, 500,000 messages of
- * 50 tenants: a page of a tenant of 10,000 messages in 1.4 ms with it, 129 ms without. The cost is
- * one more index entry per insert.
+ * past other tenants' messages; docs/benchmarks.md, "Admin search"). The cost is one more index
+ * entry per insert.
  */
 import type { Kysely, Migration } from 'kysely';
 import { DIALECT_CAPABILITIES, type Dialect } from '../database.js';
@@ -15,7 +14,7 @@ export const messagesTenantIndexMigration = (dialect: Dialect): Migration => ({
   async up(db: Kysely<any>) {
     const create = db.schema.createIndex('messages_tenant_id').on('messages').columns(['tenant_id', 'id']);
     // PostgreSQL: an operator may build it beforehand without holding writes (CREATE INDEX
-    // CONCURRENTLY, docs/upgrading.md). MySQL has no IF NOT EXISTS here; InnoDB builds it online.
+    // CONCURRENTLY). MySQL has no IF NOT EXISTS here; InnoDB builds it online.
     await (dialect === 'mysql' ? create : create.ifNotExists()).execute();
   },
 

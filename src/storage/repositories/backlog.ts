@@ -121,7 +121,7 @@ export class BacklogRepository {
         .where('priority', '=', LANES.indexOf(lane))
         .where('due_at', '=', dueAt)
         // In a CASE, so no planner reads the tenant's every message through `messages_tenant`
-        // (SQLite did, for the ORDER BY id: 400 ms for a tenant of 10,000 messages, against a probe).
+        // (SQLite's does, for the ORDER BY id), where a probe of the due index reads one row.
         .where(sql<number>`CASE WHEN tenant_id = ${tenantId} THEN 1 ELSE 0 END`, '=', 1)
         .orderBy('id')
         .limit(1)

@@ -27,11 +27,9 @@ const ID_WIDTH = 512;
  * Receipts of one push applied per transaction, in a few statements whatever the outcomes: a read
  * of their messages, one `UPDATE` of those that move, a read of the waiting receipts, one
  * multi-row `INSERT` of the new ones, their events. The push as a whole is bounded by the request
- * body limit (`SLUICE_BODY_LIMIT_BYTES`), not by a count of entries. Measured (bench/receipts.ts,
- * docs/benchmarks.md): 10,500 receipts for unknown ids in one push took 7.2 s on PostgreSQL at
- * four statements a receipt, 2.0 s on a machine loaded to 13 at these few a chunk (28.7 s before,
- * likewise loaded). Chunks keep SQLite's stalls of the event loop short (one transaction of 10,000
- * stalled it 1.4 s), and other writers run between them.
+ * body limit (`SLUICE_BODY_LIMIT_BYTES`), not by a count of entries (its cost: docs/benchmarks.md,
+ * "Delivery receipts"). Chunks keep SQLite's stalls of the event loop short, and other writers run
+ * between them.
  */
 export const RECEIPT_CHUNK = 500;
 

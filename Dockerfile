@@ -8,6 +8,9 @@
 FROM node:20-bookworm AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
+# The workspace packages' manifests (@sluice/limiter, @sluice/client): npm ci links them.
+COPY packages/limiter/package.json packages/limiter/
+COPY packages/client/package.json packages/client/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN scripts/container/build.sh /build

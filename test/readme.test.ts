@@ -10,10 +10,10 @@ describe('README', () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('## The limiter as a library'));
     const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-    expect(code).toContain("from 'sluice/limiter'");
+    expect(code).toContain("from '@sluice/limiter'");
     const source = new URL('../src/limiter/index.ts', import.meta.url).pathname;
     const file = join(mkdtempSync(join(tmpdir(), 'sluice-readme-')), 'example.mts');
-    writeFileSync(file, code!.replace("'sluice/limiter'", JSON.stringify(source)));
+    writeFileSync(file, code!.replace("'@sluice/limiter'", JSON.stringify(source)));
     const output = execFileSync(process.execPath, ['--import', 'tsx', file], { encoding: 'utf8' });
     expect(output.trim().split('\n')).toEqual(['1 OK 0', '2 OK 0', '3 OK 0', '4 RATE_LIMITED 600000']);
   });

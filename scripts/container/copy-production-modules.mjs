@@ -11,7 +11,8 @@ const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
 let copied = 0;
 for (const [path, entry] of Object.entries(lock.packages)) {
   // "" is the root package; nested paths come along with their top-level folder.
-  if (path === '' || entry.dev || path.lastIndexOf('node_modules/') !== 0) continue;
+  // A link is a workspace package (packages/*): build.sh installs it from its tarball.
+  if (path === '' || entry.dev || entry.link || path.lastIndexOf('node_modules/') !== 0) continue;
   const from = join(root, path);
   if (!existsSync(from)) {
     // An optional dependency (a platform's build of something) may be absent; anything else must be there.

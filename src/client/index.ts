@@ -86,25 +86,29 @@ export type {
   TenantPage,
 };
 
+/**
+ * Every optional option also takes `undefined` (as when not given), so that
+ * `apiKey: process.env.SLUICE_API_KEY` type-checks under `exactOptionalPropertyTypes`.
+ */
 export interface SluiceClientOptions {
   /** `http://127.0.0.1:3000`: where sluice listens. */
   baseUrl: string;
   /** A tenant's API key, for the tenant calls (`send`, `getMessage`, `cancelMessage`, `checkFrequency`). */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** The admin token (`SLUICE_ADMIN_TOKEN`), for `admin.*`. */
-  adminToken?: string;
+  adminToken?: string | undefined;
   /** Retries after the first attempt on 429, 503 and (idempotent calls) a network failure. Default 3. */
-  retries?: number;
+  retries?: number | undefined;
   /** The longest wait before a retry; a longer `Retry-After` is answered at once. Default 30 s. */
-  maxRetryDelayMs?: number;
+  maxRetryDelayMs?: number | undefined;
   /** First backoff when no `Retry-After` is given, doubled each retry (with jitter). Default 200 ms. */
-  baseDelayMs?: number;
+  baseDelayMs?: number | undefined;
   /** Default: the global `fetch`. */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
   /** Default: a timer. Tests pass one that moves their clock. */
-  sleep?: (ms: number) => Promise<void>;
+  sleep?: ((ms: number) => Promise<void>) | undefined;
   /** Makes Idempotency-Keys; default `crypto.randomUUID()`. */
-  newIdempotencyKey?: () => string;
+  newIdempotencyKey?: (() => string) | undefined;
 }
 
 const RETRIED_STATUSES = new Set([429, 503]);
@@ -135,7 +139,7 @@ export class SluiceClient {
   /** `POST /v1/messages`: 202 accepted, or 200 when the key replays an accepted message (`replayed`). */
   async send(
     message: SendRequest,
-    options: { idempotencyKey?: string } = {},
+    options: { idempotencyKey?: string | undefined } = {},
   ): Promise<Result<Static<typeof Accepted> & { replayed: boolean }>> {
     const key = options.idempotencyKey ?? this.newKey();
     const result = await this.call<Static<typeof Accepted>>({

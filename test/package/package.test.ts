@@ -4,88 +4,53 @@
  * - the checkout's files (committed or not, as git lists them) are copied to a temporary folder, its
  *   node_modules a link to the checkout's: the pack deletes and rebuilds dist/ there, never in the
  *   working tree, whose dist/ and build stamp a later `npm start` reads;
- * - scripts/container/build.sh packs sluice (`npm pack`, whose prepack builds dist/) and lays out
- *   the container's app directory from the tarball;
- * - the tarball is installed into a fresh project (`npm ci --offline` from npm's cache, at the
+ * - scripts/container/build.sh packs sluice and the workspace packages @sluice/limiter and
+ *   @sluice/client (`npm pack`, whose prepacks build each dist/) and lays out the container's app
+ *   directory from the tarballs;
+ * - the three tarballs are installed into a fresh project (`npm ci --offline` from npm's cache, at the
  *   versions of package-lock.json; `--ignore-scripts`: the one install script, better-sqlite3's
  *   native build, serves the server, which the app directory runs);
  * - there the README's limiter and client examples run as `.mjs` and, through tsx, as `.ts`, and
  *   type-check against the installed declarations; a loader hook records every module the `.mjs`
- *   runs load, so the test sees that `sluice/client` loads none of the server's dependencies;
+ *   runs load, so the test sees that `@sluice/client` loads none of the server's dependencies, and
+ *   `sluice/limiter` and `sluice/client` are the workspace packages re-exported;
  * - scripts/container/entrypoint.sh starts the app directory (`serve --demo`, SQLite) and the
  *   client example sends it a message, which its console provider prints.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import {
-  accessSync,
-  constants,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinLuaSource } from '../../src/limiter/stores/redis/lua-source.js';
 import { freePort } from '../support/net.js';
+import {
+  copyCheckout,
+  importRecorder,
+  installOffline,
+  loadedPackages,
+  markdownExample,
+  readJson,
+  root,
+  run,
+  tsc,
+  tsxLoader,
+  writeProject,
+} from './support.js';
 
-const run = promisify(execFile);
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
-const tsxLoader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
-const tsc = join(root, 'node_modules/typescript/bin/tsc');
+const { version } = readJson(join(root, 'package.json'));
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 
-/** The first ```ts block after a README heading. */
-function readmeExample(heading: string): string {
-  const code = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf(heading)))?.[1];
-  if (!code) throw new Error(`no ts example under ${heading}`);
-  return code;
-}
-
-/** Records the URL of every module a process loads into `log` (a resolve hook, registered by `--import`). */
-function importRecorder(dir: string, log: string): string {
-  const hooks = join(dir, 'record-hooks.mjs');
-  writeFileSync(
-    hooks,
-    `import { appendFileSync } from 'node:fs';\nexport async function resolve(specifier, context, next) {\n  const result = await next(specifier, context);\n  appendFileSync(${JSON.stringify(log)}, result.url + '\\n');\n  return result;\n}\n`,
-  );
-  const register = join(dir, 'record.mjs');
-  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
-  return register;
-}
-
-/** A project that depends on the tarball alone, locked to the versions this checkout tested (package-lock.json). */
-function writeProject(dir: string, tarball: string): void {
-  const packed = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
-  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-  const spec = `file:${tarball}`;
-  const packages: Record<string, unknown> = {
-    '': { name: 'sluice-user', dependencies: { sluice: spec } },
-    'node_modules/sluice': {
-      version,
-      resolved: spec,
-      license: packed.license,
-      dependencies: packed.dependencies,
-      bin: packed.bin,
-      engines: packed.engines,
-    },
-  };
-  for (const [path, entry] of Object.entries(lock.packages)) if (path !== '' && !entry.dev) packages[path] = entry;
-  writeFileSync(
-    join(dir, 'package.json'),
-    JSON.stringify({ name: 'sluice-user', private: true, type: 'module', dependencies: { sluice: spec } }),
-  );
-  writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'sluice-user', lockfileVersion: 3, requires: true, packages }));
+/** A project that depends on the three tarballs alone, type-checked as NodeNext and strict. */
+function writeSluiceProject(dir: string, copy: string, out: string): void {
+  writeProject(dir, {
+    tarballs: [
+      { tarball: join(out, `sluice-${version}.tgz`), folder: copy },
+      { tarball: join(out, `sluice-limiter-${version}.tgz`), folder: join(copy, 'packages/limiter') },
+      { tarball: join(out, `sluice-client-${version}.tgz`), folder: join(copy, 'packages/client') },
+    ],
+  });
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({
@@ -102,18 +67,6 @@ function writeProject(dir: string, tarball: string): void {
       include: ['*.ts'],
     }),
   );
-}
-
-/** The package folders a process loaded, from a recorder's log: `sluice/dist/client`, `cluster-key-slot`… */
-function loadedPackages(log: string): string[] {
-  const folders = new Set<string>();
-  for (const url of readFileSync(log, 'utf8').split('\n')) {
-    const inModules = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(url);
-    if (!inModules) continue;
-    const [, name, rest] = inModules;
-    folders.add(name === 'sluice' ? `sluice/${rest!.split('/').slice(0, 2).join('/')}` : name!);
-  }
-  return [...folders].sort();
 }
 
 describe('the packed package and the container scripts', { timeout: 120_000 }, () => {
@@ -155,43 +108,29 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
 
   let installWarnings = '';
   const install = async () => {
-    const { stderr } = await run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=warn'], {
-      cwd: project,
-      timeout: 120_000,
-    });
-    installWarnings = stderr;
+    installWarnings = (await installOffline(project)).warnings;
   };
 
   beforeAll(async () => {
     for (const dir of [out, project, data, copy]) mkdirSync(dir);
-    const { stdout: listed } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-      cwd: root,
-      maxBuffer: 16 << 20,
-    });
-    for (const file of listed.split('\0')) {
-      // A file deleted but not yet committed is still in the index.
-      if (file === '' || !existsSync(join(root, file))) continue;
-      mkdirSync(dirname(join(copy, file)), { recursive: true });
-      cpSync(join(root, file), join(copy, file));
-    }
-    symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
+    await copyCheckout(copy);
     await run('bash', [join(copy, 'scripts/container/build.sh'), out], { cwd: copy, timeout: 240_000, maxBuffer: 64 << 20 }).catch(
       (error: { stderr?: string }) => {
         throw new Error(`scripts/container/build.sh failed:\n${error.stderr ?? String(error)}`);
       },
     );
-    writeProject(project, tarball);
+    writeSluiceProject(project, copy, out);
     await Promise.all([install(), startServer()]);
     // The README's examples as a user would paste them; the client's pointed at the demo server.
-    const limiter = readmeExample('## The limiter as a library');
-    const client = readmeExample('## The typed client');
+    const limiter = markdownExample(readme, '## The limiter as a library');
+    const client = markdownExample(readme, '## The typed client');
     expect(client).toContain("'http://127.0.0.1:3000'");
     const pointed = client.replace("'http://127.0.0.1:3000'", JSON.stringify(baseUrl));
     for (const extension of ['mjs', 'ts']) {
       writeFileSync(join(project, `limiter.${extension}`), limiter);
       writeFileSync(join(project, `client.${extension}`), pointed);
     }
-  }, 400_000);
+  }, 600_000);
 
   afterAll(async () => {
     if (server && server.exitCode === null) {
@@ -201,7 +140,7 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
     rmSync(work, { recursive: true, force: true });
   });
 
-  it('the tarball holds the build, the license and the changelog; no sources, tests, benchmarks or source maps', async () => {
+  it('the tarball holds the build, the re-exports, the license and the changelog; no sources, tests, benchmarks, source maps or client build', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball]);
     const files = stdout
       .trim()
@@ -215,13 +154,17 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
       'dist/limiter/index.js',
       'dist/limiter/index.d.ts',
       'dist/limiter/stores/redis/scripts/check-batch.lua',
-      'dist/client/index.js',
-      'dist/client/index.d.ts',
+      'reexports/limiter.js',
+      'reexports/limiter.d.ts',
+      'reexports/client.js',
+      'reexports/client.d.ts',
       'dist/cli/main.js',
       'dist/console/index.html',
     ])
       expect(files, file).toContain(file);
-    expect(files.filter((path) => !/^(dist\/|package\.json$|README\.md$|LICENSE$|CHANGELOG\.md$)/.test(path))).toEqual([]);
+    expect(files.filter((path) => !/^(dist\/|reexports\/|package\.json$|README\.md$|LICENSE$|CHANGELOG\.md$)/.test(path))).toEqual([]);
+    // The server does not load the client: `sluice/client` is @sluice/client.
+    expect(files.filter((path) => path.startsWith('dist/client/'))).toEqual([]);
     expect(files.filter((path) => path.endsWith('.map'))).toEqual([]);
   });
 
@@ -286,17 +229,17 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
     expect(stdout).toBe(`${version}\n`);
   });
 
-  it("the README's limiter example runs as .mjs (loading only sluice/limiter and cluster-key-slot) and as .ts", async () => {
+  it("the README's limiter example runs as .mjs (loading only @sluice/limiter and cluster-key-slot) and as .ts", async () => {
     const log = join(project, 'limiter.imports');
     const expected = ['1 OK 0', '2 OK 0', '3 OK 0', '4 RATE_LIMITED 600000'];
     const asModule = await run(process.execPath, ['--import', importRecorder(project, log), 'limiter.mjs'], { cwd: project });
     expect(asModule.stdout.trim().split('\n')).toEqual(expected);
-    expect(loadedPackages(log)).toEqual(['cluster-key-slot', 'sluice/dist/limiter']);
+    expect(loadedPackages(log, project)).toEqual(['@sluice/limiter', 'cluster-key-slot']);
     const asTypeScript = await run(process.execPath, ['--import', tsxLoader, 'limiter.ts'], { cwd: project });
     expect(asTypeScript.stdout.trim().split('\n')).toEqual(expected);
   });
 
-  it("the container's app directory, started by its entrypoint, takes the README's client example as .mjs (loading nothing but sluice/client) and as .ts, and delivers it", async () => {
+  it("the container's app directory, started by its entrypoint, takes the README's client example as .mjs (loading nothing but @sluice/client) and as .ts, and delivers it", async () => {
     const env = { PATH: process.env.PATH ?? '', SLUICE_API_KEY: apiKey };
     const log = join(project, 'client.imports');
     for (const args of [
@@ -309,10 +252,27 @@ describe('the packed package and the container scripts', { timeout: 120_000 }, (
       expect(replayed, stdout).toBe('false');
       await waitForOutput(new RegExp(`\\[sluice sms\\] id=${id} .*to=\\+8613800138000 .*body="Your code is 1234"`), `message ${id}`);
     }
-    expect(loadedPackages(log)).toEqual(['sluice/dist/client']);
+    expect(loadedPackages(log, project)).toEqual(['@sluice/client']);
     server!.kill('SIGTERM');
     const [code] = (await once(server!, 'exit')) as [number | null];
     expect(code, serverOutput).toBe(0);
+  });
+
+  it('`sluice/limiter` and `sluice/client` still work, as re-exports of @sluice/limiter and @sluice/client', async () => {
+    writeFileSync(
+      join(project, 'reexports.ts'),
+      [
+        "import * as limiter from '@sluice/limiter';",
+        "import * as client from '@sluice/client';",
+        "import { Limiter, MemoryStore } from 'sluice/limiter';",
+        "import { SluiceClient } from 'sluice/client';",
+        'const same: boolean = Limiter === limiter.Limiter && MemoryStore === limiter.MemoryStore && SluiceClient === client.SluiceClient;',
+        'console.log(same);',
+        '',
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, ['--import', tsxLoader, 'reexports.ts'], { cwd: project });
+    expect(stdout).toBe('true\n');
   });
 
   it('the .ts examples type-check against the installed declarations', async () => {

@@ -246,6 +246,8 @@ for (const backend of backends) {
       'POST /v1/messages/{id}/feedback': { outcome: 'confirmed' },
       'PUT /v1/admin/tenants/{id}/fraud/sms': { mode: 'monitor', countries: { block: ['KP'] }, safe: ['+8613800138000'] },
       'PUT /v1/admin/prices/sms': { currency: 'USD', default: 0.05, countries: { GB: 0.04 } },
+      'PUT /v1/suppressions/{channel}/{recipient}': { category: 'marketing', reason: 'manual' },
+      'PUT /v1/admin/tenants/{id}/suppressions/{channel}/{recipient}': { category: 'marketing', reason: 'manual' },
     });
 
     let created = 0;
@@ -259,6 +261,7 @@ for (const backend of backends) {
             .replace('{id}', route.includes('/receipts/') ? ids.receipts : route.includes('/feedback') ? ids.message : ids.tenant)
             .replace('{channel}', route.includes('templates') ? 'sms' : 'webhook')
             .replace('{name}', 'otp')
+            .replace('{recipient}', 'user-42')
             .replace('{action}', 'login')
             .replace('{webhookId}', ids.webhook);
       const receipt = path.startsWith('/v1/receipts/');

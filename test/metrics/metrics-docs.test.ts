@@ -40,8 +40,9 @@ describe('docs/metrics.md', () => {
     // operator stores; an action without a set is answered 404 before anything is counted. `cap`
     // is one of the two connection caps; `realm` admin or tenant. `tenant` (a tenant id) only on
     // sluice_tenant_backlog, which names the 10 largest backlogs and sums the rest as `other`.
+    // `source` is a consent source (core/lifecycle.ts), `stage` admission or dispatch.
     const bounded = new Set(
-      'type store outcome channel rule interceptor code operation kind to mode reason level result status partition provider method route status_code collector cache action shadow cap realm what lane'.split(
+      'type store outcome channel rule interceptor code operation kind to mode reason level result status partition provider method route status_code collector cache action shadow cap realm what lane source stage'.split(
         ' ',
       ),
     );
